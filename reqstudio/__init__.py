@@ -1,0 +1,1 @@
+"""ReqStudio core: settings, the model factory, structured output, usage, prompts, CLI."""

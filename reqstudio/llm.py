@@ -1,0 +1,122 @@
+"""The one model factory: every chat model in ReqStudio is built here, by role, from settings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_openai import ChatOpenAI
+
+from reqstudio.settings import ModelRole, ModelSpec, Settings
+
+EMBEDDED_MODEL_NAME = "smollm2-135m-instruct"
+NO_KEY = "sk-no-key-required"
+
+# Seed 000: three attempts for the list agents, five for DocGenerate and evaluation.
+DEFAULT_RETRIES: dict[str, int] = {
+    "chat": 2,
+    "ReqParse": 3,
+    "ReqExplore": 3,
+    "ReqClarify": 3,
+    "DocGenerate": 5,
+    "evaluation": 5,
+    "function_call": 3,
+    "answer": 3,
+}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the models live: a provider's base URL (None = OpenAI) and its key."""
+
+    base_url: str | None
+    api_key: str
+    model: str
+    embedded: bool = False
+
+    @property
+    def supports_json_schema(self) -> bool:
+        # OpenAI itself and llama.cpp accept response_format json_schema; for other
+        # OpenAI-compatible providers we cannot know, so the prompt + repair path is used.
+        return self.embedded or self.base_url is None
+
+    @property
+    def display_name(self) -> str:
+        host = "OpenAI" if self.base_url is None else self.base_url
+        return f"{self.model} @ {host}"
+
+
+def endpoint_from_settings(settings: Settings, embedded_base_url: str | None = None) -> Endpoint:
+    if settings.uses_embedded_model:
+        if embedded_base_url is None:
+            raise RuntimeError("no provider configured and the embedded model is not running")
+        return Endpoint(embedded_base_url, NO_KEY, EMBEDDED_MODEL_NAME, embedded=True)
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else NO_KEY
+    return Endpoint(settings.openai_base_url, key, settings.openai_model)
+
+
+class ModelFactory:
+    """Builds `ChatOpenAI` clients per role: temperature, streaming with usage, timeout, retries.
+
+    The openai SDK underneath retries 408/409/429/5xx and connection errors with exponential
+    backoff (honouring Retry-After); `max_retries` per role bounds it.
+    """
+
+    def __init__(self, settings: Settings, endpoint: Endpoint):
+        self.settings = settings
+        self.endpoint = endpoint
+
+    def model_name(self, role: ModelRole) -> str:
+        if role == "evaluation" and self.settings.openai_evaluation_model:
+            return self.settings.openai_evaluation_model
+        if self.endpoint.embedded:
+            return self.endpoint.model
+        return self.endpoint.model
+
+    def uses_json_schema(self) -> bool:
+        mode = self.settings.structured_output
+        if mode == "auto":
+            return self.endpoint.supports_json_schema
+        return mode == "json_schema"
+
+    def for_role(
+        self,
+        role: ModelRole,
+        *,
+        callbacks: Sequence[BaseCallbackHandler] = (),
+        spec: ModelSpec | None = None,
+        temperature: float | None = None,
+        streaming: bool = True,
+    ) -> ChatOpenAI:
+        """A chat model for one role. `spec` (Agent mode) overrides model, URL, key, params."""
+        base_url = self.endpoint.base_url
+        api_key = self.endpoint.api_key
+        model = self.model_name(role)
+        extra: dict = {}
+        if spec is not None:
+            model = spec.model
+            if spec.base_url:
+                base_url = spec.base_url
+            if spec.api_key is not None:
+                api_key = spec.api_key.get_secret_value()
+            if spec.temperature is not None and temperature is None:
+                temperature = spec.temperature
+            extra = dict(spec.params)
+        retries = self.settings.max_retries
+        if retries is None:
+            retries = DEFAULT_RETRIES[role]
+        return ChatOpenAI(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            temperature=self.settings.temperature_for(role) if temperature is None else temperature,
+            streaming=streaming,
+            stream_usage=True,
+            timeout=self.settings.request_timeout,
+            max_retries=retries,
+            callbacks=list(callbacks) or None,
+            metadata={"reqstudio_role": role, "reqstudio_model": model},
+            tags=[f"role:{role}"],
+            **extra,
+        )

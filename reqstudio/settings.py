@@ -1,0 +1,239 @@
+"""Configuration from the environment and `.env`, validated once at start-up.
+
+Variable names, defaults and ranges follow the design documents (seeds 000 and 002);
+the `REQSTUDIO_*` variables are the app's own.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ModelRole = Literal[
+    "chat",
+    "ReqParse",
+    "ReqExplore",
+    "ReqClarify",
+    "DocGenerate",
+    "evaluation",
+    "function_call",
+    "answer",
+]
+
+
+class ModelSpec(BaseModel):
+    """One model as `AGENT_FUNCTION_CALL_MODEL` / `AGENT_ANSWER_MODEL` describe it (JSON)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str = "openai"
+    model: str
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class SettingsError(ValueError):
+    """A configuration value is not allowed; the message is one line for the user."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    # Provider (seed 000, "环境变量配置")
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key")
+    )
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url")
+    )
+    openai_model: str = Field(
+        default="gpt-4o-mini", validation_alias=AliasChoices("OPENAI_MODEL", "openai_model")
+    )
+    openai_evaluation_model: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("OPENAI_EVALUATION_MODEL", "openai_evaluation_model"),
+    )
+    temp_reqparse: float = Field(
+        default=0.2, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REQPARSE")
+    )
+    temp_reqexplore: float = Field(
+        default=0.6, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REQEXPLORE")
+    )
+    temp_reqclarify: float = Field(
+        default=0.2, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REQCLARIFY")
+    )
+    temp_docgenerate: float = Field(
+        default=0.1, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_DOCGENERATE")
+    )
+    temp_evaluation: float = Field(
+        default=0.2, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_EVALUATION")
+    )
+    temp_chat: float = Field(
+        default=0.7, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_CHAT")
+    )
+    request_timeout: float = Field(
+        default=60.0, ge=1.0, le=600.0, validation_alias=AliasChoices("OPENAI_TIMEOUT")
+    )
+    max_retries: int | None = Field(
+        default=None, ge=0, le=10, validation_alias=AliasChoices("OPENAI_MAX_RETRIES")
+    )
+    structured_output: Literal["auto", "json_schema", "prompt"] = Field(
+        default="auto", validation_alias=AliasChoices("REQSTUDIO_STRUCTURED_OUTPUT")
+    )
+
+    # Agent mode (seed 002)
+    agent_function_call_model: ModelSpec | None = Field(
+        default=None, validation_alias=AliasChoices("AGENT_FUNCTION_CALL_MODEL")
+    )
+    agent_answer_model: ModelSpec | None = Field(
+        default=None, validation_alias=AliasChoices("AGENT_ANSWER_MODEL")
+    )
+    agent_max_iterations: int = Field(
+        default=5, ge=1, le=10, validation_alias=AliasChoices("AGENT_MAX_ITERATIONS")
+    )
+    agent_max_execution_time: int = Field(
+        default=60, ge=10, le=300, validation_alias=AliasChoices("AGENT_MAX_EXECUTION_TIME")
+    )
+    agent_verbose: bool = Field(default=False, validation_alias=AliasChoices("AGENT_VERBOSE"))
+
+    # The app's own
+    data_dir: Path = Field(
+        default=Path(".reqstudio"), validation_alias=AliasChoices("REQSTUDIO_DATA_DIR")
+    )
+    database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
+    )
+    users: SecretStr | None = Field(default=None, validation_alias=AliasChoices("REQSTUDIO_USERS"))
+    local_model_threads: int = Field(
+        default=2, ge=1, le=64, validation_alias=AliasChoices("REQSTUDIO_LOCAL_MODEL_THREADS")
+    )
+    srs_max_iterations: int = Field(
+        default=5, ge=1, le=20, validation_alias=AliasChoices("SRS_MAX_ITERATIONS")
+    )
+    reference_max_mb: float = Field(
+        default=10.0, gt=0, le=100, validation_alias=AliasChoices("REQSTUDIO_REFERENCE_MAX_MB")
+    )
+
+    @field_validator("openai_base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not value.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):
+            raise ValueError("must start with sqlite+aiosqlite:// or postgresql+asyncpg://")
+        return value
+
+    @field_validator("users")
+    @classmethod
+    def _users(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        parse_users(value.get_secret_value())
+        return value
+
+    # --- derived values -------------------------------------------------
+
+    @property
+    def uses_embedded_model(self) -> bool:
+        """No provider configured: the bundled offline model answers."""
+        return self.openai_api_key is None and self.openai_base_url is None
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite+aiosqlite:///{self.data_dir.resolve()}/history.db"
+
+    @property
+    def user_passwords(self) -> dict[str, str]:
+        return parse_users(self.users.get_secret_value()) if self.users else {}
+
+    def temperature_for(self, role: ModelRole) -> float:
+        return {
+            "chat": self.temp_chat,
+            "ReqParse": self.temp_reqparse,
+            "ReqExplore": self.temp_reqexplore,
+            "ReqClarify": self.temp_reqclarify,
+            "DocGenerate": self.temp_docgenerate,
+            "evaluation": self.temp_evaluation,
+            "function_call": 0.0,
+            "answer": self.temp_chat,
+        }[role]
+
+
+def parse_users(raw: str) -> dict[str, str]:
+    """`REQSTUDIO_USERS="alice:secret1,bob:secret2"` -> {"alice": "secret1", ...}."""
+    users: dict[str, str] = {}
+    for entry in raw.split(","):
+        entry = entry.strip()
+        if not entry:
+            continue
+        name, sep, password = entry.partition(":")
+        if not sep or not name.strip() or not password:
+            raise ValueError("must be a comma-separated list of name:password")
+        users[name.strip()] = password
+    return users
+
+
+_FIELD_ENV_NAMES = {
+    name: (field.validation_alias.choices[0] if isinstance(field.validation_alias, AliasChoices)
+           else name.upper())
+    for name, field in Settings.model_fields.items()
+}
+_SECRET_FIELDS = {"openai_api_key", "users"}
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """One line per bad variable: its name, its value (secrets hidden) and what is allowed."""
+    lines = []
+    for item in error.errors():
+        loc = item.get("loc") or ("?",)
+        field = str(loc[0])
+        env_name = _FIELD_ENV_NAMES.get(field, field.upper())
+        value = item.get("input")
+        shown = "***" if field in _SECRET_FIELDS else json.dumps(value, ensure_ascii=False)
+        detail = item.get("msg", "invalid").removeprefix("Value error, ")
+        extra = ".".join(str(p) for p in loc[1:])
+        where = f" (field {extra})" if extra else ""
+        lines.append(f"Invalid setting {env_name}={shown}{where}: {detail}")
+    return "; ".join(lines)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read settings; raise `SettingsError` with a one-line message on a bad value."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise SettingsError(describe_validation_error(exc)) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return load_settings()

@@ -1,0 +1,142 @@
+"""The one structured-output path every agent uses.
+
+1. Ask with `response_format` = JSON schema where the provider supports it.
+2. Read the answer: a ```json fence, else the bare JSON, else the outermost brackets,
+   then `json_repair` for the small damage models do (trailing commas, quotes, cut-off ends).
+3. Validate with Pydantic. If that fails, re-ask a bounded number of times, telling the
+   model exactly what was wrong with its previous answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import json_repair
+import openai
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+class StructuredOutputError(RuntimeError):
+    """The model never produced parseable output within the allowed attempts."""
+
+    def __init__(self, message: str, raw_output: str, attempts: int):
+        super().__init__(message)
+        self.raw_output = raw_output
+        self.attempts = attempts
+
+
+@dataclass
+class StructuredResult(Generic[T]):
+    value: T
+    raw_output: str
+    attempts: int
+    parse_errors: list[str] = field(default_factory=list)
+
+
+def extract_json(text: str) -> Any:
+    """Parse the JSON value in a model's answer, repairing it if needed; ValueError if none."""
+    text = (text or "").strip()
+    if not text:
+        raise ValueError("the answer was empty")
+    candidates: list[str] = [m.group(1).strip() for m in _FENCE.finditer(text)]
+    if "```" in text and not candidates:  # an opening fence that never closed
+        candidates.append(text.split("```", 1)[1].removeprefix("json").strip())
+    candidates.append(text)
+    starts = [i for i in (text.find("["), text.find("{")) if i != -1]
+    if starts:
+        start = min(starts)
+        end = max(text.rfind("]"), text.rfind("}"))
+        if end > start:
+            candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+    for candidate in candidates:
+        if not candidate.lstrip().startswith(("[", "{")):
+            continue
+        repaired = json_repair.loads(candidate)
+        if repaired not in ("", None, [], {}):
+            return repaired
+    raise ValueError("no JSON array or object was found in the answer")
+
+
+def parse_structured(text: str, schema: type[T]) -> T:
+    """`extract_json` then Pydantic validation; raises ValueError with a readable reason."""
+    data = extract_json(text)
+    list_fields = [n for n, f in schema.model_fields.items() if f.is_required()]
+    if isinstance(data, list) and len(list_fields) == 1:
+        # Prompts ask for a bare JSON array; schema mode needs an object around it.
+        data = {list_fields[0]: data}
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()[:5]
+        )
+        raise ValueError(f"the JSON did not match the required shape ({problems})") from None
+
+
+def json_schema_format(schema: type[BaseModel]) -> dict[str, Any]:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()},
+    }
+
+
+REASK_TEMPLATE = (
+    "Your previous answer could not be used: {error}.\n"
+    "Reply again with only the JSON described above, in a ```json fence, and nothing else."
+)
+
+# Errors worth asking again for: a transport problem the SDK does not retry itself
+# (a stream cut midway, a body that is not JSON). HTTP status errors were already retried.
+_TRANSIENT = (openai.APIConnectionError, openai.APIResponseValidationError, json.JSONDecodeError)
+
+
+async def ask_structured(
+    model: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    schema: type[T],
+    *,
+    use_json_schema: bool,
+    max_attempts: int = 3,
+    backoff_base: float = 1.0,
+) -> StructuredResult[T]:
+    """Call `model` until its answer validates against `schema`, at most `max_attempts` times."""
+    runnable = model.bind(response_format=json_schema_format(schema)) if use_json_schema else model
+    conversation = list(messages)
+    errors: list[str] = []
+    raw = ""
+    for attempt in range(1, max_attempts + 1):
+        try:
+            reply = await runnable.ainvoke(conversation)
+        except _TRANSIENT as exc:
+            errors.append(f"transport: {type(exc).__name__}")
+            if attempt == max_attempts:
+                raise
+            await asyncio.sleep(backoff_base * 2 ** (attempt - 1))
+            continue
+        raw = reply.content if isinstance(reply.content, str) else str(reply.content)
+        try:
+            return StructuredResult(parse_structured(raw, schema), raw, attempt, errors)
+        except ValueError as exc:
+            errors.append(str(exc))
+            conversation += [AIMessage(content=raw), HumanMessage(REASK_TEMPLATE.format(error=exc))]
+    raise StructuredOutputError(
+        f"the model's answer was not valid JSON after {max_attempts} attempts: {errors[-1]}",
+        raw,
+        max_attempts,
+    )

@@ -1,0 +1,102 @@
+"""Token, call and time accounting per model role, fed by LangChain callbacks."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.outputs import LLMResult
+
+
+@dataclass
+class RoleUsage:
+    model: str = ""
+    calls: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass
+class UsageTracker(BaseCallbackHandler):
+    """Records every chat-model call made with this handler attached, keyed by role.
+
+    The role and model name come from the metadata the model factory puts on each client.
+    """
+
+    roles: dict[str, RoleUsage] = field(default_factory=dict)
+    _started: dict[UUID, tuple[str, float]] = field(default_factory=dict)
+    run_inline: bool = True  # keep accounting in call order, on the caller's loop
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[Any]],
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        meta = metadata or {}
+        role = str(meta.get("reqstudio_role", "unknown"))
+        usage = self.roles.setdefault(role, RoleUsage())
+        usage.model = str(meta.get("reqstudio_model", usage.model))
+        self._started[run_id] = (role, time.perf_counter())
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        role, started = self._started.pop(run_id, ("unknown", time.perf_counter()))
+        usage = self.roles.setdefault(role, RoleUsage())
+        usage.calls += 1
+        usage.seconds += time.perf_counter() - started
+        for generations in response.generations:
+            for generation in generations:
+                meta = getattr(getattr(generation, "message", None), "usage_metadata", None)
+                if meta:
+                    usage.input_tokens += int(meta.get("input_tokens", 0))
+                    usage.output_tokens += int(meta.get("output_tokens", 0))
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        role, started = self._started.pop(run_id, ("unknown", time.perf_counter()))
+        usage = self.roles.setdefault(role, RoleUsage())
+        usage.errors += 1
+        usage.seconds += time.perf_counter() - started
+
+    # --- reading ---------------------------------------------------------
+
+    @property
+    def calls(self) -> int:
+        return sum(u.calls for u in self.roles.values())
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(u.input_tokens for u in self.roles.values())
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(u.output_tokens for u in self.roles.values())
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def model_seconds(self) -> float:
+        return sum(u.seconds for u in self.roles.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "roles": {role: asdict(u) for role, u in self.roles.items()},
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+            "model_seconds": round(self.model_seconds, 3),
+        }
