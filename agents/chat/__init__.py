@@ -1,0 +1,3 @@
+from agents.chat.engine import ChatEngine, ChatMemory
+
+__all__ = ["ChatEngine", "ChatMemory"]

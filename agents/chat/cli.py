@@ -1,0 +1,40 @@
+"""`reqstudio chat "message"`: one Chat-mode answer, streamed to stdout."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from agents.chat.engine import ChatEngine, ChatMemory
+from reqstudio.errors import describe_failure
+from reqstudio.runtime import AppRuntime
+from reqstudio.settings import load_settings
+from reqstudio.usage import UsageTracker
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("chat", help="ask one question in Chat mode")
+    parser.add_argument("message", help="what to ask")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    with AppRuntime(settings) as runtime:
+        return asyncio.run(_answer(runtime, args.message))
+
+
+async def _answer(runtime: AppRuntime, message: str) -> int:
+    tracker = UsageTracker()
+    engine = ChatEngine(runtime.factory(), callbacks=[tracker])
+    try:
+        async for token in engine.stream_reply(ChatMemory(), message):
+            sys.stdout.write(token)
+            sys.stdout.flush()
+    except Exception as exc:
+        print(f"\nreqstudio: {describe_failure(exc, 'en')}", file=sys.stderr)
+        return 1
+    print()
+    print(f"[{tracker.total_tokens} tokens, {tracker.calls} call(s)]", file=sys.stderr)
+    return 0

@@ -1,0 +1,57 @@
+"""Chat mode: a streaming conversation with memory of the thread."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel
+
+from reqstudio.llm import ModelFactory
+from reqstudio.prompts import render_prompt
+
+
+class ChatTurn(BaseModel):
+    role: Literal["user", "assistant"]
+    content: str
+
+
+@dataclass
+class ChatMemory:
+    """The conversation so far; only the most recent `window` turns are sent to the model."""
+
+    turns: list[ChatTurn] = field(default_factory=list)
+    window: int = 40
+
+    def add(self, role: Literal["user", "assistant"], content: str) -> None:
+        self.turns.append(ChatTurn(role=role, content=content))
+
+    def as_messages(self) -> list[BaseMessage]:
+        recent = self.turns[-self.window :]
+        return [
+            HumanMessage(t.content) if t.role == "user" else AIMessage(t.content) for t in recent
+        ]
+
+    def dump(self) -> list[dict[str, str]]:
+        return [t.model_dump() for t in self.turns]
+
+    @classmethod
+    def load(cls, data: Sequence[dict] | None) -> ChatMemory:
+        return cls([ChatTurn.model_validate(item) for item in data or []])
+
+
+class ChatEngine:
+    def __init__(self, factory: ModelFactory, callbacks: Sequence[BaseCallbackHandler] = ()):
+        self.model = factory.for_role("chat", callbacks=callbacks)
+        self.system_prompt = render_prompt("chat/system.md")
+
+    async def stream_reply(self, memory: ChatMemory, user_text: str) -> AsyncIterator[str]:
+        """Stream the answer to `user_text`. The caller records the turn in `memory`,
+        including a partial answer if the stream stops or fails."""
+        messages = [SystemMessage(self.system_prompt), *memory.as_messages(), HumanMessage(user_text)]
+        async for chunk in self.model.astream(messages):
+            if isinstance(chunk.content, str) and chunk.content:
+                yield chunk.content

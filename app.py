@@ -1,0 +1,95 @@
+"""ReqStudio's Chainlit entry point: configuration, history, login and routing to the modes.
+
+Run it with `chainlit run app.py` (see README). Everything a mode does lives in its engine
+under `agents/` and its browser adapter under `ui/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import sys
+
+import chainlit as cl
+
+from reqstudio.settings import SettingsError, get_settings
+from ui.chat import CHAT_MODE
+from ui.history import HistoryDataLayer, create_schema
+from ui.modes import chat_profiles, current_mode, mode_title, register_mode
+from reqstudio.runtime import AppRuntime, ensure_auth_secret
+from ui.session import persist_thread_state, runtime, set_runtime
+from ui.texts import lang, t
+
+try:
+    settings = get_settings()
+except SettingsError as error:
+    print(f"ReqStudio cannot start. {error}", file=sys.stderr)
+    raise SystemExit(2) from None
+
+ensure_auth_secret(settings.data_dir)
+set_runtime(AppRuntime(settings))
+register_mode(CHAT_MODE)
+
+
+@cl.on_app_startup
+async def start_app() -> None:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    await create_schema(settings.resolved_database_url)
+    await asyncio.to_thread(runtime().start)
+
+
+@cl.on_app_shutdown
+async def stop_app() -> None:
+    runtime().stop()
+
+
+@cl.data_layer
+def history_layer() -> HistoryDataLayer:
+    return HistoryDataLayer(settings.resolved_database_url)
+
+
+if settings.user_passwords:
+
+    @cl.password_auth_callback
+    def login(username: str, password: str) -> cl.User | None:
+        expected = settings.user_passwords.get(username)
+        if expected is not None and hmac.compare_digest(expected, password):
+            return cl.User(identifier=username, metadata={"provider": "credentials"})
+        return None
+
+else:
+    # On one's own machine: no login form, one local user, and the history sidebar works.
+    @cl.header_auth_callback
+    def local_user(headers) -> cl.User:
+        return cl.User(identifier="local", metadata={"provider": "local"})
+
+
+@cl.set_chat_profiles
+async def modes(user: cl.User | None, language: str | None = None) -> list[cl.ChatProfile]:
+    return chat_profiles(language)
+
+
+@cl.on_chat_start
+async def start_chat() -> None:
+    mode = current_mode()
+    await cl.Message(
+        content=t("mode_on", mode=mode_title(mode), description=mode.description[lang()])
+    ).send()
+    if runtime().endpoint.embedded:
+        await cl.Message(content=t("embedded_notice")).send()
+    if mode.on_start is not None:
+        await mode.on_start()
+
+
+@cl.on_chat_resume
+async def resume_chat(thread: cl.types.ThreadDict) -> None:
+    # Chainlit restores the session (mode, settings, memory) from the thread's metadata.
+    mode = current_mode()
+    if mode.on_resume is not None:
+        await mode.on_resume(thread)
+
+
+@cl.on_message
+async def route_message(message: cl.Message) -> None:
+    await current_mode().on_message(message)
+    await persist_thread_state()

@@ -1,0 +1,69 @@
+"""Plain-words descriptions of provider failures, in Chinese and English."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import openai
+
+from reqstudio.structured import StructuredOutputError
+
+
+def describe_failure(error: BaseException, language: str = "zh") -> str:
+    """What went wrong with the model provider, for the user. Never includes secrets."""
+    zh = language.startswith("zh")
+    status = getattr(error, "status_code", None)
+    if isinstance(error, openai.AuthenticationError) or status == 401:
+        return (
+            "模型服务拒绝了 API 密钥（401）。请检查 OPENAI_API_KEY 与 OPENAI_BASE_URL。"
+            if zh
+            else "The model provider rejected the API key (401). Check OPENAI_API_KEY and OPENAI_BASE_URL."
+        )
+    if isinstance(error, openai.RateLimitError) or status == 429:
+        return (
+            "模型服务限流（429），重试后仍未成功。请稍后再试。"
+            if zh
+            else "The model provider is rate-limiting (429), still after retries. Try again later."
+        )
+    if isinstance(error, openai.APITimeoutError | asyncio.TimeoutError | httpx.TimeoutException):
+        return (
+            "模型服务响应超时，重试后仍未成功。可调大 OPENAI_TIMEOUT 或稍后再试。"
+            if zh
+            else "The model provider timed out, still after retries. Raise OPENAI_TIMEOUT or try later."
+        )
+    if isinstance(error, openai.InternalServerError) or (status is not None and status >= 500):
+        return (
+            f"模型服务内部错误（{status}），重试后仍未成功。"
+            if zh
+            else f"The model provider had a server error ({status}), still after retries."
+        )
+    if isinstance(error, openai.APIConnectionError):
+        return (
+            "与模型服务的连接中断（流式输出中途断开或无法连接）。"
+            if zh
+            else "The connection to the model provider broke (stream cut off, or unreachable)."
+        )
+    if isinstance(error, StructuredOutputError):
+        return (
+            f"模型多次返回无法解析的 JSON（{error.attempts} 次尝试）。"
+            if zh
+            else f"The model kept returning unparseable JSON ({error.attempts} attempts)."
+        )
+    if isinstance(error, openai.APIStatusError):
+        return (
+            f"模型服务返回错误（{status}）。"
+            if zh
+            else f"The model provider returned an error ({status})."
+        )
+    if isinstance(error, ValueError) and "JSON" in type(error).__name__ + str(error):
+        return (
+            "模型服务返回了损坏的数据（不是有效 JSON）。"
+            if zh
+            else "The model provider returned a broken response (not valid JSON)."
+        )
+    return (
+        f"出现意外错误：{type(error).__name__}。"
+        if zh
+        else f"Unexpected error: {type(error).__name__}."
+    )

@@ -1,0 +1,67 @@
+"""The running engine environment (app or CLI): settings, the model endpoint, the embedded model."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from pathlib import Path
+
+from reqstudio.llm import Endpoint, ModelFactory, endpoint_from_settings
+from reqstudio.local_model import EmbeddedModelServer
+from reqstudio.settings import Settings
+
+log = logging.getLogger("reqstudio")
+
+
+class AppRuntime:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.embedded: EmbeddedModelServer | None = None
+        self._endpoint: Endpoint | None = None
+
+    def start(self) -> None:
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        if self.settings.uses_embedded_model:
+            self.embedded = EmbeddedModelServer(
+                threads=self.settings.local_model_threads,
+                log_file=self.settings.data_dir / "embedded-model.log",
+            )
+            base_url = self.embedded.start()
+            log.info("No provider configured: the offline demo model answers (%s)", base_url)
+            self._endpoint = endpoint_from_settings(self.settings, base_url)
+        else:
+            self._endpoint = endpoint_from_settings(self.settings)
+            log.info("Model provider: %s", self._endpoint.display_name)
+
+    def stop(self) -> None:
+        if self.embedded is not None:
+            self.embedded.stop()
+
+    @property
+    def endpoint(self) -> Endpoint:
+        if self._endpoint is None:
+            raise RuntimeError("the app runtime has not started")
+        return self._endpoint
+
+    def factory(self) -> ModelFactory:
+        return ModelFactory(self.settings, self.endpoint)
+
+    def __enter__(self) -> AppRuntime:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def ensure_auth_secret(data_dir: Path) -> None:
+    """Chainlit signs its login tokens with CHAINLIT_AUTH_SECRET; keep one in the data dir."""
+    if os.environ.get("CHAINLIT_AUTH_SECRET"):
+        return
+    data_dir.mkdir(parents=True, exist_ok=True)
+    secret_file = data_dir / "auth_secret"
+    if not secret_file.exists():
+        secret_file.write_text(secrets.token_urlsafe(48))
+        secret_file.chmod(0o600)
+    os.environ["CHAINLIT_AUTH_SECRET"] = secret_file.read_text().strip()

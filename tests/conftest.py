@@ -1,0 +1,53 @@
+"""Shared fixtures: a scripted OpenAI-compatible server over real HTTP, and settings and a
+model factory pointed at it. No test reaches the internet or a paid provider."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reqstudio.llm import Endpoint, ModelFactory
+from reqstudio.scripted_server import ScriptedLLMServer
+from reqstudio.settings import Settings, load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_OUTPUT = ROOT / "test-output"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="session")
+def llm_server_session() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def llm_server(llm_server_session: ScriptedLLMServer) -> Iterator[ScriptedLLMServer]:
+    """The scripted server, emptied before and after each test."""
+    llm_server_session.reset()
+    yield llm_server_session
+    llm_server_session.reset()
+
+
+@pytest.fixture
+def settings(llm_server: ScriptedLLMServer, tmp_path: Path) -> Settings:
+    return load_settings(
+        OPENAI_BASE_URL=llm_server.base_url,
+        OPENAI_API_KEY="sk-test-not-a-real-key",
+        OPENAI_MODEL="scripted-model",
+        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
+        OPENAI_TIMEOUT=10,
+    )
+
+
+@pytest.fixture
+def factory(settings: Settings, llm_server: ScriptedLLMServer) -> ModelFactory:
+    return ModelFactory(settings, Endpoint(llm_server.base_url, "sk-test-not-a-real-key", "scripted-model"))
+
+
+@pytest.fixture(scope="session")
+def output_dir() -> Path:
+    TEST_OUTPUT.mkdir(exist_ok=True)
+    return TEST_OUTPUT

@@ -1,0 +1,103 @@
+"""Chat mode in the browser: streamed answers, memory per thread, stop, stats, clear errors."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import chainlit as cl
+
+from agents.chat import ChatEngine, ChatMemory
+from reqstudio.errors import describe_failure
+from reqstudio.usage import UsageTracker
+from ui.modes import ModeSpec, StarterSpec
+from ui.session import persist_thread_state, runtime
+from ui.texts import lang, t
+
+log = logging.getLogger("reqstudio.chat")
+
+MEMORY_KEY = "chat_memory"
+
+
+def stats_line(tracker: UsageTracker, seconds: float) -> str:
+    if tracker.total_tokens == 0:
+        return t("stats_no_usage", seconds=seconds)
+    return t(
+        "stats",
+        tokens=tracker.total_tokens,
+        input=tracker.input_tokens,
+        output=tracker.output_tokens,
+        seconds=seconds,
+    )
+
+
+async def on_chat_message(message: cl.Message) -> None:
+    text = (message.content or "").strip()
+    if not text:
+        await cl.Message(content=t("empty_message")).send()
+        return
+    memory = ChatMemory.load(cl.user_session.get(MEMORY_KEY))
+    tracker = UsageTracker()
+    engine = ChatEngine(runtime().factory(), callbacks=[tracker])
+    reply = cl.Message(content="")
+    started = time.perf_counter()
+    answer = ""
+    notice = ""
+    cancelled = False
+    try:
+        async for token in engine.stream_reply(memory, text):
+            answer += token
+            await reply.stream_token(token)
+    except asyncio.CancelledError:
+        cancelled = True
+        notice = t("stopped")
+    except Exception as exc:  # provider failures are reported in the chat, the app goes on
+        log.warning("chat answer failed: %s", type(exc).__name__)
+        notice = t("failed_kept", reason=describe_failure(exc, lang()))
+    footer = stats_line(tracker, time.perf_counter() - started)
+    body = answer if not notice else f"{answer}\n\n{notice}".strip()
+    reply.content = f"{body}\n\n*{footer}*"
+    await reply.send()
+    memory.add("user", text)
+    if answer:
+        memory.add("assistant", answer)
+    cl.user_session.set(MEMORY_KEY, memory.dump())
+    await persist_thread_state()
+    if cancelled:
+        raise asyncio.CancelledError
+
+
+CHAT_MODE = ModeSpec(
+    id="Chat",
+    icon="",
+    title={"zh": "Chat 对话", "en": "Chat"},
+    description={
+        "zh": "普通的流式对话，记得本会话中说过的内容。",
+        "en": "A plain streaming conversation that remembers this thread.",
+    },
+    on_message=on_chat_message,
+    starters=[
+        StarterSpec(
+            label={"zh": "什么是好的需求？", "en": "What makes a good requirement?"},
+            message={
+                "zh": "一条好的软件需求应该具备哪些特征？请举例说明。",
+                "en": "What are the qualities of a good software requirement? Give examples.",
+            },
+        ),
+        StarterSpec(
+            label={"zh": "改写一条模糊需求", "en": "Rewrite a vague requirement"},
+            message={
+                "zh": "请把这条需求改写成可测试的形式：系统应该快速响应用户操作。",
+                "en": "Rewrite this requirement so it is testable: the system should respond quickly.",
+            },
+        ),
+        StarterSpec(
+            label={"zh": "功能与非功能需求", "en": "Functional vs non-functional"},
+            message={
+                "zh": "功能需求和非功能需求有什么区别？各举三个例子。",
+                "en": "What is the difference between functional and non-functional requirements? Three examples of each.",
+            },
+        ),
+    ],
+)

@@ -1,0 +1,86 @@
+"""Chat history through Chainlit's own SQLAlchemy data layer.
+
+SQLite (in the data directory) by default, PostgreSQL when REQSTUDIO_DATABASE_URL says so.
+Chainlit creates no tables, so the schema below (the columns its data layer writes) is
+created at start-up. On SQLite, list and dict columns (`tags`, `modes`) are stored as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS users (
+        "id" TEXT PRIMARY KEY, "identifier" TEXT NOT NULL UNIQUE,
+        "metadata" TEXT NOT NULL, "createdAt" TEXT)""",
+    """CREATE TABLE IF NOT EXISTS threads (
+        "id" TEXT PRIMARY KEY, "createdAt" TEXT, "name" TEXT, "userId" TEXT,
+        "userIdentifier" TEXT, "tags" TEXT, "metadata" TEXT,
+        FOREIGN KEY ("userId") REFERENCES users("id") ON DELETE CASCADE)""",
+    """CREATE TABLE IF NOT EXISTS steps (
+        "id" TEXT PRIMARY KEY, "name" TEXT NOT NULL, "type" TEXT NOT NULL,
+        "threadId" TEXT NOT NULL, "parentId" TEXT, "command" TEXT, "modes" TEXT,
+        "streaming" BOOLEAN NOT NULL, "waitForAnswer" BOOLEAN, "isError" BOOLEAN,
+        "metadata" TEXT, "tags" TEXT, "input" TEXT, "output" TEXT, "createdAt" TEXT,
+        "start" TEXT, "end" TEXT, "generation" TEXT, "showInput" TEXT,
+        "defaultOpen" BOOLEAN, "autoCollapse" BOOLEAN, "language" TEXT, "icon" TEXT,
+        FOREIGN KEY ("threadId") REFERENCES threads("id") ON DELETE CASCADE)""",
+    """CREATE TABLE IF NOT EXISTS elements (
+        "id" TEXT PRIMARY KEY, "threadId" TEXT, "type" TEXT, "url" TEXT,
+        "chainlitKey" TEXT, "name" TEXT NOT NULL, "display" TEXT, "objectKey" TEXT,
+        "size" TEXT, "page" INT, "language" TEXT, "forId" TEXT, "mime" TEXT,
+        "props" TEXT, "autoPlay" BOOLEAN, "playerConfig" TEXT, "path" TEXT,
+        FOREIGN KEY ("threadId") REFERENCES threads("id") ON DELETE CASCADE)""",
+    """CREATE TABLE IF NOT EXISTS feedbacks (
+        "id" TEXT PRIMARY KEY, "forId" TEXT NOT NULL, "threadId" TEXT NOT NULL,
+        "value" INT NOT NULL, "comment" TEXT,
+        FOREIGN KEY ("threadId") REFERENCES threads("id") ON DELETE CASCADE)""",
+]
+
+
+async def create_schema(database_url: str) -> None:
+    engine = create_async_engine(database_url)
+    try:
+        async with engine.begin() as connection:
+            for statement in SCHEMA:
+                if database_url.startswith("postgresql"):
+                    statement = statement.replace('"metadata" TEXT', '"metadata" JSONB')
+                await connection.execute(text(statement))
+    finally:
+        await engine.dispose()
+
+
+def _decode_json_list(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith("["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+class HistoryDataLayer(SQLAlchemyDataLayer):
+    """SQLAlchemyDataLayer that stores list/dict columns as JSON text on SQLite."""
+
+    def __init__(self, conninfo: str, **kwargs: Any):
+        super().__init__(conninfo, **kwargs)
+        self._json_columns = conninfo.startswith("sqlite")
+
+    async def execute_sql(self, query: str, parameters: dict) -> Any:
+        if self._json_columns:
+            parameters = {
+                key: json.dumps(value) if isinstance(value, list | dict) else value
+                for key, value in parameters.items()
+            }
+        result = await super().execute_sql(query, parameters)
+        if self._json_columns and isinstance(result, list):
+            for row in result:
+                for key in ("tags", "thread_tags", "step_tags"):
+                    if key in row:
+                        row[key] = _decode_json_list(row[key])
+        return result

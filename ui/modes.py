@@ -1,0 +1,67 @@
+"""The mode selector: each mode is a Chainlit chat profile with its own starters.
+
+Switching profile starts a new thread in that mode; its first message confirms the mode now on.
+Only modes that work are listed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import chainlit as cl
+
+from ui.texts import lang
+
+Handler = Callable[[cl.Message], Awaitable[None]]
+
+
+@dataclass
+class StarterSpec:
+    label: dict[str, str]
+    message: dict[str, str]
+
+
+@dataclass
+class ModeSpec:
+    id: str
+    title: dict[str, str]
+    description: dict[str, str]
+    on_message: Handler
+    icon: str = ""
+    starters: list[StarterSpec] = field(default_factory=list)
+    on_start: Callable[[], Awaitable[None]] | None = None
+    on_resume: Callable[[dict], Awaitable[None]] | None = None
+
+
+MODES: dict[str, ModeSpec] = {}
+DEFAULT_MODE = "Chat"
+
+
+def register_mode(mode: ModeSpec) -> None:
+    MODES[mode.id] = mode
+
+
+def current_mode() -> ModeSpec:
+    return MODES.get(cl.user_session.get("chat_profile") or DEFAULT_MODE, MODES[DEFAULT_MODE])
+
+
+def chat_profiles(language: str | None) -> list[cl.ChatProfile]:
+    code = "zh" if (language or "").lower().startswith("zh") else "en"
+    return [
+        cl.ChatProfile(
+            name=mode.id,
+            display_name=mode.title[code],
+            markdown_description=mode.description[code],
+            icon=mode.icon or None,
+            default=mode.id == DEFAULT_MODE,
+            starters=[
+                cl.Starter(label=s.label[code], message=s.message[code]) for s in mode.starters
+            ],
+        )
+        for mode in MODES.values()
+    ]
+
+
+def mode_title(mode: ModeSpec) -> str:
+    return mode.title[lang()]

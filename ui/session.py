@@ -1,0 +1,43 @@
+"""Helpers shared by the mode handlers: the app runtime and saving thread state."""
+
+from __future__ import annotations
+
+import logging
+
+import chainlit as cl
+from chainlit.data import get_data_layer
+
+from reqstudio.runtime import AppRuntime
+
+log = logging.getLogger("reqstudio")
+
+_runtime: AppRuntime | None = None
+
+
+def set_runtime(value: AppRuntime) -> None:
+    global _runtime
+    _runtime = value
+
+
+def runtime() -> AppRuntime:
+    if _runtime is None:
+        raise RuntimeError("app runtime not initialised")
+    return _runtime
+
+
+async def persist_thread_state() -> None:
+    """Save the session (mode, settings, memory) into the thread's metadata now.
+
+    Chainlit itself only does this when the browser disconnects; saving after each turn means
+    a resumed thread has its mode and memory even after the server was stopped abruptly.
+    """
+    data_layer = get_data_layer()
+    session = cl.context.session
+    if data_layer is None or not session.thread_id:
+        return
+    try:
+        await data_layer.update_thread(
+            thread_id=session.thread_id, metadata=session.to_persistable()
+        )
+    except Exception:
+        log.exception("could not save thread state")

@@ -1,0 +1,55 @@
+"""The app's own UI strings in Chinese and English (Chainlit's translations cover its chrome)."""
+
+from __future__ import annotations
+
+import chainlit as cl
+
+TEXTS: dict[str, dict[str, str]] = {
+    "mode_on": {
+        "zh": "已启用 **{mode}** 模式。{description}",
+        "en": "**{mode}** mode is on. {description}",
+    },
+    "embedded_notice": {
+        "zh": (
+            "ℹ️ 当前由内置的离线小模型 **SmolLM2-135M** 回答：它只用于演示，回答常常不准确。\n"
+            "要使用真实模型，请设置 `OPENAI_API_KEY`（可选 `OPENAI_BASE_URL`、`OPENAI_MODEL`，"
+            "支持 OpenAI、DeepSeek、通义千问、Ollama、vLLM、llama.cpp）后重启应用。"
+        ),
+        "en": (
+            "ℹ️ A small offline demo model (**SmolLM2-135M**) is answering: it is for trying the "
+            "app out and is often wrong.\nTo use a real model, set `OPENAI_API_KEY` (and optionally "
+            "`OPENAI_BASE_URL`, `OPENAI_MODEL`: OpenAI, DeepSeek, Qwen, Ollama, vLLM, llama.cpp) "
+            "and restart the app."
+        ),
+    },
+    "stats": {
+        "zh": "{tokens} tokens（输入 {input} / 输出 {output}）· {seconds:.1f} 秒",
+        "en": "{tokens} tokens ({input} in / {output} out) · {seconds:.1f} s",
+    },
+    "stats_no_usage": {
+        "zh": "tokens 未知（模型服务未返回用量）· {seconds:.1f} 秒",
+        "en": "tokens unknown (the provider sent no usage) · {seconds:.1f} s",
+    },
+    "stopped": {"zh": "⏹ 已停止生成，已保留收到的内容。", "en": "⏹ Stopped; what arrived is kept."},
+    "failed_kept": {
+        "zh": "⚠️ {reason} 已保留收到的内容，可以重新发送。",
+        "en": "⚠️ {reason} What arrived is kept; you can send again.",
+    },
+    "empty_message": {
+        "zh": "消息是空的，请输入内容后再发送。",
+        "en": "The message is empty; type something and send again.",
+    },
+}
+
+
+def lang() -> str:
+    """'zh' or 'en', from the browser's language."""
+    try:
+        language = cl.context.session.language or "en-US"
+    except Exception:
+        language = "en-US"
+    return "zh" if language.lower().startswith("zh") else "en"
+
+
+def t(key: str, **values: object) -> str:
+    return TEXTS[key][lang()].format(**values)
