@@ -69,14 +69,22 @@ async def modes(user: cl.User | None, language: str | None = None) -> list[cl.Ch
     return chat_profiles(language)
 
 
+async def top_level_message(content: str) -> None:
+    # Not nested under the on_chat_start run, so the thread keeps showing it after the first
+    # user message and when resumed.
+    message = cl.Message(content=content)
+    message.parent_id = None
+    await message.send()
+
+
 @cl.on_chat_start
 async def start_chat() -> None:
     mode = current_mode()
-    await cl.Message(
-        content=t("mode_on", mode=mode_title(mode), description=mode.description[lang()])
-    ).send()
+    await top_level_message(
+        t("mode_on", mode=mode_title(mode), description=mode.description[lang()])
+    )
     if runtime().endpoint.embedded:
-        await cl.Message(content=t("embedded_notice")).send()
+        await top_level_message(t("embedded_notice"))
     if mode.on_start is not None:
         await mode.on_start()
 

@@ -1,0 +1,444 @@
+"""The four agents of seed 000 as LangGraph nodes, and the list rules they apply.
+
+Each node returns only the state keys it changes. Every LLM interaction appends one entry to
+`logs` (iteration, agent, input_messages, raw_output, parsed_output, plus time and tokens).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.runtime import Runtime
+
+from agents.srs.state import (
+    AgentName,
+    GraphState,
+    Requirement,
+    RequirementList,
+    Score,
+    ScoreList,
+    SrsContext,
+)
+from reqstudio.prompts import render_prompt
+from reqstudio.structured import ask_structured
+from reqstudio.usage import UsageTracker
+
+log = logging.getLogger("reqstudio.srs")
+
+# Seed 000: three attempts for the list agents, five for DocGenerate.
+LIST_AGENT_ATTEMPTS = 3
+DOC_STREAM_ATTEMPTS = 5
+DOC_RETRY_BACKOFF = 0.5  # seconds, doubled per attempt
+
+_ID_SHAPE = re.compile(r"^(FR|NFR|CON|SUG)[\s_\-–]*0*(\d+)$", re.IGNORECASE)
+
+# A stream that breaks after the SDK's own HTTP retries: worth starting the document again.
+_STREAM_FAILURES = (openai.APIConnectionError, openai.APIResponseValidationError, ValueError)
+
+
+class EmptyRequirementList(RuntimeError):
+    """ReqParse found no usable requirement in the model's answer."""
+
+
+class EmptyDocument(ValueError):
+    """DocGenerate's answer was empty."""
+
+
+# --- list rules ---------------------------------------------------------------------------
+
+
+def normalize_requirement_id(raw: str) -> str:
+    """`fr-1`, `FR 01`, `FR_001` -> `FR-01` (two digits at least); other ids are kept as given."""
+    text = raw.strip()
+    match = _ID_SHAPE.match(text)
+    if not match:
+        return text
+    return f"{match.group(1).upper()}-{int(match.group(2)):02d}"
+
+
+def normalize_requirements(items: Iterable[Requirement | dict[str, Any]]) -> list[dict[str, str]]:
+    """Drop items without an id or content (seed: "跳过无效项"); normalise ids; keep the first
+    of repeated ids."""
+    normalized: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for item in items:
+        req = item if isinstance(item, Requirement) else Requirement.model_validate(item)
+        rid = normalize_requirement_id(req.id)
+        if not rid or not req.content or rid in seen:
+            continue
+        seen.add(rid)
+        normalized.append({"id": rid, "content": req.content})
+    return normalized
+
+
+def unfrozen_items(state: GraphState) -> list[dict[str, str]]:
+    """The items ReqExplore may change and ReqClarify scores: neither frozen nor removed."""
+    closed = set(state["frozen_ids"]) | set(state["removed_ids"])
+    return [dict(it) for it in state["req_list"] if it["id"] not in closed]
+
+
+def effective_requirements(
+    req_list: Sequence[dict[str, Any]], removed_ids: Iterable[str]
+) -> list[dict[str, str]]:
+    """The list without removed items: what DocGenerate writes and the user sees."""
+    removed = set(removed_ids)
+    return [{"id": it["id"], "content": it["content"]} for it in req_list if it["id"] not in removed]
+
+
+def merge_explored_items(
+    previous: Sequence[dict[str, Any]],
+    explored: Iterable[Requirement | dict[str, Any]],
+    frozen_reqs: dict[str, str],
+    frozen_ids: Iterable[str],
+    removed_ids: Iterable[str],
+) -> list[dict[str, str]]:
+    """Seed 000's merge: output naming a frozen or removed id is discarded; frozen items keep
+    their frozen text; unfrozen items take the new text (or keep theirs); removed items leave
+    the list; ids new to the list are appended in the order the model gave them."""
+    frozen = set(frozen_ids)
+    removed = set(removed_ids)
+    new_map: dict[str, str] = {}
+    for item in normalize_requirements(explored):
+        if item["id"] in frozen or item["id"] in removed:
+            continue
+        new_map[item["id"]] = item["content"]
+    merged: list[dict[str, str]] = []
+    previous_ids = [str(it["id"]) for it in previous]
+    old_content = {str(it["id"]): str(it["content"]) for it in previous}
+    for rid in previous_ids:
+        if rid in removed:
+            continue
+        if rid in frozen:
+            merged.append({"id": rid, "content": frozen_reqs.get(rid, old_content[rid])})
+        else:
+            merged.append({"id": rid, "content": new_map.get(rid, old_content[rid])})
+    known = set(previous_ids)
+    for rid, content in new_map.items():
+        if rid not in known:
+            merged.append({"id": rid, "content": content})
+    return merged
+
+
+@dataclass
+class ScoringOutcome:
+    scores: dict[str, int]
+    reasons: dict[str, str]
+    removed_now: list[str]
+    frozen_now: list[str]
+
+
+def freeze_top_scored(scores: dict[str, int], already_frozen: Iterable[str]) -> list[str]:
+    """Every id tied at the round's highest score, when that score is at least +1."""
+    if not scores:
+        return []
+    top = max(scores.values())
+    if top < 1:
+        return []
+    frozen = set(already_frozen)
+    return [rid for rid, score in scores.items() if score == top and rid not in frozen]
+
+
+def apply_scores(scored: Iterable[Score], unfrozen: Sequence[dict[str, Any]]) -> ScoringOutcome:
+    """Keep scores for this round's unfrozen items only; -2 removes, the top score (>= +1)
+    freezes. A removed id is never frozen."""
+    allowed = {it["id"] for it in unfrozen}
+    scores: dict[str, int] = {}
+    reasons: dict[str, str] = {}
+    for item in scored:
+        rid = normalize_requirement_id(item.id)
+        if rid in allowed and rid not in scores:
+            scores[rid] = item.score
+            reasons[rid] = item.reason
+    removed_now = [rid for rid, score in scores.items() if score == -2]
+    frozen_now = freeze_top_scored(scores, removed_now)
+    return ScoringOutcome(scores, reasons, removed_now, frozen_now)
+
+
+# --- shared plumbing ------------------------------------------------------------------
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def message_log(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
+    roles = {"human": "user", "ai": "assistant", "system": "system"}
+    return [{"role": roles.get(m.type, m.type), "content": str(m.content)} for m in messages]
+
+
+@dataclass
+class NodeClock:
+    """Wall time and model usage of one node's LLM interaction."""
+
+    usage: UsageTracker
+    started: float
+
+    @classmethod
+    def start(cls) -> NodeClock:
+        return cls(UsageTracker(), time.perf_counter())
+
+    def as_log(self) -> dict[str, Any]:
+        return {
+            "seconds": round(time.perf_counter() - self.started, 3),
+            "model_seconds": round(self.usage.model_seconds, 3),
+            "llm_calls": self.usage.calls,
+            "input_tokens": self.usage.input_tokens,
+            "output_tokens": self.usage.output_tokens,
+        }
+
+
+def interaction_log(
+    *,
+    iteration: int,
+    agent: AgentName,
+    messages: Sequence[BaseMessage],
+    raw_output: str | None,
+    parsed_output: Any,
+    clock: NodeClock,
+    attempts: int = 1,
+    parse_errors: Sequence[str] = (),
+) -> dict[str, Any]:
+    return {
+        "iteration": iteration,
+        "agent": agent,
+        "input_messages": message_log(messages),
+        "raw_output": raw_output,
+        "parsed_output": parsed_output,
+        "attempts": attempts,
+        "parse_errors": list(parse_errors),
+        **clock.as_log(),
+    }
+
+
+def announce(runtime: Runtime[SrsContext], agent: AgentName, round_number: int) -> None:
+    runtime.stream_writer({"type": "node_started", "agent": agent, "round": round_number})
+
+
+# --- the agents -----------------------------------------------------------------------
+
+
+async def req_parse(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str, Any]:
+    """Natural-language requirements -> an atomic FR/NFR/CON list."""
+    announce(runtime, "ReqParse", 0)
+    log.info("[日志] ReqParse：开始解析用户输入")
+    ctx = runtime.context
+    clock = NodeClock.start()
+    messages = [HumanMessage(render_prompt("srs/req_parse.md", user_input=state["user_input"]))]
+    model = ctx.factory.for_role("ReqParse", callbacks=[ctx.tracker, clock.usage])
+    answer = await ask_structured(
+        model,
+        messages,
+        RequirementList,
+        use_json_schema=ctx.factory.uses_json_schema(),
+        max_attempts=LIST_AGENT_ATTEMPTS,
+    )
+    req_list = normalize_requirements(answer.value.requirements)
+    if not req_list:
+        raise EmptyRequirementList("ReqParse: the model's answer held no item with an id and content")
+    entry = interaction_log(
+        iteration=state["iteration"],
+        agent="ReqParse",
+        messages=messages,
+        raw_output=answer.raw_output,
+        parsed_output=req_list,
+        clock=clock,
+        attempts=answer.attempts,
+        parse_errors=answer.parse_errors,
+    )
+    log.info("[日志] ReqParse：解析完成，共 %d 条需求", len(req_list))
+    return {"req_list": req_list, "logs": [*state["logs"], entry], "last_node": "ReqParse"}
+
+
+async def req_explore(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str, Any]:
+    """Refine and expand the unfrozen, non-removed items, guided by the last scores."""
+    round_number = state["iteration"] + 1
+    announce(runtime, "ReqExplore", round_number)
+    log.info(
+        "[日志] ReqExplore：第 %d 轮，根据评分强化挖掘与优化（仅处理未冻结且未移除项）", round_number
+    )
+    unfrozen = unfrozen_items(state)
+    if not unfrozen:
+        return {"last_node": "ReqExplore"}
+    ctx = runtime.context
+    clock = NodeClock.start()
+    frozen_payload = [
+        {"id": rid, "content": state["frozen_reqs"].get(rid, "")} for rid in state["frozen_ids"]
+    ]
+    removed_payload = [
+        {"id": rid, "content": state["removed_reqs"].get(rid, "")} for rid in state["removed_ids"]
+    ]
+    scores_payload = [
+        {
+            "id": it["id"],
+            "score": state["scores"][it["id"]],
+            "reason": state["score_reasons"].get(it["id"], ""),
+        }
+        for it in unfrozen
+        if it["id"] in state["scores"]
+    ]
+    prompt = render_prompt(
+        "srs/req_explore.md",
+        frozen_payload_json=to_json(frozen_payload),
+        removed_payload_json=to_json(removed_payload),
+        unfrozen_list_json=to_json(unfrozen),
+        scores_arr_unfrozen_json=to_json(scores_payload),
+    )
+    messages = [HumanMessage(prompt)]
+    model = ctx.factory.for_role("ReqExplore", callbacks=[ctx.tracker, clock.usage])
+    answer = await ask_structured(
+        model,
+        messages,
+        RequirementList,
+        use_json_schema=ctx.factory.uses_json_schema(),
+        max_attempts=LIST_AGENT_ATTEMPTS,
+    )
+    merged = merge_explored_items(
+        state["req_list"],
+        answer.value.requirements,
+        state["frozen_reqs"],
+        state["frozen_ids"],
+        state["removed_ids"],
+    )
+    entry = interaction_log(
+        iteration=round_number,
+        agent="ReqExplore",
+        messages=messages,
+        raw_output=answer.raw_output,
+        parsed_output=normalize_requirements(answer.value.requirements),
+        clock=clock,
+        attempts=answer.attempts,
+        parse_errors=answer.parse_errors,
+    )
+    log.info(
+        "[日志] ReqExplore：强化挖掘完成，共 %d 条；冻结 %d 条；已移除 %d 条",
+        len(merged),
+        len(state["frozen_ids"]),
+        len(state["removed_ids"]),
+    )
+    return {"req_list": merged, "logs": [*state["logs"], entry], "last_node": "ReqExplore"}
+
+
+async def req_clarify(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str, Any]:
+    """Score every unfrozen item -2..+2 against the reference SRS; remove -2s, freeze the top."""
+    round_number = state["iteration"] + 1
+    announce(runtime, "ReqClarify", round_number)
+    log.info("[日志] ReqClarify：第 %d 轮，对需求逐条评分（排除冻结项）", round_number)
+    unfrozen = unfrozen_items(state)
+    if not unfrozen:
+        return {"iteration": round_number, "scores": {}, "score_reasons": {}, "last_node": "ReqClarify"}
+    ctx = runtime.context
+    clock = NodeClock.start()
+    prompt = render_prompt(
+        "srs/req_clarify.md",
+        unfrozen_list_json=to_json(unfrozen),
+        reference_srs=state["reference_srs"],
+    )
+    messages = [HumanMessage(prompt)]
+    model = ctx.factory.for_role("ReqClarify", callbacks=[ctx.tracker, clock.usage])
+    answer = await ask_structured(
+        model,
+        messages,
+        ScoreList,
+        use_json_schema=ctx.factory.uses_json_schema(),
+        max_attempts=LIST_AGENT_ATTEMPTS,
+    )
+    outcome = apply_scores(answer.value.scores, unfrozen)
+    contents = {it["id"]: it["content"] for it in state["req_list"]}
+    removed_ids = [*state["removed_ids"], *outcome.removed_now]
+    removed_reqs = {**state["removed_reqs"], **{r: contents[r] for r in outcome.removed_now}}
+    frozen_ids = [*state["frozen_ids"], *outcome.frozen_now]
+    frozen_reqs = {**state["frozen_reqs"], **{r: contents[r] for r in outcome.frozen_now}}
+    entry = interaction_log(
+        iteration=round_number,
+        agent="ReqClarify",
+        messages=messages,
+        raw_output=answer.raw_output,
+        parsed_output=[
+            {"id": rid, "score": score, "reason": outcome.reasons[rid]}
+            for rid, score in outcome.scores.items()
+        ],
+        clock=clock,
+        attempts=answer.attempts,
+        parse_errors=answer.parse_errors,
+    )
+    top = max(outcome.scores.values(), default=None)
+    log.info(
+        "[日志] ReqClarify：标记移除 %d 项（-2），累计移除 %d 项",
+        len(outcome.removed_now),
+        len(removed_ids),
+    )
+    log.info(
+        "[日志] ReqClarify：本轮最高正向分 = %s，新增冻结 %d 项；累计冻结 %d 项",
+        top,
+        len(outcome.frozen_now),
+        len(frozen_ids),
+    )
+    return {
+        "scores": outcome.scores,
+        "score_reasons": outcome.reasons,
+        "removed_ids": removed_ids,
+        "removed_reqs": removed_reqs,
+        "frozen_ids": frozen_ids,
+        "frozen_reqs": frozen_reqs,
+        "iteration": round_number,
+        "logs": [*state["logs"], entry],
+        "last_node": "ReqClarify",
+    }
+
+
+async def doc_generate(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str, Any]:
+    """Write the IEEE 830 SRS in Markdown from the list without removed items, streaming it."""
+    announce(runtime, "DocGenerate", state["iteration"])
+    ctx = runtime.context
+    clock = NodeClock.start()
+    effective = effective_requirements(state["req_list"], state["removed_ids"])
+    prompt = render_prompt("srs/doc_generate.md", effective_req_list_json=to_json(effective))
+    messages = [HumanMessage(prompt)]
+    model = ctx.factory.for_role("DocGenerate", callbacks=[ctx.tracker, clock.usage])
+    document = ""
+    errors: list[str] = []
+    for attempt in range(1, DOC_STREAM_ATTEMPTS + 1):
+        parts: list[str] = []
+        try:
+            async for chunk in model.astream(messages):
+                if isinstance(chunk.content, str) and chunk.content:
+                    parts.append(chunk.content)
+                    runtime.stream_writer({"type": "document_token", "text": chunk.content})
+            document = "".join(parts)
+            if not document.strip():
+                raise EmptyDocument("DocGenerate: the model's answer was empty")
+            break
+        except _STREAM_FAILURES as exc:
+            errors.append(f"{type(exc).__name__}: {exc}")
+            if attempt == DOC_STREAM_ATTEMPTS:
+                raise
+            log.warning("DocGenerate: attempt %d failed (%s); starting again", attempt, exc)
+            runtime.stream_writer({"type": "document_reset", "attempt": attempt + 1})
+            await asyncio.sleep(DOC_RETRY_BACKOFF * 2 ** (attempt - 1))
+    # Seed: raw_output is None here because the document was streamed; it is in srs_output.
+    entry = interaction_log(
+        iteration=state["iteration"],
+        agent="DocGenerate",
+        messages=messages,
+        raw_output=None,
+        parsed_output=None,
+        clock=clock,
+        attempts=len(errors) + 1,
+        parse_errors=errors,
+    )
+    log.info("[日志] DocGenerate：流式输出完成")
+    return {
+        "srs_output": document,
+        "srs_stream_printed": True,
+        "logs": [*state["logs"], entry],
+        "last_node": "DocGenerate",
+    }

@@ -1,0 +1,74 @@
+"""Start the app as users do (`chainlit run app.py --headless`) in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from reqstudio.local_model import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAINLIT = Path(sys.executable).parent / "chainlit"
+
+# Variables from the developer's shell that must not leak into the app under test.
+_PROVIDER_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "REQSTUDIO_USERS",
+                  "REQSTUDIO_DATABASE_URL", "DATABASE_URL", "CHAINLIT_AUTH_SECRET")
+
+
+@dataclass
+class AppProcess:
+    data_dir: Path
+    env: dict[str, str] = field(default_factory=dict)
+    port: int = 0
+    log_path: Path | None = None
+    process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 120.0) -> AppProcess:
+        self.port = free_port()
+        env = {k: v for k, v in os.environ.items() if k not in _PROVIDER_VARS}
+        env.update({"REQSTUDIO_DATA_DIR": str(self.data_dir), "PYTHONUNBUFFERED": "1"})
+        env.update(self.env)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.data_dir / f"app-{self.port}.log"
+        log = open(self.log_path, "wb")  # noqa: SIM115 - owned by the process
+        self.process = subprocess.Popen(
+            [str(CHAINLIT), "run", "app.py", "--headless", "--host", "127.0.0.1",
+             "--port", str(self.port)],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"app exited early:\n{self.log()}")
+            try:
+                if httpx.get(self.url, timeout=1.0).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"app did not answer in {timeout}s:\n{self.log()}")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        self.process = None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path else ""

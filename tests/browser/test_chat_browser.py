@@ -1,0 +1,168 @@
+"""Chat mode in a real browser, against the app started as users start it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.apps import AppProcess
+from tests.browser.conftest import open_page, provider_env, send
+
+pytestmark = pytest.mark.browser
+
+
+def test_chat_streams_answer_with_stats_in_chinese_ui(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(
+        Reply(content="好的需求应当可测试、无歧义、可追溯。", prompt_tokens=21, completion_tokens=9,
+              chunk_chars=3, chunk_delay=0.05)
+    )  # fmt: skip
+    page = open_page(browser, app.url, "zh-CN")
+    expect(page.get_by_text("已启用 Chat 对话 模式")).to_be_visible()
+    expect(page.locator("#chat-input")).to_have_attribute("placeholder", re.compile("输入"))
+    send(page, "什么是好的需求？")
+    expect(page.get_by_text("好的需求应当可测试、无歧义、可追溯。")).to_be_visible()
+    expect(page.get_by_text("30 tokens（输入 21 / 输出 9）")).to_be_visible()
+    expect(page.get_by_text("已启用 Chat 对话 模式")).to_be_visible()  # the confirmation stays
+    page.screenshot(path=output_dir / "chat-zh-CN.png")
+    sent = llm_server.requests[-1]
+    assert sent["stream"] is True
+    assert sent["messages"][-1] == {"role": "user", "content": "什么是好的需求？"}
+
+
+def test_english_browser_gets_english_ui(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(Reply(content="A good requirement is testable.", prompt_tokens=5,
+                            completion_tokens=6))  # fmt: skip
+    page = open_page(browser, app.url, "en-US")
+    expect(page.get_by_text("Chat mode is on")).to_be_visible()
+    expect(page.locator("#chat-input")).to_have_attribute("placeholder", re.compile("message"))
+    send(page, "What makes a good requirement?")
+    expect(page.get_by_text("A good requirement is testable.")).to_be_visible()
+    expect(page.get_by_text("11 tokens (5 in / 6 out)")).to_be_visible()
+    page.screenshot(path=output_dir / "chat-en-US.png")
+
+
+def test_memory_within_a_thread(browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer):
+    llm_server.script(Reply(content="记住了：系统叫 e-Store。"), Reply(content="它叫 e-Store。"))
+    page = open_page(browser, app.url)
+    expect(page.get_by_text("已启用")).to_be_visible()
+    send(page, "我们的系统叫 e-Store。")
+    expect(page.get_by_text("记住了：系统叫 e-Store。")).to_be_visible()
+    send(page, "系统叫什么？")
+    expect(page.get_by_text("它叫 e-Store。")).to_be_visible()
+    history = [m["content"] for m in llm_server.requests[-1]["messages"]]
+    assert history[-3:] == ["我们的系统叫 e-Store。", "记住了：系统叫 e-Store。", "系统叫什么？"]
+
+
+def test_cut_stream_keeps_partial_answer_and_app_keeps_running(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(
+        Reply(content="第一部分内容已经到达。" + "后续内容永远不会到达。" * 3, fault="cut",
+              chunk_chars=11),
+        Reply(fault="429"), Reply(fault="429"),
+        Reply(content="恢复正常。"),
+    )  # fmt: skip
+    page = open_page(browser, app.url)
+    expect(page.get_by_text("已启用")).to_be_visible()
+    send(page, "请回答")
+    expect(page.get_by_text("第一部分内容已经到达。", exact=False)).to_be_visible()
+    expect(page.get_by_text("连接中断", exact=False)).to_be_visible()
+    expect(page.get_by_text("已保留收到的内容", exact=False)).to_be_visible()
+    page.screenshot(path=output_dir / "chat-error-kept.png")
+    send(page, "再试一次")  # 429, one SDK retry (OPENAI_MAX_RETRIES=1), 429 again
+    expect(page.get_by_text("限流（429）", exact=False)).to_be_visible()
+    send(page, "第三次")
+    expect(page.get_by_text("恢复正常。")).to_be_visible()
+
+
+def test_stop_button_stops_generation_and_keeps_text(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer
+):
+    llm_server.script(Reply(content="慢慢地回答。" * 200, chunk_chars=6, chunk_delay=0.1))
+    page = open_page(browser, app.url)
+    expect(page.get_by_text("已启用")).to_be_visible()
+    send(page, "写一篇长文")
+    expect(page.get_by_text("慢慢地回答。", exact=False).first).to_be_visible()
+    page.locator("#stop-button").click()
+    expect(page.get_by_text("已停止生成", exact=False)).to_be_visible()
+    expect(page.locator("#stop-button")).to_have_count(0)
+
+
+def test_history_survives_restart_and_resumes_memory(
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
+):
+    data_dir = tmp_path / "data"
+    first = AppProcess(data_dir, provider_env(llm_server)).start()
+    try:
+        llm_server.script(Reply(content="已记录：审批流程需要两级审核。"))
+        page = open_page(browser, first.url)
+        expect(page.get_by_text("已启用")).to_be_visible()
+        send(page, "审批流程需要两级审核")
+        expect(page.get_by_text("已记录：审批流程需要两级审核。")).to_be_visible()
+        page.context.close()
+    finally:
+        first.stop()
+
+    second = AppProcess(data_dir, provider_env(llm_server)).start()
+    try:
+        page = open_page(browser, second.url)
+        thread = page.locator("#thread-history").get_by_text("审批流程需要两级审核")
+        expect(thread).to_be_visible()
+        thread.click()
+        expect(page.get_by_text("已记录：审批流程需要两级审核。")).to_be_visible()
+        expect(page.get_by_text("已启用 Chat 对话 模式")).to_be_visible()
+        page.screenshot(path=output_dir / "chat-resumed.png")
+        llm_server.script(Reply(content="需要两级审核。"))
+        send(page, "审批需要几级审核？")
+        expect(page.get_by_text("需要两级审核。", exact=True)).to_be_visible()
+        contents = [m["content"] for m in llm_server.requests[-1]["messages"]]
+        assert "审批流程需要两级审核" in contents
+        assert "已记录：审批流程需要两级审核。" in contents
+    finally:
+        second.stop()
+
+
+def test_with_users_configured_login_is_required_and_threads_are_private(
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
+):
+    env = provider_env(llm_server) | {"REQSTUDIO_USERS": "alice:alice-pass,bob:bob-pass"}
+    app = AppProcess(tmp_path / "data", env).start()
+    try:
+        def login(user: str, password: str):
+            page = open_page(browser, app.url)
+            page.locator("#email").fill(user)
+            page.locator("#password").fill(password)
+            page.locator("button[type=submit]").click()
+            expect(page.get_by_text("已启用")).to_be_visible()
+            return page
+
+        page = open_page(browser, app.url)
+        expect(page.locator("#password")).to_be_visible()
+        page.screenshot(path=output_dir / "login.png")
+        page.locator("#email").fill("alice")
+        page.locator("#password").fill("wrong")
+        page.locator("button[type=submit]").click()
+        expect(page.locator("#password")).to_be_visible()
+        page.context.close()
+
+        alice = login("alice", "alice-pass")
+        send(alice, "alice 的库存需求")
+        expect(alice.get_by_text("Echo: alice 的库存需求")).to_be_visible()
+        expect(alice.locator("#thread-history").get_by_text("alice 的库存需求")).to_be_visible()
+        alice.context.close()
+
+        bob = login("bob", "bob-pass")
+        send(bob, "bob 的报表需求")
+        expect(bob.locator("#thread-history").get_by_text("bob 的报表需求")).to_be_visible()
+        expect(bob.locator("#thread-history").get_by_text("alice 的库存需求")).to_have_count(0)
+        bob.screenshot(path=output_dir / "login-bob-threads.png")
+    finally:
+        app.stop()
