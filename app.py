@@ -12,11 +12,11 @@ import sys
 
 import chainlit as cl
 
+from reqstudio.runtime import AppRuntime, ensure_auth_secret
 from reqstudio.settings import SettingsError, get_settings
 from ui.chat import CHAT_MODE
 from ui.history import HistoryDataLayer, create_schema
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
-from reqstudio.runtime import AppRuntime, ensure_auth_secret
 from ui.session import persist_thread_state, runtime, set_runtime
 from ui.texts import lang, t
 

@@ -196,7 +196,13 @@ class ScriptedLLMServer:
             kind = {401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"}
             headers = {"retry-after": "0"} if status == 429 else {}
             return JSONResponse(
-                {"error": {"message": f"scripted {status}", "type": kind[status], "code": kind[status]}},
+                {
+                    "error": {
+                        "message": f"scripted {status}",
+                        "type": kind[status],
+                        "code": kind[status],
+                    }
+                },
                 status_code=status,
                 headers=headers,
             )
@@ -293,7 +299,10 @@ class ScriptedLLMServer:
                 yield chunk(
                     {
                         "tool_calls": [
-                            {"index": index, "function": {"arguments": arguments[start : start + 10]}}
+                            {
+                                "index": index,
+                                "function": {"arguments": arguments[start : start + 10]},
+                            }
                         ]
                     }
                 )

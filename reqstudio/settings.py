@@ -202,12 +202,13 @@ def parse_users(raw: str) -> dict[str, str]:
     return users
 
 
-_FIELD_ENV_NAMES = {
-    name: (field.validation_alias.choices[0] if isinstance(field.validation_alias, AliasChoices)
-           else name.upper())
-    for name, field in Settings.model_fields.items()
-}
-_SECRET_FIELDS = {"openai_api_key", "users"}
+def _env_name(field_name: str) -> str:
+    alias = Settings.model_fields[field_name].validation_alias
+    return alias.choices[0] if isinstance(alias, AliasChoices) else field_name.upper()
+
+
+_ENV_NAMES = {name: _env_name(name) for name in Settings.model_fields}
+_SECRET_ENV_NAMES = {_ENV_NAMES["openai_api_key"], _ENV_NAMES["users"]}
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -215,10 +216,10 @@ def describe_validation_error(error: ValidationError) -> str:
     lines = []
     for item in error.errors():
         loc = item.get("loc") or ("?",)
-        field = str(loc[0])
-        env_name = _FIELD_ENV_NAMES.get(field, field.upper())
+        field = str(loc[0])  # the field name, or the alias it was given by
+        env_name = _ENV_NAMES.get(field, field)
         value = item.get("input")
-        shown = "***" if field in _SECRET_FIELDS else json.dumps(value, ensure_ascii=False)
+        shown = "***" if env_name in _SECRET_ENV_NAMES else json.dumps(value, ensure_ascii=False)
         detail = item.get("msg", "invalid").removeprefix("Value error, ")
         extra = ".".join(str(p) for p in loc[1:])
         where = f" (field {extra})" if extra else ""

@@ -18,8 +18,15 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAINLIT = Path(sys.executable).parent / "chainlit"
 
 # Variables from the developer's shell that must not leak into the app under test.
-_PROVIDER_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "REQSTUDIO_USERS",
-                  "REQSTUDIO_DATABASE_URL", "DATABASE_URL", "CHAINLIT_AUTH_SECRET")
+_PROVIDER_VARS = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_MODEL",
+    "REQSTUDIO_USERS",
+    "REQSTUDIO_DATABASE_URL",
+    "DATABASE_URL",
+    "CHAINLIT_AUTH_SECRET",
+)
 
 
 @dataclass

@@ -44,10 +44,15 @@ def settings(llm_server: ScriptedLLMServer, tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def factory(settings: Settings, llm_server: ScriptedLLMServer) -> ModelFactory:
-    return ModelFactory(settings, Endpoint(llm_server.base_url, "sk-test-not-a-real-key", "scripted-model"))
+    return ModelFactory(
+        settings, Endpoint(llm_server.base_url, "sk-test-not-a-real-key", "scripted-model")
+    )
 
 
 @pytest.fixture(scope="session")
 def output_dir() -> Path:
     TEST_OUTPUT.mkdir(exist_ok=True)
     return TEST_OUTPUT
+
+
+pytest_plugins = ["tests.browser_support"]

@@ -51,7 +51,11 @@ class ChatEngine:
     async def stream_reply(self, memory: ChatMemory, user_text: str) -> AsyncIterator[str]:
         """Stream the answer to `user_text`. The caller records the turn in `memory`,
         including a partial answer if the stream stops or fails."""
-        messages = [SystemMessage(self.system_prompt), *memory.as_messages(), HumanMessage(user_text)]
+        messages = [
+            SystemMessage(self.system_prompt),
+            *memory.as_messages(),
+            HumanMessage(user_text),
+        ]
         async for chunk in self.model.astream(messages):
             if isinstance(chunk.content, str) and chunk.content:
                 yield chunk.content

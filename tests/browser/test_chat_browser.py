@@ -10,7 +10,7 @@ from playwright.sync_api import Browser, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
-from tests.browser.conftest import open_page, provider_env, send
+from tests.browser_support import open_page, provider_env, send
 
 pytestmark = pytest.mark.browser
 
@@ -136,6 +136,7 @@ def test_with_users_configured_login_is_required_and_threads_are_private(
     env = provider_env(llm_server) | {"REQSTUDIO_USERS": "alice:alice-pass,bob:bob-pass"}
     app = AppProcess(tmp_path / "data", env).start()
     try:
+
         def login(user: str, password: str):
             page = open_page(browser, app.url)
             page.locator("#email").fill(user)

@@ -1,0 +1,167 @@
+"""The model factory and structured-output path, through the real client over HTTP."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+from langchain_core.messages import HumanMessage
+from pydantic import BaseModel
+
+from reqstudio.errors import describe_failure
+from reqstudio.llm import ModelFactory
+from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
+from reqstudio.structured import StructuredOutputError, ask_structured, extract_json
+from reqstudio.usage import UsageTracker
+
+
+class Requirement(BaseModel):
+    id: str
+    content: str
+
+
+class RequirementList(BaseModel):
+    items: list[Requirement]
+
+
+async def test_streaming_answer_and_usage_are_recorded_per_role(
+    factory: ModelFactory, llm_server: ScriptedLLMServer
+):
+    llm_server.script(
+        Reply(content="系统应在 2 秒内响应。", prompt_tokens=30, completion_tokens=12)
+    )
+    tracker = UsageTracker()
+    model = factory.for_role("DocGenerate", callbacks=[tracker])
+    text = "".join([c.content async for c in model.astream([HumanMessage("写一条需求")])])
+    assert text == "系统应在 2 秒内响应。"
+    usage = tracker.roles["DocGenerate"]
+    assert (usage.calls, usage.input_tokens, usage.output_tokens) == (1, 30, 12)
+    sent = llm_server.requests[-1]
+    assert sent["temperature"] == 0.1  # DocGenerate's seed temperature
+    assert sent["stream_options"] == {"include_usage": True}
+
+
+async def test_tool_call_arguments_arrive_whole(
+    factory: ModelFactory, llm_server: ScriptedLLMServer
+):
+    llm_server.script(
+        Reply(tool_calls=[ToolCallScript("web_search", {"query": "IEEE 830 SRS 模板"})])
+    )
+    model = factory.for_role("function_call").bind_tools(
+        [{"type": "function", "function": {"name": "web_search", "parameters": {}}}]
+    )
+    message = None
+    async for chunk in model.astream([HumanMessage("找模板")]):
+        message = chunk if message is None else message + chunk
+    assert message.tool_calls[0]["name"] == "web_search"
+    assert message.tool_calls[0]["args"] == {"query": "IEEE 830 SRS 模板"}
+
+
+async def test_rate_limit_is_retried_then_succeeds(
+    factory: ModelFactory, llm_server: ScriptedLLMServer
+):
+    llm_server.script(Reply(fault="429"), Reply(content="ok"))
+    reply = await factory.for_role("chat").ainvoke([HumanMessage("hi")])
+    assert reply.content == "ok"
+    assert len(llm_server.requests) == 2
+
+
+async def test_persistent_server_error_is_described_in_plain_words(
+    factory: ModelFactory, llm_server: ScriptedLLMServer
+):
+    llm_server.script(*[Reply(fault="500") for _ in range(5)])
+    with pytest.raises(openai.InternalServerError) as error:
+        await factory.for_role("chat").ainvoke([HumanMessage("hi")])
+    assert len(llm_server.requests) == 3  # chat: 1 try + 2 retries
+    assert "500" in describe_failure(error.value, "zh")
+    assert "retries" in describe_failure(error.value, "en")
+
+
+async def test_timeout_is_reported(factory: ModelFactory, llm_server: ScriptedLLMServer):
+    llm_server.script(*[Reply(content="late", delay=2.5) for _ in range(2)])
+    impatient = factory.settings.model_copy(update={"request_timeout": 1.0, "max_retries": 1})
+    model = ModelFactory(impatient, factory.endpoint).for_role("chat")
+    with pytest.raises(openai.APITimeoutError) as error:
+        await model.ainvoke([HumanMessage("hi")])
+    assert len(llm_server.requests) == 2  # one retry, then the user is told
+    assert "超时" in describe_failure(error.value, "zh")
+
+
+async def test_schema_output_is_requested_when_supported(
+    factory: ModelFactory, llm_server: ScriptedLLMServer
+):
+    llm_server.script(Reply(content='{"items": [{"id": "FR-01", "content": "用户可以登录"}]}'))
+    result = await ask_structured(
+        factory.for_role("ReqParse"), [HumanMessage("解析")], RequirementList, use_json_schema=True
+    )
+    assert result.value.items[0].id == "FR-01"
+    response_format = llm_server.requests[-1]["response_format"]
+    assert response_format["type"] == "json_schema"
+    assert "items" in response_format["json_schema"]["schema"]["properties"]
+
+
+async def test_fenced_array_with_damage_is_repaired_without_reasking(
+    factory: ModelFactory, llm_server: ScriptedLLMServer
+):
+    llm_server.script(
+        Reply(content='好的：\n```json\n[{"id":"FR-01","content":"导出报表",},]\n```')
+    )
+    result = await ask_structured(
+        factory.for_role("ReqParse"), [HumanMessage("解析")], RequirementList, use_json_schema=False
+    )
+    assert [r.id for r in result.value.items] == ["FR-01"]
+    assert result.attempts == 1
+    assert "response_format" not in llm_server.requests[-1]
+
+
+async def test_unparseable_answer_is_reasked_with_the_parse_error(
+    factory: ModelFactory, llm_server: ScriptedLLMServer
+):
+    llm_server.script(
+        Reply(content="我认为需求如下：用户登录。"),
+        Reply(content='```json\n[{"id": "FR-01", "content": "用户登录"}]\n```'),
+    )
+    result = await ask_structured(
+        factory.for_role("ReqParse"), [HumanMessage("解析")], RequirementList, use_json_schema=False
+    )
+    assert result.attempts == 2
+    reask = llm_server.requests[-1]["messages"][-1]["content"]
+    assert "could not be used" in reask and "no JSON" in reask
+
+
+async def test_reasking_is_bounded(factory: ModelFactory, llm_server: ScriptedLLMServer):
+    llm_server.script(*[Reply(content="no json here") for _ in range(3)])
+    with pytest.raises(StructuredOutputError) as error:
+        await ask_structured(
+            factory.for_role("ReqParse"),
+            [HumanMessage("x")],
+            RequirementList,
+            use_json_schema=False,
+            max_attempts=3,
+        )
+    assert error.value.attempts == 3
+    assert len(llm_server.requests) == 3
+
+
+async def test_broken_response_body_is_retried(
+    factory: ModelFactory, llm_server: ScriptedLLMServer
+):
+    llm_server.script(
+        Reply(content="x", fault="malformed"),
+        Reply(content='[{"id": "NFR-01", "content": "99.9% 可用"}]'),
+    )
+    result = await ask_structured(
+        factory.for_role("ReqParse", streaming=False),
+        [HumanMessage("x")],
+        RequirementList,
+        use_json_schema=False,
+        backoff_base=0.01,
+    )
+    assert result.value.items[0].id == "NFR-01"
+    assert result.parse_errors and result.parse_errors[0].startswith("transport")
+
+
+def test_extract_json_prefers_the_fence_and_falls_back_to_brackets():
+    assert extract_json('text ```json\n{"a": 1}\n``` more') == {"a": 1}
+    assert extract_json("prefix [1, 2] suffix") == [1, 2]
+    with pytest.raises(ValueError):
+        extract_json("no structure at all")
