@@ -14,10 +14,12 @@ import chainlit as cl
 
 from reqstudio.runtime import AppRuntime, ensure_auth_secret
 from reqstudio.settings import SettingsError, get_settings
+from ui.agent import AGENT_MODE, close_agent_session, on_mcp_connect, on_mcp_disconnect
 from ui.chat import CHAT_MODE
 from ui.history import HistoryDataLayer, create_schema
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.session import persist_thread_state, runtime, set_runtime
+from ui.srs import SRS_MODE
 from ui.texts import lang, t
 
 try:
@@ -29,6 +31,8 @@ except SettingsError as error:
 ensure_auth_secret(settings.data_dir)
 set_runtime(AppRuntime(settings))
 register_mode(CHAT_MODE)
+register_mode(AGENT_MODE)
+register_mode(SRS_MODE)
 
 
 @cl.on_app_startup
@@ -95,6 +99,16 @@ async def resume_chat(thread: cl.types.ThreadDict) -> None:
     mode = current_mode()
     if mode.on_resume is not None:
         await mode.on_resume(thread)
+
+
+@cl.on_chat_end
+async def end_chat() -> None:
+    await close_agent_session()
+
+
+# MCP servers the user connects from the UI (the plug button) join Agent mode's tools.
+cl.on_mcp_connect(on_mcp_connect)
+cl.on_mcp_disconnect(on_mcp_disconnect)
 
 
 @cl.on_message

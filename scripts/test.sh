@@ -7,7 +7,9 @@ EXTRAS=dev bash scripts/setup.sh
 
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
-dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
+for font in fonts-noto-cjk fonts-noto-color-emoji; do
+  dpkg -s "$font" >/dev/null 2>&1 || missing+=("$font")
+done
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq

@@ -152,7 +152,11 @@ def describe_start_error(error: BaseException) -> str:
 
 def mark_mcp_tools(tools: list[BaseTool], server_name: str) -> list[BaseTool]:
     for tool in tools:
-        tool.metadata = {**(tool.metadata or {}), "reqstudio_kind": "mcp", "mcp_server": server_name}
+        tool.metadata = {
+            **(tool.metadata or {}),
+            "reqstudio_kind": "mcp",
+            "mcp_server": server_name,
+        }
     return tools
 
 
@@ -261,13 +265,15 @@ class McpToolbox:
                     self._report_when_down(tool, name)
                 ready.set_result(tools)
                 await self._stop.wait()
-        except BaseException as exc:
+        except asyncio.CancelledError:
             if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
-            elif not isinstance(exc, asyncio.CancelledError):
+                ready.cancel()
+            raise
+        except Exception as exc:  # includes the ExceptionGroups anyio raises
+            if not ready.done():
+                ready.set_exception(exc)
+            else:
                 self._mark_down(name, describe_start_error(exc))
-            if isinstance(exc, asyncio.CancelledError):
-                raise
 
     def _report_when_down(self, tool: BaseTool, server: str) -> None:
         """A call on a dead session fails at once: mark the server down (its tools leave the

@@ -169,9 +169,7 @@ class WebSearch:
             )
             for row in (rows or [])[: self.max_results]
         ]
-        return SearchOutcome(
-            query=query, ok=True, hits=hits, seconds=time.perf_counter() - started
-        )
+        return SearchOutcome(query=query, ok=True, hits=hits, seconds=time.perf_counter() - started)
 
     def clear(self) -> None:
         """Forget cached results (end of session)."""

@@ -1,0 +1,29 @@
+"""SRS mode: seed 000's multi-agent pipeline (ReqParse, ReqExplore, ReqClarify, DocGenerate)."""
+
+from agents.srs.engine import SrsRequest, pending_resume, run_srs
+from agents.srs.events import (
+    DocumentReset,
+    DocumentToken,
+    NodeFinished,
+    NodeStarted,
+    Notice,
+    RunFailed,
+    RunFinished,
+    SrsEvent,
+    SrsResult,
+)
+
+__all__ = [
+    "DocumentReset",
+    "DocumentToken",
+    "NodeFinished",
+    "NodeStarted",
+    "Notice",
+    "RunFailed",
+    "RunFinished",
+    "SrsEvent",
+    "SrsRequest",
+    "SrsResult",
+    "pending_resume",
+    "run_srs",
+]

@@ -41,9 +41,6 @@ DOC_RETRY_BACKOFF = 0.5  # seconds, doubled per attempt
 
 _ID_SHAPE = re.compile(r"^(FR|NFR|CON|SUG)[\s_\-–]*0*(\d+)$", re.IGNORECASE)
 
-# A stream that breaks after the SDK's own HTTP retries: worth starting the document again.
-_STREAM_FAILURES = (openai.APIConnectionError, openai.APIResponseValidationError, ValueError)
-
 
 class EmptyRequirementList(RuntimeError):
     """ReqParse found no usable requirement in the model's answer."""
@@ -51,6 +48,15 @@ class EmptyRequirementList(RuntimeError):
 
 class EmptyDocument(ValueError):
     """DocGenerate's answer was empty."""
+
+
+# A stream that breaks after the SDK's own HTTP retries: worth starting the document again.
+_STREAM_FAILURES = (
+    openai.APIConnectionError,
+    openai.APIResponseValidationError,
+    json.JSONDecodeError,
+    EmptyDocument,
+)
 
 
 # --- list rules ---------------------------------------------------------------------------
@@ -91,7 +97,9 @@ def effective_requirements(
 ) -> list[dict[str, str]]:
     """The list without removed items: what DocGenerate writes and the user sees."""
     removed = set(removed_ids)
-    return [{"id": it["id"], "content": it["content"]} for it in req_list if it["id"] not in removed]
+    return [
+        {"id": it["id"], "content": it["content"]} for it in req_list if it["id"] not in removed
+    ]
 
 
 def merge_explored_items(
@@ -136,7 +144,7 @@ class ScoringOutcome:
     frozen_now: list[str]
 
 
-def freeze_top_scored(scores: dict[str, int], already_frozen: Iterable[str]) -> list[str]:
+def freeze_top_scored(scores: dict[str, int], already_frozen: Iterable[str] = ()) -> list[str]:
     """Every id tied at the round's highest score, when that score is at least +1."""
     if not scores:
         return []
@@ -148,8 +156,8 @@ def freeze_top_scored(scores: dict[str, int], already_frozen: Iterable[str]) -> 
 
 
 def apply_scores(scored: Iterable[Score], unfrozen: Sequence[dict[str, Any]]) -> ScoringOutcome:
-    """Keep scores for this round's unfrozen items only; -2 removes, the top score (>= +1)
-    freezes. A removed id is never frozen."""
+    """Keep scores for this round's unfrozen items only (seed: "仅包含未冻结需求的评分");
+    -2 removes, every item tied at the top score (>= +1) freezes."""
     allowed = {it["id"] for it in unfrozen}
     scores: dict[str, int] = {}
     reasons: dict[str, str] = {}
@@ -159,7 +167,7 @@ def apply_scores(scored: Iterable[Score], unfrozen: Sequence[dict[str, Any]]) ->
             scores[rid] = item.score
             reasons[rid] = item.reason
     removed_now = [rid for rid, score in scores.items() if score == -2]
-    frozen_now = freeze_top_scored(scores, removed_now)
+    frozen_now = freeze_top_scored(scores)
     return ScoringOutcome(scores, reasons, removed_now, frozen_now)
 
 
@@ -175,16 +183,22 @@ def message_log(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     return [{"role": roles.get(m.type, m.type), "content": str(m.content)} for m in messages]
 
 
+@dataclass(eq=False)
+class NodeUsage(UsageTracker):
+    """One node's share of the usage. Compared by identity: LangChain skips a handler equal to
+    one already attached, and two empty dataclass trackers compare equal."""
+
+
 @dataclass
 class NodeClock:
     """Wall time and model usage of one node's LLM interaction."""
 
-    usage: UsageTracker
+    usage: NodeUsage
     started: float
 
     @classmethod
     def start(cls) -> NodeClock:
-        return cls(UsageTracker(), time.perf_counter())
+        return cls(NodeUsage(), time.perf_counter())
 
     def as_log(self) -> dict[str, Any]:
         return {
@@ -243,7 +257,9 @@ async def req_parse(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str
     )
     req_list = normalize_requirements(answer.value.requirements)
     if not req_list:
-        raise EmptyRequirementList("ReqParse: the model's answer held no item with an id and content")
+        raise EmptyRequirementList(
+            "ReqParse: the model's answer held no item with an id and content"
+        )
     entry = interaction_log(
         iteration=state["iteration"],
         agent="ReqParse",
@@ -263,7 +279,8 @@ async def req_explore(state: GraphState, runtime: Runtime[SrsContext]) -> dict[s
     round_number = state["iteration"] + 1
     announce(runtime, "ReqExplore", round_number)
     log.info(
-        "[日志] ReqExplore：第 %d 轮，根据评分强化挖掘与优化（仅处理未冻结且未移除项）", round_number
+        "[日志] ReqExplore：第 %d 轮，根据评分强化挖掘与优化（仅处理未冻结且未移除项）",
+        round_number,
     )
     unfrozen = unfrozen_items(state)
     if not unfrozen:
@@ -334,7 +351,12 @@ async def req_clarify(state: GraphState, runtime: Runtime[SrsContext]) -> dict[s
     log.info("[日志] ReqClarify：第 %d 轮，对需求逐条评分（排除冻结项）", round_number)
     unfrozen = unfrozen_items(state)
     if not unfrozen:
-        return {"iteration": round_number, "scores": {}, "score_reasons": {}, "last_node": "ReqClarify"}
+        return {
+            "iteration": round_number,
+            "scores": {},
+            "score_reasons": {},
+            "last_node": "ReqClarify",
+        }
     ctx = runtime.context
     clock = NodeClock.start()
     prompt = render_prompt(

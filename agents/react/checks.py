@@ -1,0 +1,130 @@
+"""The result check: after each round of tool calls, go on or hand over to the answer model.
+
+The limits come first and cannot be overridden: the iteration limit and the time limit. Then a
+custom check, if one was configured, may decide. Otherwise: a round whose results are all
+failed, empty or shorter than `min_result_chars` means go on; with `enough_result_chars` set, a
+round that brought that much usable text ends the tool phase; else the function-call model
+decides in its next round (it stops by calling no tool).
+
+Also here: loop detection (the same tool with the same arguments again).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agents.react.events import Language, say
+from agents.react.state import AgentConfig, ToolResult, Verdict
+
+
+@dataclass(frozen=True)
+class CheckInput:
+    """What a custom result check sees."""
+
+    question: str
+    round: int
+    max_iterations: int
+    elapsed_seconds: float
+    max_execution_time: float
+    round_results: Sequence[ToolResult]
+    all_results: Sequence[ToolResult]
+    min_result_chars: int
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """A custom check's verdict: `continue_` False hands over to the answer model."""
+
+    continue_: bool
+    reason: str
+
+
+def is_weak(result: ToolResult, min_chars: int) -> bool:
+    return not result.ok or result.substance_chars < max(1, min_chars)
+
+
+def limit_verdict(
+    config: AgentConfig, round_number: int, elapsed: float, language: Language
+) -> Verdict | None:
+    """The limits that always apply, whatever a custom check says."""
+    if elapsed >= config.max_execution_time:
+        return Verdict(
+            continue_=False,
+            reason_code="time",
+            reason=say("time", language, limit=f"{config.max_execution_time:g}"),
+            limit="time",
+        )
+    if round_number >= config.max_iterations:
+        return Verdict(
+            continue_=False,
+            reason_code="iterations",
+            reason=say("iterations", language, limit=config.max_iterations),
+            limit="iterations",
+        )
+    return None
+
+
+async def check_results(check: CheckInput, config: AgentConfig, language: Language) -> Verdict:
+    limit = limit_verdict(config, check.round, check.elapsed_seconds, language)
+    if limit is not None:
+        return limit
+    if config.result_check is not None:
+        outcome = config.result_check(check)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        if isinstance(outcome, bool):
+            outcome = CheckOutcome(outcome, "")
+        if isinstance(outcome, CheckOutcome):
+            code = "custom_continue" if outcome.continue_ else "custom_stop"
+            reason = outcome.reason or say(
+                "results_usable" if outcome.continue_ else "enough_results", language
+            )
+            return Verdict(continue_=outcome.continue_, reason_code=code, reason=reason)
+    if all(is_weak(r, check.min_result_chars) for r in check.round_results):
+        return Verdict(
+            continue_=True,
+            reason_code="results_weak",
+            reason=say("results_weak", language, min_chars=check.min_result_chars),
+        )
+    enough = config.enough_result_chars
+    if enough is not None and sum(r.substance_chars for r in check.round_results) >= enough:
+        return Verdict(
+            continue_=False, reason_code="enough_results", reason=say("enough_results", language)
+        )
+    return Verdict(
+        continue_=True, reason_code="results_usable", reason=say("results_usable", language)
+    )
+
+
+# --- loops -------------------------------------------------------------------------------
+
+
+def _normalise(value: Any) -> Any:
+    if isinstance(value, str):
+        return " ".join(value.split()).casefold()
+    if isinstance(value, dict):
+        return {str(k): _normalise(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_normalise(v) for v in value]
+    return value
+
+
+def call_signature(tool: str, arguments: dict[str, Any]) -> str:
+    """Two calls are the same action when tool and arguments match (ignoring case, spacing
+    and key order)."""
+    return f"{tool}:{json.dumps(_normalise(arguments), sort_keys=True, ensure_ascii=False)}"
+
+
+def find_repeated_call(
+    planned: Iterable[dict[str, Any]], earlier: Sequence[ToolResult]
+) -> dict[str, Any] | None:
+    """The first planned tool call that repeats one made in an earlier round, if any."""
+    done = {call_signature(r.tool, r.arguments) for r in earlier}
+    for call in planned:
+        if call_signature(call["name"], call.get("args") or {}) in done:
+            return call
+    return None

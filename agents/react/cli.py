@@ -1,0 +1,191 @@
+"""`reqstudio agent "question"`: one Agent-mode answer. The steps go to stderr, the answer to
+stdout, and `--stats-json FILE` writes the run's statistics."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from agents.react.engine import ReactAgent
+from agents.react.events import (
+    AgentEvent,
+    AnswerFinished,
+    AnswerToken,
+    Decision,
+    Failed,
+    HandOver,
+    LoopDetected,
+    Stats,
+    ThinkingFinished,
+    ThinkingStarted,
+    ThinkingToken,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from agents.react.state import AgentConfig
+from reqstudio.cli import UsageError
+from reqstudio.local_model import EmbeddedModelUnavailable
+from reqstudio.runtime import AppRuntime
+from reqstudio.settings import load_settings
+from tools.mcp_tools import McpConfigError, McpToolbox, read_mcp_config
+from tools.web_search import WebSearch
+
+MCP_CONFIG_ENV = "REQSTUDIO_MCP_CONFIG"
+BUNDLED_MCP_CONFIG = Path(__file__).resolve().parents[2] / "mcp.json"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "agent",
+        help="ask one question in Agent mode (reasoning with web search and MCP tools)",
+        description="Agent mode: the steps are printed on stderr, the answer on stdout.",
+    )
+    parser.add_argument("question", help="what to ask")
+    parser.add_argument("--stats-json", type=Path, metavar="FILE", help="write statistics here")
+    parser.add_argument(
+        "--mcp-config",
+        type=Path,
+        metavar="FILE",
+        help=f"MCP servers config (default: ${MCP_CONFIG_ENV}, else ./mcp.json)",
+    )
+    parser.add_argument("--no-mcp", action="store_true", help="do not start MCP servers")
+    parser.add_argument("--no-search", action="store_true", help="no web_search tool")
+    parser.add_argument("--lang", choices=["zh", "en"], default="en", help="language of notices")
+    parser.set_defaults(handler=run)
+
+
+def mcp_config_path(args: argparse.Namespace) -> Path | None:
+    if args.no_mcp:
+        return None
+    from_env = os.environ.get(MCP_CONFIG_ENV)
+    chosen = args.mcp_config or (Path(from_env) if from_env else None)
+    if chosen is not None:
+        if not chosen.is_file():
+            raise UsageError(f"MCP config file not found: {chosen}")
+        return chosen
+    for candidate in (Path("mcp.json"), BUNDLED_MCP_CONFIG):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.question.strip():
+        raise UsageError("the question is empty")
+    settings = load_settings()
+    config = AgentConfig.from_settings(settings, language=args.lang)
+    mcp_path = mcp_config_path(args)
+    try:
+        with AppRuntime(settings) as runtime:
+            return asyncio.run(ask(runtime, config, args, mcp_path))
+    except EmbeddedModelUnavailable as exc:
+        raise UsageError(str(exc)) from None
+
+
+async def ask(
+    runtime: AppRuntime, config: AgentConfig, args: argparse.Namespace, mcp_path: Path | None
+) -> int:
+    if mcp_path is not None:
+        try:
+            read_mcp_config(mcp_path)
+        except McpConfigError as exc:
+            raise UsageError(str(exc)) from None
+    async with McpToolbox.open(mcp_path) as toolbox:
+        for status in toolbox.statuses:
+            state = f"{len(status.tools)} tool(s)" if status.ok else f"left out: {status.error}"
+            print(f"[mcp] {status.name}: {state}", file=sys.stderr)
+        tools = [] if args.no_search else [WebSearch().as_tool()]
+        agent = ReactAgent(runtime.factory(), [*tools, *toolbox.tools], config)
+        printer = StepPrinter(sys.stderr, sys.stdout)
+        async for event in agent.run(args.question):
+            printer.show(event)
+        if args.stats_json and printer.stats is not None:
+            report: dict[str, Any] = {
+                "question": args.question,
+                "ok": not printer.failed,
+                **printer.stats.model_dump(exclude={"type"}),
+                "mcp_servers": [vars(s) for s in toolbox.statuses],
+            }
+            args.stats_json.parent.mkdir(parents=True, exist_ok=True)
+            args.stats_json.write_text(json.dumps(report, ensure_ascii=False, indent=2))
+    return 1 if printer.failed else 0
+
+
+class StepPrinter:
+    """Writes events as readable lines: steps to `steps`, the answer to `answer`."""
+
+    def __init__(self, steps: TextIO, answer: TextIO):
+        self.steps = steps
+        self.answer = answer
+        self.failed = False
+        self.stats: Stats | None = None
+
+    def _line(self, text: str) -> None:
+        print(text, file=self.steps, flush=True)
+
+    def show(self, event: AgentEvent) -> None:
+        match event:
+            case ThinkingStarted(model=model, round=number):
+                self.steps.write(f"\n[thinking · {model} · round {number}] ")
+            case ThinkingToken(text=text):
+                self.steps.write(text)
+                self.steps.flush()
+            case ThinkingFinished():
+                self._line("")
+            case ToolCallStarted(tool=tool, arguments=arguments, kind=kind):
+                self._line(f"→ {tool} ({kind}) {json.dumps(arguments, ensure_ascii=False)}")
+            case ToolCallFinished() as done:
+                self._show_result(done)
+            case Decision(continue_=go_on, reason=reason):
+                self._line(f"[{'continue' if go_on else 'stop'}] {reason}")
+            case LoopDetected(message=message):
+                self._line(f"[loop] {message}")
+            case HandOver(answer_model=model, limit=limit):
+                note = f" (limit: {limit})" if limit else ""
+                self._line(f"[answer · {model}]{note}")
+            case AnswerToken(text=text):
+                self.answer.write(text)
+                self.answer.flush()
+            case AnswerFinished():
+                self.answer.write("\n")
+                self.answer.flush()
+            case Failed(message=message, kept_results=kept):
+                self.failed = True
+                self._line(f"reqstudio: {message}")
+                for result in kept:
+                    self._line(f"  kept: {result.tool} {json.dumps(result.arguments)}")
+            case Stats() as stats:
+                self.stats = stats
+                self._show_stats(stats)
+
+    def _show_result(self, done: ToolCallFinished) -> None:
+        if not done.ok:
+            first_line = (done.result_text.strip().splitlines() or [""])[0]
+            self._line(f"✗ {done.tool} failed: {first_line[:200]}")
+            return
+        if done.result_count is not None:
+            cached = ", cached" if done.cached else ""
+            self._line(f"← {done.tool}: {done.result_count} result(s){cached}")
+            for number, hit in enumerate(done.top_results, start=1):
+                self._line(f"   [{number}] {hit.title} <{hit.url}>")
+            return
+        preview = " ".join(done.result_text.split())[:200]
+        self._line(f"← {done.tool}: {preview}")
+
+    def _show_stats(self, stats: Stats) -> None:
+        parts = [
+            f"{role} {usage.model}: {usage.calls} call(s), "
+            f"{usage.input_tokens}+{usage.output_tokens} tokens, {usage.seconds:.1f} s"
+            for role, usage in stats.per_model.items()
+        ]
+        cost = "" if stats.estimated_cost is None else f", ~{stats.estimated_cost:.4f}"
+        phases = stats.phase_seconds
+        self._line(
+            f"[stats] {'; '.join(parts) or 'no model calls'}; total {stats.total_tokens} "
+            f"tokens{cost}; tools {phases['tools']:.1f} s, answer {phases['answer']:.1f} s"
+        )

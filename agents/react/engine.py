@@ -1,0 +1,282 @@
+"""Agent mode's engine: `ReactAgent.run(question)` yields events while the ReAct loop works.
+
+    search = WebSearch()                                  # one per chat session (its cache)
+    async with McpToolbox.open("mcp.json") as mcp:
+        agent = ReactAgent(factory, [search.as_tool(), *mcp.tools], AgentConfig.from_settings(s))
+        async for event in agent.run("question"):
+            ...
+
+The engine knows nothing of Chainlit; the UI turns events into Steps and messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import httpx
+import openai
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+
+from agents.react.events import (
+    AgentEvent,
+    Failed,
+    KeptResult,
+    ModelUsage,
+    Stats,
+    say,
+)
+from agents.react.graph import RunContext, bind_tools, build_agent_graph, react_system_prompt
+from agents.react.state import AgentConfig, AgentMemory, history_messages
+from reqstudio.errors import describe_failure
+from reqstudio.llm import ModelFactory
+from reqstudio.structured import StructuredOutputError
+from reqstudio.usage import RoleUsage, UsageTracker
+
+log = logging.getLogger("reqstudio.agent")
+
+DEFAULT_SYSTEM_PROMPT = "agent/react_system.md"
+# Small local models follow a short, plain prompt better than the full one.
+PROMPT_VARIANTS: list[tuple[re.Pattern[str], str]] = [
+    (
+        re.compile(r"smollm|tinyllama|qwen2?\.?5?-0\.5b|-(135|360)m\b|gemma-?3?-1b", re.I),
+        "agent/react_system_small.md",
+    ),
+]
+
+MODEL_FAILURES = (openai.APIError, httpx.HTTPError, json.JSONDecodeError, StructuredOutputError)
+
+
+class RunUsage(UsageTracker):
+    """One run's usage. A class of its own: UsageTracker is a dataclass, so two empty trackers
+    compare equal and LangChain's callback manager would keep only one of them."""
+
+
+def choose_system_prompt(model_name: str) -> str:
+    """The ReAct prompt template for a function-call model, chosen by its name."""
+    for pattern, template in PROMPT_VARIANTS:
+        if pattern.search(model_name):
+            return template
+    return DEFAULT_SYSTEM_PROMPT
+
+
+def model_name_of(model: Any) -> str:
+    for attribute in ("model_name", "model", "model_id"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__
+
+
+def estimate_cost(
+    per_model: dict[str, ModelUsage], prices: dict[str, tuple[float, float]]
+) -> float | None:
+    """Cost from prices per 1k tokens; None when a model that was used has no price."""
+    used = [u for u in per_model.values() if u.calls or u.input_tokens or u.output_tokens]
+    if not used or any(u.model not in prices for u in used):
+        return None
+    total = 0.0
+    for usage in used:
+        input_price, output_price = prices[usage.model]
+        total += usage.input_tokens / 1000 * input_price + usage.output_tokens / 1000 * output_price
+    return round(total, 6)
+
+
+class ReactAgent:
+    """Agent mode: a ReAct loop with a function-call model and an answer model.
+
+    Models come from the factory by role ("function_call", "answer") and the config's specs;
+    `function_call_llm` / `answer_llm` pass ready-made chat models instead. With no answer
+    model configured, the function-call model answers too (single-model mode).
+
+    `tracker` accumulates usage across runs (a session's totals); each run's own usage is in
+    its closing `Stats` event. `memory` keeps the thread's turns and tool-call records.
+    """
+
+    def __init__(
+        self,
+        factory: ModelFactory | None,
+        tools: Sequence[BaseTool] = (),
+        config: AgentConfig | None = None,
+        tracker: UsageTracker | None = None,
+        *,
+        memory: AgentMemory | None = None,
+        function_call_llm: BaseChatModel | None = None,
+        answer_llm: BaseChatModel | None = None,
+    ):
+        self.config = config or AgentConfig()
+        self.config.validate()
+        self.tracker = tracker if tracker is not None else UsageTracker()
+        self.memory = memory if memory is not None else AgentMemory()
+        self.tools = list(tools)
+        callbacks = [self.tracker]
+        if function_call_llm is None:
+            if factory is None:
+                raise ValueError("ReactAgent needs a model factory or a function_call_llm")
+            function_call_llm = factory.for_role(
+                "function_call", callbacks=callbacks, spec=self.config.function_call_spec
+            )
+        if answer_llm is None:
+            if factory is not None:
+                answer_llm = factory.for_role(
+                    "answer",
+                    callbacks=callbacks,
+                    spec=self.config.answer_spec or self.config.function_call_spec,
+                )
+            else:
+                answer_llm = function_call_llm
+        self.function_call_model_name = model_name_of(function_call_llm)
+        self.answer_model_name = model_name_of(answer_llm)
+        self._reasoning_model = self._with_role(
+            bind_tools(function_call_llm, self.tools),
+            "function_call",
+            self.function_call_model_name,
+            callbacks if factory is None else [],
+        )
+        self._answer_model = self._with_role(
+            answer_llm, "answer", self.answer_model_name, callbacks if factory is None else []
+        )
+        self.system_prompt_template = self.config.system_prompt or choose_system_prompt(
+            self.function_call_model_name
+        )
+        self._graph = build_agent_graph()
+
+    @staticmethod
+    def _with_role(model: Runnable, role: str, name: str, callbacks: list[Any]) -> Runnable:
+        # Models from the factory carry their role already; these tags cover ready-made ones.
+        return model.with_config(
+            metadata={"reqstudio_role": role, "reqstudio_model": name},
+            callbacks=callbacks or None,
+        )
+
+    @property
+    def single_model(self) -> bool:
+        return self.config.single_model
+
+    def system_prompt(self) -> str:
+        return react_system_prompt(
+            self.system_prompt_template, self.tools, self.config.max_iterations
+        )
+
+    async def run(
+        self,
+        question: str,
+        history: AgentMemory | Sequence[dict[str, Any]] | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """Answer one question, yielding events; the last one is always `Stats`.
+
+        `history`: the prior turns ([{"role": "user"|"assistant", "content": ...}]) or an
+        `AgentMemory`; by default `self.memory`. The turn and its tool calls are recorded in
+        that memory (or in `self.memory` when plain dicts were given). Cancelling the task
+        cancels running tools and propagates.
+        """
+        memory = history if isinstance(history, AgentMemory) else self.memory
+        prior: list[BaseMessage] = (
+            memory.as_messages()
+            if history is None or history is memory
+            else history_messages(history)  # type: ignore[arg-type]
+        )
+        run_usage = RunUsage()
+        ctx = RunContext(
+            config=self.config,
+            question=question,
+            history=prior,
+            reasoning_model=self._reasoning_model,
+            answer_model=self._answer_model,
+            function_call_model_name=self.function_call_model_name,
+            answer_model_name=self.answer_model_name,
+            tools={tool.name: tool for tool in self.tools},
+        )
+        initial = {
+            "messages": [SystemMessage(self.system_prompt()), *prior, HumanMessage(question)],
+            "round": 0,
+            "results": [],
+            "verdict": None,
+        }
+        graph_config = {
+            "callbacks": [run_usage],
+            "recursion_limit": 3 * self.config.max_iterations + 6,
+        }
+        answer: str | None = None
+        rounds = 0
+        stream = self._graph.astream(
+            initial, graph_config, context=ctx, stream_mode=["custom", "updates"]
+        )
+        try:
+            async with contextlib.aclosing(stream):
+                async for mode, payload in stream:
+                    if mode == "custom":
+                        yield payload
+                    elif isinstance(payload, dict):
+                        for update in payload.values():
+                            if isinstance(update, dict):
+                                rounds = update.get("round", rounds)
+                                answer = update.get("answer", answer)
+        except asyncio.CancelledError:
+            log.info("agent run cancelled after %.1f s", ctx.elapsed())
+            raise
+        except Exception as exc:
+            yield self._failure(exc, ctx)
+        if answer is not None:
+            memory.record(question, answer, ctx.gathered)
+        yield self._stats(ctx, run_usage, rounds)
+
+    def _failure(self, error: Exception, ctx: RunContext) -> Failed:
+        language = self.config.language
+        kept = [
+            KeptResult(tool=r.tool, arguments=r.arguments, ok=r.ok, result_text=r.text)
+            for r in ctx.gathered
+        ]
+        if isinstance(error, MODEL_FAILURES):
+            log.warning("agent stopped, model failure: %s", type(error).__name__)
+            message = say("model_failed", language, detail=describe_failure(error, language))
+            suggest_chat = False
+        else:
+            log.exception("agent run failed", exc_info=error)
+            message = say("unexpected", language, error=type(error).__name__)
+            suggest_chat = True
+        return Failed(
+            message=message,
+            kept_results=kept,
+            partial_answer=ctx.answer_so_far,
+            suggest_chat_mode=suggest_chat,
+        )
+
+    def _stats(self, ctx: RunContext, usage: UsageTracker, rounds: int) -> Stats:
+        ended = time.monotonic()
+        handed_over = ctx.handed_over_at or ended
+        per_model = {
+            role: ModelUsage(
+                model=u.model or self._model_for_role(role),
+                calls=u.calls,
+                input_tokens=u.input_tokens,
+                output_tokens=u.output_tokens,
+                seconds=round(u.seconds, 3),
+            )
+            for role, u in usage.roles.items()
+            if isinstance(u, RoleUsage)
+        }
+        return Stats(
+            per_model=per_model,
+            phase_seconds={
+                "tools": round(handed_over - ctx.started, 3),
+                "answer": round(ended - handed_over, 3),
+                "total": round(ended - ctx.started, 3),
+            },
+            total_tokens=usage.total_tokens,
+            estimated_cost=estimate_cost(per_model, self.config.prices),
+            tool_calls=len(ctx.gathered),
+            rounds=rounds,
+        )
+
+    def _model_for_role(self, role: str) -> str:
+        return self.answer_model_name if role == "answer" else self.function_call_model_name

@@ -1,0 +1,527 @@
+"""The ReAct loop as a LangGraph StateGraph with two models.
+
+    reason ──(tool calls)──> run_tools ──> check_results ──(go on)──> reason
+       │                                        │
+       └──(no tool call / loop / time)──────────┴──(enough / a limit)──> write_answer ──> END
+
+`reason` streams the function-call model's thinking and decides tool calls; `run_tools` runs
+one round's calls concurrently; `check_results` is the result check; `write_answer` streams the
+answer model's reply from everything gathered. Nodes report progress as events through the
+graph's stream writer (stream_mode="custom"); run-scoped things live in `RunContext`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.utils import message_chunk_to_message
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from agents.react.checks import CheckInput, check_results, find_repeated_call, limit_verdict
+from agents.react.events import (
+    AnswerFinished,
+    AnswerToken,
+    Decision,
+    HandOver,
+    LoopDetected,
+    PlannedCall,
+    ThinkingFinished,
+    ThinkingStarted,
+    ThinkingToken,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolKind,
+    say,
+)
+from agents.react.state import AgentConfig, AgentState, ToolResult, Verdict
+from reqstudio.prompts import render_prompt
+from tools.mcp_tools import content_to_text
+from tools.web_search import WEB_SEARCH_TOOL_NAME, SearchHit
+
+log = logging.getLogger("reqstudio.agent")
+
+SOURCE_TEXT_CHARS = 4000
+TOOL_TEXT_CHARS = 8000
+NOTES_CHARS = 2000
+
+
+@dataclass
+class RunContext:
+    """Everything one run needs besides the graph state; nodes read it from the runtime."""
+
+    config: AgentConfig
+    question: str
+    history: list[BaseMessage]
+    reasoning_model: Runnable  # the function-call model with the tools bound
+    answer_model: Runnable
+    function_call_model_name: str
+    answer_model_name: str
+    tools: dict[str, BaseTool]
+    started: float = field(default_factory=time.monotonic)
+    handed_over_at: float | None = None
+    gathered: list[ToolResult] = field(default_factory=list)
+    answer_so_far: str = ""
+
+    @property
+    def language(self) -> Literal["zh", "en"]:
+        return self.config.language
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def remaining(self) -> float:
+        return self.config.max_execution_time - self.elapsed()
+
+    def trace(self, message: str, *args: Any) -> None:
+        """AGENT_VERBOSE logs every thought and action at INFO; otherwise at DEBUG."""
+        log.log(logging.INFO if self.config.verbose else logging.DEBUG, message, *args)
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+
+def tool_kind(tool: BaseTool | None, name: str) -> ToolKind:
+    declared = (tool.metadata or {}).get("reqstudio_kind") if tool is not None else None
+    if declared in {"search", "mcp", "tool"}:
+        return declared
+    return "search" if name == WEB_SEARCH_TOOL_NAME else "tool"
+
+
+def chunk_text(chunk: AIMessageChunk) -> str:
+    """Visible text of a streamed chunk: content, or a provider's separate reasoning field."""
+    content = chunk.content
+    if isinstance(content, list):
+        content = "".join(
+            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
+        )
+    reasoning = chunk.additional_kwargs.get("reasoning_content") or ""
+    return f"{reasoning}{content or ''}"
+
+
+def compact_arguments(arguments: dict[str, Any]) -> str:
+    return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+
+
+def emit_decision(emit: Callable[[Any], None], verdict: Verdict, round_number: int) -> None:
+    emit(
+        Decision(
+            continue_=verdict.continue_,
+            reason=verdict.reason,
+            reason_code=verdict.reason_code,
+            round=round_number,
+        )
+    )
+
+
+def stop_verdict(code: str, language: Literal["zh", "en"]) -> Verdict:
+    return Verdict(continue_=False, reason_code=code, reason=say(code, language))
+
+
+def time_verdict(ctx: RunContext) -> Verdict:
+    seconds = f"{ctx.config.max_execution_time:g}"
+    return Verdict(
+        continue_=False,
+        reason_code="time",
+        reason=say("time", ctx.language, limit=seconds),
+        limit="time",
+    )
+
+
+# --- nodes -----------------------------------------------------------------------------
+
+
+async def reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The function-call model thinks (streamed) and decides which tools to call, if any."""
+    ctx, emit = runtime.context, runtime.stream_writer
+    round_number = state.get("round", 0) + 1
+    if ctx.remaining() <= 0:
+        verdict = limit_verdict(ctx.config, round_number - 1, ctx.elapsed(), ctx.language)
+        assert verdict is not None
+        emit_decision(emit, verdict, round_number - 1)
+        return {"verdict": verdict}
+
+    emit(ThinkingStarted(model=ctx.function_call_model_name, round=round_number))
+    thought: list[str] = []
+    full: AIMessageChunk | None = None
+    try:
+        async with asyncio.timeout(ctx.remaining()):
+            async for chunk in ctx.reasoning_model.astream(state["messages"]):
+                full = chunk if full is None else full + chunk
+                piece = chunk_text(chunk)
+                if piece:
+                    thought.append(piece)
+                    emit(ThinkingToken(text=piece, round=round_number))
+    except TimeoutError:
+        emit(ThinkingFinished(text="".join(thought), round=round_number))
+        verdict = limit_verdict(ctx.config, round_number, ctx.elapsed(), ctx.language)
+        verdict = verdict or time_verdict(ctx)
+        emit_decision(emit, verdict, round_number)
+        return {"round": round_number, "verdict": verdict}
+
+    message = message_chunk_to_message(full) if full is not None else AIMessage("")
+    assert isinstance(message, AIMessage)
+    for index, call in enumerate([*message.tool_calls, *message.invalid_tool_calls]):
+        if not call.get("id"):  # some providers send none; results must refer to the call
+            call["id"] = f"call_{round_number}_{index}"
+    text = "".join(thought)
+    planned = [
+        PlannedCall(call_id=c["id"] or "", tool=c["name"], arguments=c["args"])
+        for c in message.tool_calls
+    ] + [
+        PlannedCall(
+            call_id=c["id"] or "", tool=c["name"] or "?", arguments={"raw": c["args"] or ""}
+        )
+        for c in message.invalid_tool_calls
+    ]
+    emit(ThinkingFinished(text=text, tool_calls=planned, round=round_number))
+    ctx.trace("agent round %d thought: %s | calls: %s", round_number, text, planned)
+
+    if not planned:
+        verdict = stop_verdict("model_done", ctx.language)
+        emit_decision(emit, verdict, round_number)
+        return {"messages": [message], "round": round_number, "verdict": verdict}
+
+    repeated = find_repeated_call(message.tool_calls, state.get("results", []))
+    if repeated is not None:
+        notice = say("loop", ctx.language, tool=repeated["name"])
+        emit(LoopDetected(tool=repeated["name"], arguments=repeated["args"], message=notice))
+        ctx.trace("agent loop: %s %s", repeated["name"], repeated["args"])
+        verdict = Verdict(continue_=False, reason_code="loop", reason=notice, limit="loop")
+        emit_decision(emit, verdict, round_number)
+        # The repeating message is not kept: its tool calls will never get results.
+        return {"round": round_number, "verdict": verdict}
+
+    return {
+        "messages": [message],
+        "round": round_number,
+        "verdict": Verdict(continue_=True, reason_code="tools_planned", reason=""),
+    }
+
+
+async def run_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Run all tool calls of this round at once; failures come back as results, not errors."""
+    ctx, emit = runtime.context, runtime.stream_writer
+    round_number = state["round"]
+    message = state["messages"][-1]
+    assert isinstance(message, AIMessage)
+    calls = [
+        (c["id"] or f"call_{i}", c["name"], c["args"]) for i, c in enumerate(message.tool_calls)
+    ]
+    invalid = message.invalid_tool_calls
+    finished: dict[str, ToolResult] = {}
+
+    async def run_one(call_id: str, name: str, arguments: dict[str, Any]) -> None:
+        tool = ctx.tools.get(name)
+        kind = tool_kind(tool, name)
+        emit(
+            ToolCallStarted(
+                call_id=call_id, tool=name, arguments=arguments, kind=kind, round=round_number
+            )
+        )
+        ctx.trace("agent tool call %s %s", name, compact_arguments(arguments))
+        result = await invoke_tool(ctx, tool, call_id, name, arguments, kind, round_number)
+        finished[call_id] = result
+        ctx.gathered.append(result)
+        emit(finished_event(result))
+        ctx.trace("agent tool result %s ok=%s: %s", name, result.ok, result.text)
+
+    timed_out = False
+    try:
+        async with asyncio.timeout(max(0.0, ctx.remaining())):
+            await asyncio.gather(*(run_one(*call) for call in calls))
+    except TimeoutError:
+        timed_out = True
+
+    results: list[ToolResult] = []
+    for call_id, name, arguments in calls:
+        result = finished.get(call_id)
+        if result is None:  # cancelled by the time limit
+            result = ToolResult(
+                call_id=call_id,
+                tool=name,
+                kind=tool_kind(ctx.tools.get(name), name),
+                arguments=arguments,
+                ok=False,
+                text=say("tool_cancelled_time", ctx.language),
+                round=round_number,
+            )
+            ctx.gathered.append(result)
+            emit(finished_event(result))
+        results.append(result)
+    for bad in invalid:
+        call_id, name = bad["id"] or f"invalid_{len(results)}", bad["name"] or "?"
+        arguments = {"raw": bad["args"] or ""}
+        kind = tool_kind(ctx.tools.get(name), name)
+        emit(
+            ToolCallStarted(
+                call_id=call_id, tool=name, arguments=arguments, kind=kind, round=round_number
+            )
+        )
+        result = ToolResult(
+            call_id=call_id,
+            tool=name,
+            kind=kind,
+            arguments=arguments,
+            ok=False,
+            text=f"The arguments for {name} were not valid JSON ({bad.get('error') or 'unparsable'}).",
+            round=round_number,
+        )
+        ctx.gathered.append(result)
+        emit(finished_event(result))
+        results.append(result)
+
+    tool_messages = [
+        ToolMessage(
+            content=r.text or "(no output)",
+            tool_call_id=r.call_id,
+            name=r.tool,
+            status="success" if r.ok else "error",
+        )
+        for r in results
+    ]
+    return {"messages": tool_messages, "results": results, "timed_out": timed_out}
+
+
+async def invoke_tool(
+    ctx: RunContext,
+    tool: BaseTool | None,
+    call_id: str,
+    name: str,
+    arguments: dict[str, Any],
+    kind: ToolKind,
+    round_number: int,
+) -> ToolResult:
+    base = {"call_id": call_id, "tool": name, "kind": kind, "arguments": arguments}
+    base["round"] = round_number
+    if tool is None:
+        available = ", ".join(sorted(ctx.tools)) or "none"
+        return ToolResult(
+            **base, ok=False, text=f"There is no tool named {name!r}. Available: {available}."
+        )
+    started = time.perf_counter()
+    try:
+        call = tool.ainvoke({"type": "tool_call", "id": call_id, "name": name, "args": arguments})
+        if ctx.config.tool_timeout is not None:
+            output = await asyncio.wait_for(call, ctx.config.tool_timeout)
+        else:
+            output = await call
+    except Exception as exc:  # a failing tool is an observation for the model, not a crash
+        log.warning("tool %s failed: %s", name, type(exc).__name__)
+        detail = "it timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+        return ToolResult(
+            **base,
+            ok=False,
+            text=f"The tool {name} failed ({detail}). Try another tool or query, or answer "
+            "from what is known.",
+            seconds=time.perf_counter() - started,
+        )
+    seconds = time.perf_counter() - started
+    ok, artifact = True, None
+    if isinstance(output, ToolMessage):
+        ok = output.status != "error"
+        artifact = output.artifact
+        text = content_to_text(output.content)
+    else:
+        text = content_to_text(output)
+    if len(text) > TOOL_TEXT_CHARS:  # keep the model's context for the rest of the run
+        text = f"{text[:TOOL_TEXT_CHARS]}\n[… {len(text) - TOOL_TEXT_CHARS} more characters cut]"
+    hits: list[SearchHit] = []
+    cached = False
+    if isinstance(artifact, dict) and "hits" in artifact:
+        hits = [SearchHit.model_validate(hit) for hit in artifact.get("hits") or []]
+        ok = ok and bool(artifact.get("ok", True))
+        cached = bool(artifact.get("cached"))
+    return ToolResult(**base, ok=ok, text=text, hits=hits, cached=cached, seconds=seconds)
+
+
+def finished_event(result: ToolResult) -> ToolCallFinished:
+    return ToolCallFinished(
+        call_id=result.call_id,
+        tool=result.tool,
+        ok=result.ok,
+        result_text=result.text,
+        result_count=len(result.hits) if result.kind == "search" else None,
+        top_results=result.hits[:3],
+        kind=result.kind,
+        cached=result.cached,
+        seconds=round(result.seconds, 3),
+        round=result.round,
+    )
+
+
+async def check_round(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The result check after a round of tools (see agents.react.checks)."""
+    ctx, emit = runtime.context, runtime.stream_writer
+    round_number = state["round"]
+    results = state.get("results", [])
+    if state.get("timed_out"):
+        verdict = time_verdict(ctx)
+    else:
+        verdict = await check_results(
+            CheckInput(
+                question=ctx.question,
+                round=round_number,
+                max_iterations=ctx.config.max_iterations,
+                elapsed_seconds=ctx.elapsed(),
+                max_execution_time=ctx.config.max_execution_time,
+                round_results=[r for r in results if r.round == round_number],
+                all_results=results,
+                min_result_chars=ctx.config.min_result_chars,
+            ),
+            ctx.config,
+            ctx.language,
+        )
+    emit_decision(emit, verdict, round_number)
+    ctx.trace("agent round %d decision: %s", round_number, verdict.reason)
+    return {"verdict": verdict}
+
+
+async def write_answer(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The answer model writes the final answer from what was gathered, streamed."""
+    ctx, emit = runtime.context, runtime.stream_writer
+    verdict = state.get("verdict") or stop_verdict("model_done", ctx.language)
+    ctx.handed_over_at = time.monotonic()
+    emit(
+        HandOver(
+            reason=verdict.reason,
+            limit=verdict.limit,
+            answer_model=ctx.answer_model_name,
+            reason_code=verdict.reason_code,
+        )
+    )
+    messages = answer_messages(ctx, state, verdict)
+    parts: list[str] = []
+    async for chunk in ctx.answer_model.astream(messages):
+        piece = chunk.content if isinstance(chunk.content, str) else chunk_text(chunk)
+        if piece:
+            parts.append(piece)
+            ctx.answer_so_far = "".join(parts)
+            emit(AnswerToken(text=piece))
+    answer = "".join(parts)
+    emit(AnswerFinished(text=answer))
+    ctx.trace("agent answer: %s", answer)
+    return {"answer": answer}
+
+
+def answer_messages(ctx: RunContext, state: AgentState, verdict: Verdict) -> list[BaseMessage]:
+    results = state.get("results", [])
+    sources = numbered_sources(results)
+    failures = [
+        f"{r.tool}({compact_arguments(r.arguments)}): {r.text[:200]}" for r in results if not r.ok
+    ]
+    last = state.get("messages", [])[-1:] or [None]
+    notes = ""
+    if isinstance(last[0], AIMessage) and not last[0].tool_calls:
+        notes = content_to_text(last[0].content)[:NOTES_CHARS]
+    user = render_prompt(
+        "agent/answer_user.md",
+        question=ctx.question,
+        sources=sources,
+        tools_used=bool(results),
+        failures=failures,
+        limit=verdict.limit,
+        notes=notes.strip(),
+    )
+    return [
+        SystemMessage(render_prompt("agent/answer_system.md")),
+        *ctx.history,
+        HumanMessage(user),
+    ]
+
+
+def numbered_sources(results: list[ToolResult]) -> list[dict[str, Any]]:
+    """Every usable result as a numbered source; a search hit is a source of its own."""
+    sources: list[dict[str, Any]] = []
+    seen_urls: set[str] = set()
+    for result in results:
+        if not result.ok:
+            continue
+        if result.kind == "search":
+            for hit in result.hits:
+                if hit.url and hit.url in seen_urls:
+                    continue
+                seen_urls.add(hit.url)
+                sources.append({"title": hit.title, "url": hit.url, "text": hit.snippet})
+        elif result.text.strip():
+            sources.append(
+                {
+                    "title": f"{result.tool}({compact_arguments(result.arguments)})",
+                    "url": "",
+                    "text": result.text.strip()[:SOURCE_TEXT_CHARS],
+                }
+            )
+    for number, source in enumerate(sources, start=1):
+        source["number"] = number
+    return sources
+
+
+# --- routes and the graph ------------------------------------------------------------------
+
+
+def after_reasoning(state: AgentState) -> Literal["run_tools", "write_answer"]:
+    verdict = state.get("verdict")
+    return "run_tools" if verdict is not None and verdict.continue_ else "write_answer"
+
+
+def after_check(state: AgentState) -> Literal["reason", "write_answer"]:
+    verdict = state.get("verdict")
+    return "reason" if verdict is not None and verdict.continue_ else "write_answer"
+
+
+def build_agent_graph() -> CompiledStateGraph:
+    graph = StateGraph(AgentState, context_schema=RunContext)
+    graph.add_node("reason", reason)
+    graph.add_node("run_tools", run_tools)
+    graph.add_node("check_results", check_round)
+    graph.add_node("write_answer", write_answer)
+    graph.add_edge(START, "reason")
+    graph.add_conditional_edges("reason", after_reasoning)
+    graph.add_edge("run_tools", "check_results")
+    graph.add_conditional_edges("check_results", after_check)
+    graph.add_edge("write_answer", END)
+    return graph.compile(name="react_agent")
+
+
+def react_system_prompt(template: str, tools: list[BaseTool], max_iterations: int) -> str:
+    return render_prompt(
+        template,
+        tools=[
+            {
+                "name": t.name,
+                "kind": tool_kind(t, t.name),
+                "description": " ".join((t.description or "").split())[:400],
+            }
+            for t in tools
+        ],
+        max_iterations=max_iterations,
+        today=dt.date.today().isoformat(),
+    )
+
+
+def bind_tools(model: BaseChatModel | Runnable, tools: list[BaseTool]) -> Runnable:
+    if not tools:
+        return model
+    with contextlib.suppress(NotImplementedError, AttributeError):
+        return model.bind_tools(tools)  # type: ignore[union-attr]
+    return model

@@ -1,0 +1,250 @@
+"""Agent mode's types: its configuration, the graph state, tool results and the memory of a
+conversation (turns and tool-call records, JSON-serialisable for the UI session)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
+from langgraph.graph.message import add_messages
+from pydantic import BaseModel, Field
+
+from agents.react.events import Language, Limit, ToolKind
+from reqstudio.settings import ModelSpec, Settings, SettingsError
+from tools.web_search import SearchHit
+
+if TYPE_CHECKING:
+    from agents.react.checks import CheckInput, CheckOutcome
+
+PRICES_ENV = "AGENT_PRICES"
+
+# A custom result check may return a CheckOutcome, a bool (go on?), or None (use the default
+# rules); it may be a coroutine function.
+ResultCheck = Callable[
+    ["CheckInput"], "CheckOutcome | bool | Awaitable[CheckOutcome | bool | None] | None"
+]
+
+
+class AgentConfigError(SettingsError):
+    """The Agent-mode configuration cannot work; the message says what to fix."""
+
+
+@dataclass
+class AgentConfig:
+    """How an agent run behaves. `AgentConfig.from_settings(settings)` reads the environment
+    (AGENT_MAX_ITERATIONS, AGENT_MAX_EXECUTION_TIME, AGENT_VERBOSE, AGENT_FUNCTION_CALL_MODEL,
+    AGENT_ANSWER_MODEL, AGENT_PRICES); code can build one directly (limits are not range-checked
+    here so tests can use small ones; Settings enforces 1-10 and 10-300 for users)."""
+
+    max_iterations: int = 5
+    """Reasoning rounds that may call tools; then the answer is written from what was found."""
+    max_execution_time: float = 60.0
+    """Seconds for the reasoning and tool phase; then the answer is written from what was found."""
+    min_result_chars: int = 20
+    """A tool result with less text than this counts as too short (the loop goes on)."""
+    enough_result_chars: int | None = None
+    """If set, stop calling tools once a round brings this much usable text (None: the
+    function-call model decides when it has enough)."""
+    verbose: bool = False
+    """Log every thought, action, tool input and output (AGENT_VERBOSE)."""
+    function_call_spec: ModelSpec | None = None
+    """The function-call model; None means the app's default model (OPENAI_MODEL)."""
+    answer_spec: ModelSpec | None = None
+    """The answer model; None means the function-call model answers too (single-model mode)."""
+    result_check: ResultCheck | None = None
+    """Optional custom check of each round's tool results (see agents.react.checks)."""
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Model name -> (price per 1k input tokens, price per 1k output tokens)."""
+    language: Language = "zh"
+    """Language of the sentences in events (reasons, notices, errors)."""
+    system_prompt: str | None = None
+    """Override the ReAct prompt template (a name under prompts/, e.g. agent/react_system.md)."""
+    tool_timeout: float | None = None
+    """Seconds one tool call may take (None: only the run's time limit bounds it)."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **overrides: Any) -> AgentConfig:
+        config = cls(
+            max_iterations=settings.agent_max_iterations,
+            max_execution_time=float(settings.agent_max_execution_time),
+            verbose=settings.agent_verbose,
+            function_call_spec=settings.agent_function_call_model,
+            answer_spec=settings.agent_answer_model,
+            prices=parse_prices(os.environ.get(PRICES_ENV)),
+        )
+        for name, value in overrides.items():
+            if not hasattr(config, name):
+                raise TypeError(f"AgentConfig has no field {name!r}")
+            setattr(config, name, value)
+        config.validate()
+        return config
+
+    @property
+    def single_model(self) -> bool:
+        return self.answer_spec is None
+
+    def validate(self) -> None:
+        """Raise AgentConfigError with a clear message if this cannot work."""
+        if self.max_iterations < 1:
+            raise AgentConfigError("Agent max_iterations must be at least 1")
+        if self.max_execution_time <= 0:
+            raise AgentConfigError("Agent max_execution_time must be more than 0 seconds")
+        if self.min_result_chars < 0:
+            raise AgentConfigError("Agent min_result_chars cannot be negative")
+        for env_name, spec in (
+            ("AGENT_FUNCTION_CALL_MODEL", self.function_call_spec),
+            ("AGENT_ANSWER_MODEL", self.answer_spec),
+        ):
+            if spec is None:
+                continue
+            if not spec.model.strip():
+                raise AgentConfigError(f'{env_name}: "model" must name a model')
+            if spec.base_url and not spec.base_url.startswith(("http://", "https://")):
+                raise AgentConfigError(
+                    f'{env_name}: "base_url" must start with http:// or https:// '
+                    f"(got {spec.base_url!r})"
+                )
+        if self.result_check is not None and not callable(self.result_check):
+            raise AgentConfigError("Agent result_check must be a function")
+
+
+def parse_prices(raw: str | None) -> dict[str, tuple[float, float]]:
+    """`AGENT_PRICES='{"gpt-4o-mini": [0.00015, 0.0006]}'` (per 1k tokens, input then output;
+    `{"input": .., "output": ..}` works too)."""
+    if not raw or not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+        prices: dict[str, tuple[float, float]] = {}
+        for model, value in data.items():
+            if isinstance(value, dict):
+                prices[str(model)] = (float(value["input"]), float(value["output"]))
+            else:
+                prices[str(model)] = (float(value[0]), float(value[1]))
+        return prices
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        raise AgentConfigError(
+            f"Invalid setting {PRICES_ENV}: expected JSON like "
+            '{"model-name": [input_per_1k, output_per_1k]}'
+        ) from None
+
+
+# --- tool results ------------------------------------------------------------------------
+
+
+class ToolResult(BaseModel):
+    """One tool call and what came back, as the agent and the answer model see it."""
+
+    call_id: str
+    tool: str
+    kind: ToolKind = "tool"
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    ok: bool
+    text: str
+    hits: list[SearchHit] = Field(default_factory=list)
+    cached: bool = False
+    round: int = 0
+    seconds: float = 0.0
+
+    @property
+    def substance_chars(self) -> int:
+        """How much usable text the result carries (a search: its titles and snippets)."""
+        if not self.ok:
+            return 0
+        if self.kind == "search":
+            return sum(len(hit.title) + len(hit.snippet) for hit in self.hits)
+        return len(self.text.strip())
+
+
+class Verdict(BaseModel):
+    """Where the run goes next; `limit` is set when a limit (not the model) stopped it."""
+
+    continue_: bool
+    reason_code: str
+    reason: str
+    limit: Limit | None = None
+
+
+class AgentState(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    round: int
+    results: Annotated[list[ToolResult], lambda old, new: [*old, *new]]
+    verdict: Verdict | None
+    timed_out: bool  # the time limit cut the last round of tools short
+    answer: str
+
+
+# --- memory of a conversation --------------------------------------------------------------
+
+
+class AgentTurn(BaseModel):
+    question: str
+    answer: str
+
+
+class ToolRecord(BaseModel):
+    turn: int
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    ok: bool
+    result_preview: str = ""
+
+
+class AgentMemory(BaseModel):
+    """Prior turns and tool-call records of one thread. The UI keeps `dump()` in the session
+    and rebuilds it with `AgentMemory.load(...)`; only the last `window` turns reach the model."""
+
+    turns: list[AgentTurn] = Field(default_factory=list)
+    tool_records: list[ToolRecord] = Field(default_factory=list)
+    window: int = 10
+    preview_chars: int = 300
+
+    def record(self, question: str, answer: str, results: Sequence[ToolResult]) -> None:
+        turn = len(self.turns) + 1
+        self.turns.append(AgentTurn(question=question, answer=answer))
+        self.tool_records.extend(
+            ToolRecord(
+                turn=turn,
+                tool=r.tool,
+                arguments=r.arguments,
+                ok=r.ok,
+                result_preview=r.text[: self.preview_chars],
+            )
+            for r in results
+        )
+
+    def as_messages(self) -> list[BaseMessage]:
+        messages: list[BaseMessage] = []
+        for turn in self.turns[-self.window :]:
+            messages.append(HumanMessage(turn.question))
+            messages.append(AIMessage(turn.answer))
+        return messages
+
+    def clear(self) -> None:
+        self.turns.clear()
+        self.tool_records.clear()
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def load(cls, data: dict[str, Any] | None) -> AgentMemory:
+        return cls.model_validate(data) if data else cls()
+
+
+def history_messages(history: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+    """Prior turns given as [{"role": "user"|"assistant", "content": ...}] (or AgentTurn dicts)."""
+    messages: list[BaseMessage] = []
+    for item in history:
+        if "question" in item:
+            messages.append(HumanMessage(str(item["question"])))
+            messages.append(AIMessage(str(item.get("answer", ""))))
+        elif item.get("role") == "user":
+            messages.append(HumanMessage(str(item.get("content", ""))))
+        elif item.get("role") == "assistant":
+            messages.append(AIMessage(str(item.get("content", ""))))
+    return messages

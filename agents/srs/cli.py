@@ -1,0 +1,247 @@
+"""`reqstudio srs generate | evaluate | experiment`: SRS mode on the command line.
+
+Progress goes to stderr; results (the SRS, the evaluation JSON, the means table) to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from agents.srs.documents import ReferenceDocumentError, load_reference
+from agents.srs.engine import SrsRequest, run_srs
+from agents.srs.evaluation import evaluate_srs
+from agents.srs.events import (
+    DocumentReset,
+    DocumentToken,
+    NodeFinished,
+    NodeStarted,
+    Notice,
+    RunFailed,
+    RunFinished,
+    SrsResult,
+)
+from agents.srs.experiment import find_cases, means_table, run_experiment, write_csv
+from agents.srs.state import ABLATIONS
+from reqstudio.cli import UsageError
+from reqstudio.errors import describe_failure
+from reqstudio.llm import ModelFactory
+from reqstudio.runtime import AppRuntime
+from reqstudio.settings import Settings, load_settings
+from reqstudio.usage import UsageTracker
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    srs = subparsers.add_parser(
+        "srs", help="generate, evaluate and compare SRS documents (multi-agent pipeline)"
+    )
+    srs.set_defaults(handler=_missing_subcommand)
+    commands = srs.add_subparsers(dest="srs_command", metavar="SUBCOMMAND")
+
+    generate = commands.add_parser("generate", help="write an SRS from a requirements text")
+    generate.add_argument(
+        "--input", required=True, type=Path, help="requirements (.md .txt .pdf .docx)"
+    )
+    generate.add_argument("--reference", type=Path, help="reference SRS ReqClarify scores against")
+    generate.add_argument("--ablation", choices=ABLATIONS, default="none")
+    generate.add_argument(
+        "--max-iterations",
+        type=int,
+        help="ReqExplore/ReqClarify rounds (default SRS_MAX_ITERATIONS, 5)",
+    )
+    generate.add_argument("--out", type=Path, help="write the SRS here instead of stdout")
+    generate.add_argument("--log", type=Path, help="write the interaction log (JSON) here")
+    generate.set_defaults(handler=generate_command)
+
+    evaluate = commands.add_parser("evaluate", help="score an SRS against a reference SRS")
+    evaluate.add_argument("--reference", required=True, type=Path)
+    evaluate.add_argument("--candidate", required=True, type=Path)
+    evaluate.set_defaults(handler=evaluate_command)
+
+    experiment = commands.add_parser(
+        "experiment",
+        help="run every case under every ablation and evaluate each SRS",
+        description="Each folder under --cases holding input.md and reference.md is a case. "
+        "Exit code 1 if any run failed (its row says why); the others still run.",
+    )
+    experiment.add_argument("--cases", required=True, type=Path)
+    experiment.add_argument("--ablations", nargs="+", choices=ABLATIONS, default=list(ABLATIONS))
+    experiment.add_argument("--concurrency", type=int, default=2)
+    experiment.add_argument("--max-iterations", type=int)
+    experiment.add_argument("--out", type=Path, default=Path("results.csv"))
+    experiment.set_defaults(handler=experiment_command)
+
+
+def _missing_subcommand(args: argparse.Namespace) -> int:
+    raise UsageError("srs: choose a subcommand: generate, evaluate or experiment")
+
+
+def _read(path: Path, flag: str, max_mb: float) -> str:
+    try:
+        return load_reference(path, max_mb=max_mb).text
+    except ReferenceDocumentError as exc:
+        raise UsageError(f"{flag}: {exc.message_en}") from None
+
+
+def _max_iterations(value: int | None, settings: Settings) -> int:
+    value = settings.srs_max_iterations if value is None else value
+    if not 1 <= value <= 20:
+        raise UsageError(f"--max-iterations must be between 1 and 20, not {value}")
+    return value
+
+
+def _writable(path: Path | None, flag: str) -> None:
+    if path is not None and not path.parent.is_dir():
+        raise UsageError(f"{flag}: the folder {path.parent} does not exist")
+
+
+# --- generate --------------------------------------------------------------------------
+
+
+def generate_command(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    request = SrsRequest(
+        user_input=_read(args.input, "--input", settings.reference_max_mb),
+        reference_srs=_read(args.reference, "--reference", settings.reference_max_mb)
+        if args.reference
+        else "",
+        ablation=args.ablation,
+        max_iterations=_max_iterations(args.max_iterations, settings),
+    )
+    _writable(args.out, "--out")
+    _writable(args.log, "--log")
+    with AppRuntime(settings) as runtime:
+        return asyncio.run(_generate(runtime.factory(), request, args.out, args.log))
+
+
+def _progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _describe_node(event: NodeFinished) -> str:
+    c = event.counts
+    parts = [
+        f"[{event.agent}] round {event.round}: {c['total']} requirements "
+        f"({c['frozen']} frozen, {c['removed']} removed, {c['unfrozen']} open)"
+    ]
+    if event.scores:
+        parts.append(f"{len(event.scores)} scored")
+    if event.frozen_now:
+        parts.append("frozen now " + ", ".join(event.frozen_now))
+    if event.removed_now:
+        parts.append("removed now " + ", ".join(event.removed_now))
+    if event.skipped:
+        parts.append("nothing open, no model call")
+    else:
+        parts.append(f"{event.seconds:.1f} s, {event.input_tokens}+{event.output_tokens} tokens")
+    return " · ".join(parts)
+
+
+def _write_log(path: Path | None, result: SrsResult | None) -> None:
+    if path is None or result is None:
+        return
+    data = result.model_dump(mode="json", exclude={"srs_markdown"})
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+async def _generate(
+    factory: ModelFactory, request: SrsRequest, out: Path | None, log_path: Path | None
+) -> int:
+    live = out is None and sys.stdout.isatty()  # a pipe gets the finished document only
+    async for event in run_srs(request, factory, tracker=UsageTracker()):
+        if isinstance(event, Notice):
+            _progress(f"note: {event.message}")
+        elif isinstance(event, NodeStarted):
+            _progress(f"[{event.agent}] round {event.round} ...")
+        elif isinstance(event, NodeFinished):
+            _progress(_describe_node(event))
+        elif isinstance(event, DocumentToken) and live:
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+        elif isinstance(event, DocumentReset):
+            _progress(
+                f"[DocGenerate] the stream broke; writing the document again ({event.attempt})"
+            )
+        elif isinstance(event, RunFailed):
+            _write_log(log_path, event.partial)
+            where = f"{event.agent} failed: " if event.agent else ""
+            _progress(f"reqstudio: {where}{event.message}")
+            return 1
+        elif isinstance(event, RunFinished):
+            result = event.result
+            if out is not None:
+                out.write_text(result.srs_markdown, encoding="utf-8")
+            elif live:
+                sys.stdout.write("\n")
+            else:
+                sys.stdout.write(result.srs_markdown.rstrip("\n") + "\n")
+            _write_log(log_path, result)
+            usage = result.usage
+            _progress(
+                f"done: {len(result.requirements)} requirements, {result.rounds} ReqClarify "
+                f"round(s), {usage['calls']} model calls, {usage['total_tokens']} tokens, "
+                f"{result.seconds:.1f} s" + (f" -> {out}" if out else "")
+            )
+    return 0
+
+
+# --- evaluate --------------------------------------------------------------------------
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    reference = _read(args.reference, "--reference", settings.reference_max_mb)
+    candidate = _read(args.candidate, "--candidate", settings.reference_max_mb)
+    with AppRuntime(settings) as runtime:
+        try:
+            result = asyncio.run(evaluate_srs(reference, candidate, runtime.factory()))
+        except Exception as exc:
+            _progress(f"reqstudio: evaluation failed: {describe_failure(exc, 'en')}")
+            return 1
+    print(json.dumps(result, ensure_ascii=False, indent=2))
+    return 1 if "error" in result else 0
+
+
+# --- experiment ------------------------------------------------------------------------
+
+
+def experiment_command(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    if not args.cases.is_dir():
+        raise UsageError(f"--cases: no such folder: {args.cases}")
+    cases = find_cases(args.cases)
+    if not cases:
+        raise UsageError(f"--cases: no folder with input.md and reference.md under {args.cases}")
+    if args.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, not {args.concurrency}")
+    max_iterations = _max_iterations(args.max_iterations, settings)
+    _writable(args.out, "--out")
+    ablations = list(dict.fromkeys(args.ablations))
+    srs_dir = args.out.with_name(args.out.stem + "_srs")
+    with AppRuntime(settings) as runtime:
+        bar = tqdm(total=len(cases) * len(ablations), desc="SRS runs", unit="run", file=sys.stderr)
+        with bar:
+            rows = asyncio.run(
+                run_experiment(
+                    cases,
+                    ablations,
+                    runtime.factory(),
+                    concurrency=args.concurrency,
+                    max_iterations=max_iterations,
+                    max_mb=settings.reference_max_mb,
+                    srs_dir=srs_dir,
+                    on_row=lambda row: bar.update(1),
+                )
+            )
+    write_csv(rows, args.out)
+    failed = [r for r in rows if r["status"] != "ok"]
+    for row in failed:
+        _progress(f"{row['case']} / {row['ablation']}: {row['status']}: {row['error']}")
+    print(means_table(rows, ablations))
+    _progress(f"{len(rows)} runs, {len(failed)} failed -> {args.out} (documents in {srs_dir})")
+    return 1 if failed else 0

@@ -1,0 +1,256 @@
+"""Run the SRS pipeline and report it as a stream of events (see `agents.srs.events`).
+
+The engine knows nothing of the UI. With a checkpointer, every completed node is saved under
+`thread_id` before the next starts, so a run stopped or failed midway can resume from there.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import BaseModel, Field
+
+from agents.srs.events import (
+    DocumentReset,
+    DocumentToken,
+    NodeFinished,
+    NodeStarted,
+    Notice,
+    RunFailed,
+    RunFinished,
+    SrsEvent,
+    SrsResult,
+)
+from agents.srs.graph import build_graph, recursion_limit
+from agents.srs.nodes import (
+    EmptyDocument,
+    EmptyRequirementList,
+    effective_requirements,
+    unfrozen_items,
+)
+from agents.srs.state import Ablation, AgentName, GraphState, Score, SrsContext, initial_state
+from reqstudio.errors import describe_failure
+from reqstudio.llm import ModelFactory
+from reqstudio.usage import UsageTracker
+
+__all__ = [
+    "SrsEvent",
+    "SrsRequest",
+    "SrsResult",
+    "pending_resume",
+    "run_srs",
+]
+
+NO_REFERENCE_NOTICE = (
+    "No reference SRS was given: ReqClarify scores against one, so this run uses the "
+    "'no-clarify' mode (ReqParse -> ReqExplore -> DocGenerate).",
+    "未提供参考 SRS：ReqClarify 需要以参考 SRS 为评分标准，本次按 no-clarify 模式运行"
+    "（ReqParse → ReqExplore → DocGenerate）。",
+)
+
+
+class SrsRequest(BaseModel):
+    user_input: str
+    reference_srs: str = ""
+    ablation: Ablation = "none"
+    max_iterations: int = Field(default=5, ge=1, le=20)
+
+
+def _thread_config(thread_id: str, max_iterations: int = 20) -> dict[str, Any]:
+    return {
+        "configurable": {"thread_id": thread_id},
+        "recursion_limit": recursion_limit(max_iterations),
+    }
+
+
+async def _saved_run(checkpointer: BaseCheckpointSaver, thread_id: str) -> tuple[Any, Ablation]:
+    """The latest snapshot of the thread, read through the graph its run was built with."""
+    config = _thread_config(thread_id)
+    snapshot = await build_graph("none", checkpointer).aget_state(config)
+    ablation = (snapshot.values or {}).get("ablation_mode") or "none"
+    if ablation != "none":
+        snapshot = await build_graph(ablation, checkpointer).aget_state(config)
+    return snapshot, ablation
+
+
+async def pending_resume(checkpointer: BaseCheckpointSaver, thread_id: str) -> str | None:
+    """The last completed node of this thread's run if that run did not finish, else None
+    (no run saved, the run finished, or it stopped before its first node completed)."""
+    snapshot, _ = await _saved_run(checkpointer, thread_id)
+    if not snapshot.values or not snapshot.next:
+        return None
+    return snapshot.values.get("last_node") or None
+
+
+def _result(
+    state: dict[str, Any],
+    tracker: UsageTracker,
+    started: float,
+    ablation: Ablation,
+    ablation_used: Ablation,
+    thread_id: str | None,
+) -> SrsResult:
+    return SrsResult(
+        srs_markdown=state.get("srs_output", ""),
+        requirements=effective_requirements(
+            state.get("req_list", []), state.get("removed_ids", [])
+        ),
+        frozen_ids=list(state.get("frozen_ids", [])),
+        removed_ids=list(state.get("removed_ids", [])),
+        scores=dict(state.get("scores", {})),
+        rounds=state.get("iteration", 0),
+        logs=list(state.get("logs", [])),
+        usage=tracker.as_dict(),
+        seconds=round(time.perf_counter() - started, 3),
+        ablation=ablation,
+        ablation_used=ablation_used,
+        thread_id=thread_id,
+        completed=bool(state.get("srs_stream_printed")),
+    )
+
+
+def _node_finished(
+    agent: AgentName, round_number: int, before: dict[str, Any], update: dict[str, Any]
+) -> tuple[NodeFinished, dict[str, Any]]:
+    state = {**before, **update}
+    new_logs = state["logs"][len(before["logs"]) :]
+    spent = new_logs[-1] if new_logs else {}
+    scores: list[Score] = []
+    if agent == "ReqClarify":
+        reasons = state.get("score_reasons", {})
+        scores = [
+            Score(id=rid, score=score, reason=reasons.get(rid, ""))
+            for rid, score in update.get("scores", {}).items()
+        ]
+    frozen_before = set(before["frozen_ids"])
+    removed_before = set(before["removed_ids"])
+    current = effective_requirements(state["req_list"], state["removed_ids"])
+    event = NodeFinished(
+        agent=agent,
+        round=round_number,
+        requirements=current,
+        scores=scores,
+        frozen_now=[r for r in state["frozen_ids"] if r not in frozen_before],
+        removed_now=[r for r in state["removed_ids"] if r not in removed_before],
+        frozen_ids=list(state["frozen_ids"]),
+        removed_ids=list(state["removed_ids"]),
+        counts={
+            "total": len(current),
+            "frozen": len(state["frozen_ids"]),
+            "removed": len(state["removed_ids"]),
+            "unfrozen": len(unfrozen_items(state)),  # type: ignore[arg-type]
+        },
+        seconds=float(spent.get("seconds", 0.0)),
+        llm_calls=int(spent.get("llm_calls", 0)),
+        input_tokens=int(spent.get("input_tokens", 0)),
+        output_tokens=int(spent.get("output_tokens", 0)),
+        skipped=not new_logs and agent != "ReqParse",
+    )
+    return event, state
+
+
+def _failure_messages(error: BaseException) -> tuple[str, str]:
+    if isinstance(error, EmptyRequirementList):
+        return (
+            "ReqParse found no usable requirement (each needs an id and content) in the "
+            "model's answer.",
+            "ReqParse 未能从模型回答中解析出有效需求（每条需求都需要 id 和 content）。",
+        )
+    if isinstance(error, EmptyDocument):
+        return (
+            "DocGenerate: the model returned an empty document, also after retries.",
+            "DocGenerate：模型多次返回空文档。",
+        )
+    return describe_failure(error, "en"), describe_failure(error, "zh")
+
+
+async def run_srs(
+    request: SrsRequest,
+    factory: ModelFactory,
+    *,
+    tracker: UsageTracker | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    thread_id: str | None = None,
+    resume: bool = False,
+) -> AsyncIterator[SrsEvent]:
+    """Generate an SRS for `request`, yielding events; the last is RunFinished or RunFailed.
+
+    `resume=True` continues this thread's saved run from its last completed node (the saved
+    request, ablation and bound are used; `request` is ignored). Cancelling the consuming task
+    raises CancelledError through here; completed nodes stay in the checkpoint.
+    """
+    tracker = tracker if tracker is not None else UsageTracker()
+    started = time.perf_counter()
+    requested: Ablation = request.ablation
+    graph_input: GraphState | None
+    if resume:
+        if checkpointer is None or thread_id is None:
+            raise ValueError("resuming needs the checkpointer and the thread_id of the run")
+        snapshot, ablation_used = await _saved_run(checkpointer, thread_id)
+        if not snapshot.values:
+            raise ValueError(f"no saved SRS run for thread {thread_id!r}")
+        state: dict[str, Any] = dict(snapshot.values)
+        requested = ablation_used
+        max_iterations = int(state.get("max_iterations", request.max_iterations))
+        graph_input = None
+    else:
+        if not request.user_input.strip():
+            raise ValueError("the requirements text is empty")
+        ablation_used = requested
+        if requested == "none" and not request.reference_srs.strip():
+            ablation_used = "no-clarify"
+            yield Notice(message=NO_REFERENCE_NOTICE[0], message_zh=NO_REFERENCE_NOTICE[1])
+        max_iterations = request.max_iterations
+        graph_input = initial_state(
+            request.user_input, request.reference_srs, ablation_used, max_iterations
+        )
+        state = dict(graph_input)
+    if checkpointer is not None and thread_id is None:
+        thread_id = uuid.uuid4().hex
+    graph = build_graph(ablation_used, checkpointer)
+    config = _thread_config(thread_id or "unsaved", max_iterations)
+    context = SrsContext(factory=factory, tracker=tracker)
+    running: tuple[AgentName, int] | None = None
+    stream = graph.astream(
+        graph_input,
+        config,
+        context=context,
+        stream_mode=["updates", "custom"],
+        # Save each node before the next starts, so a stop loses at most the running node.
+        durability="sync" if checkpointer is not None else None,
+    )
+    try:
+        async with aclosing(stream) as chunks:
+            async for mode, chunk in chunks:
+                if mode == "custom":
+                    kind = chunk.get("type")
+                    if kind == "document_token":
+                        yield DocumentToken(text=chunk["text"])
+                    elif kind == "document_reset":
+                        yield DocumentReset(attempt=chunk["attempt"])
+                    elif kind == "node_started":
+                        running = (chunk["agent"], chunk["round"])
+                        yield NodeStarted(agent=chunk["agent"], round=chunk["round"])
+                    continue
+                for node, update in chunk.items():
+                    if node.startswith("__") or running is None:
+                        continue
+                    event, state = _node_finished(node, running[1], state, update or {})
+                    running = None
+                    yield event
+    except Exception as exc:
+        message, message_zh = _failure_messages(exc)
+        yield RunFailed(
+            message=message,
+            message_zh=message_zh,
+            agent=running[0] if running else None,
+            error_type=type(exc).__name__,
+            partial=_result(state, tracker, started, requested, ablation_used, thread_id),
+        )
+        return
+    yield RunFinished(result=_result(state, tracker, started, requested, ablation_used, thread_id))

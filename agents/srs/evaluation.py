@@ -1,0 +1,201 @@
+"""Seed 000's SRS match evaluation: score a candidate SRS against a reference SRS.
+
+Seven 0..1 metrics plus `by_category`, two composite scores, and the seed's four ways of
+reading the model's JSON, tried in order.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from pydantic import BaseModel, ConfigDict, Field
+
+from reqstudio.llm import ModelFactory
+from reqstudio.prompts import render_prompt
+from reqstudio.structured import json_schema_format
+from reqstudio.usage import UsageTracker
+
+METRIC_WEIGHTS: dict[str, float] = {
+    "coverage": 0.20,
+    "completeness": 0.20,
+    "testability": 0.20,
+    "traceability": 0.15,
+    "consistency": 0.10,
+    "clarity": 0.10,
+    "scope_discipline": 0.05,
+}
+METRICS: tuple[str, ...] = (
+    "coverage",
+    "completeness",
+    "consistency",
+    "testability",
+    "clarity",
+    "traceability",
+    "scope_discipline",
+)
+CATEGORIES: tuple[str, ...] = ("functional", "non_functional", "constraints")
+NOT_JSON_ERROR = "模型输出的不是有效JSON"
+RAW_PREVIEW_CHARS = 500
+
+_CODE_BLOCK = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+_OBJECT_START = re.compile(r"\{")
+
+
+def _ratio() -> Any:
+    return Field(ge=0.0, le=1.0)
+
+
+class CategoryScores(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
+
+    functional: float = _ratio()
+    non_functional: float = _ratio()
+    constraints: float = _ratio()
+
+
+class EvaluationMetrics(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
+
+    coverage: float = _ratio()
+    completeness: float = _ratio()
+    consistency: float = _ratio()
+    testability: float = _ratio()
+    clarity: float = _ratio()
+    traceability: float = _ratio()
+    scope_discipline: float = _ratio()
+    by_category: CategoryScores
+
+
+class EvaluationAnswer(BaseModel):
+    """The answer's shape; sent as a JSON schema to providers that decode against one."""
+
+    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
+
+    metrics: EvaluationMetrics
+
+
+# --- reading the answer: the seed's four methods, in order ---------------------------------
+
+
+def _direct(content: str) -> Any:
+    return json.loads(content)
+
+
+def _code_block(content: str) -> Any:
+    match = _CODE_BLOCK.search(content)
+    if not match:
+        raise ValueError("no code block")
+    return json.loads(match.group(1))
+
+
+def _brace_span(content: str) -> Any:
+    first, last = content.find("{"), content.rfind("}")
+    if first == -1 or last <= first:
+        raise ValueError("no braces")
+    return json.loads(content[first : last + 1])
+
+
+def _candidate_scan(content: str) -> Any:
+    """Every `{` that starts a decodable JSON object; the first holding "metrics" wins."""
+    decoder = json.JSONDecoder()
+    for match in _OBJECT_START.finditer(content):
+        try:
+            value, _ = decoder.raw_decode(content, match.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and "metrics" in value:
+            return value
+    raise ValueError("no object with metrics")
+
+
+PARSE_METHODS: tuple[tuple[str, Callable[[str], Any]], ...] = (
+    ("direct", _direct),
+    ("code_block", _code_block),
+    ("brace_span", _brace_span),
+    ("candidate_scan", _candidate_scan),
+)
+
+
+def parse_evaluation_output(content: str) -> dict[str, Any]:
+    """The model's answer as a dict, with `parse_method` naming the method that read it; or
+    the seed's error object. A method that yields an object without "metrics" does not stop
+    the search; if no method finds "metrics", the first object read is returned as is."""
+    content = (content or "").strip()
+    first_object: tuple[str, dict[str, Any]] | None = None
+    for name, method in PARSE_METHODS:
+        try:
+            value = method(content)
+        except ValueError:  # json.JSONDecodeError is a ValueError
+            continue
+        if not isinstance(value, dict):
+            continue
+        if "metrics" in value:
+            return {**value, "parse_method": name}
+        if first_object is None:
+            first_object = (name, value)
+    if first_object is not None:
+        return {**first_object[1], "parse_method": first_object[0]}
+    return {
+        "error": NOT_JSON_ERROR,
+        "raw_output": content[:RAW_PREVIEW_CHARS],
+        "raw_output_length": len(content),
+        "parse_method": None,
+    }
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def calculate_comprehensive_score(result: dict[str, Any]) -> dict[str, float] | None:
+    """Seed 000: the simple mean of the seven metrics, and their weighted mean (weights
+    renormalised over the metrics present). None when no metric is a number."""
+    metrics = result.get("metrics")
+    if not isinstance(metrics, dict):
+        return None
+    values = {
+        name: number
+        for name in METRIC_WEIGHTS
+        if (number := _as_number(metrics.get(name))) is not None
+    }
+    if not values:
+        return None
+    simple = sum(values.values()) / len(values)
+    total_weight = sum(METRIC_WEIGHTS[name] for name in values)
+    weighted = sum(values[name] * METRIC_WEIGHTS[name] for name in values) / total_weight
+    return {
+        "Comprehensive_Score_Simple": round(simple, 4),
+        "Comprehensive_Score_Weighted": round(weighted, 4),
+    }
+
+
+async def evaluate_srs(
+    reference: str,
+    candidate: str,
+    factory: ModelFactory,
+    tracker: UsageTracker | None = None,
+) -> dict[str, Any]:
+    """Score `candidate` against `reference`. Model: OPENAI_EVALUATION_MODEL, else
+    OPENAI_MODEL (role "evaluation", temperature 0.2 by default, five SDK retries)."""
+    callbacks = [tracker] if tracker is not None else []
+    model = factory.for_role("evaluation", callbacks=callbacks)
+    if factory.uses_json_schema():
+        model = model.bind(response_format=json_schema_format(EvaluationAnswer))
+    prompt = render_prompt("srs/evaluation.md", standard_srs=reference, evaluated_srs=candidate)
+    reply = await model.ainvoke([HumanMessage(prompt)])
+    content = reply.content if isinstance(reply.content, str) else str(reply.content)
+    result = parse_evaluation_output(content)
+    composites = calculate_comprehensive_score(result)
+    if composites:
+        result.update(composites)
+    result["model"] = factory.model_name("evaluation")
+    return result

@@ -1,0 +1,94 @@
+"""What an SRS run reports while it works: UI-agnostic events for the browser, the CLI and tests.
+
+A run yields, in order: an optional `Notice`, then per node `NodeStarted` ... `NodeFinished`
+(with `DocumentToken`s, and `DocumentReset` if the stream broke and started again, in between
+for DocGenerate), and finally exactly one `RunFinished` or `RunFailed`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agents.srs.state import Ablation, AgentName, Requirement, Score
+
+
+class SrsResult(BaseModel):
+    """The outcome of a run (or, inside `RunFailed`, what it had produced so far)."""
+
+    srs_markdown: str = ""
+    requirements: list[Requirement] = Field(default_factory=list)  # without removed items
+    frozen_ids: list[str] = Field(default_factory=list)
+    removed_ids: list[str] = Field(default_factory=list)
+    scores: dict[str, int] = Field(default_factory=dict)  # the latest ReqClarify round
+    rounds: int = 0  # ReqClarify rounds completed (the seed's `iteration`)
+    logs: list[dict[str, Any]] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(default_factory=dict)  # UsageTracker.as_dict()
+    seconds: float = 0.0  # wall time of this call of run_srs
+    ablation: Ablation = "none"  # as requested
+    ablation_used: Ablation = "none"  # as run (no reference SRS: "none" runs as "no-clarify")
+    thread_id: str | None = None
+    completed: bool = False  # DocGenerate finished
+
+
+class NodeStarted(BaseModel):
+    type: Literal["node_started"] = "node_started"
+    agent: AgentName
+    round: int  # 0 for ReqParse; 1.. for ReqExplore/ReqClarify; rounds done for DocGenerate
+
+
+class NodeFinished(BaseModel):
+    type: Literal["node_finished"] = "node_finished"
+    agent: AgentName
+    round: int
+    requirements: list[Requirement]  # the current list, removed items left out
+    scores: list[Score] = Field(default_factory=list)  # this round's, ReqClarify only
+    frozen_now: list[str] = Field(default_factory=list)
+    removed_now: list[str] = Field(default_factory=list)
+    frozen_ids: list[str] = Field(default_factory=list)  # all frozen so far
+    removed_ids: list[str] = Field(default_factory=list)  # all removed so far
+    counts: dict[str, int]  # total / frozen / removed / unfrozen
+    seconds: float = 0.0
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    skipped: bool = False  # nothing unfrozen was left, so no model call was made
+
+
+class DocumentToken(BaseModel):
+    type: Literal["document_token"] = "document_token"
+    text: str
+
+
+class DocumentReset(BaseModel):
+    """The document stream broke; discard the text shown so far, it starts again."""
+
+    type: Literal["document_reset"] = "document_reset"
+    attempt: int
+
+
+class Notice(BaseModel):
+    type: Literal["notice"] = "notice"
+    message: str
+    message_zh: str = ""
+
+
+class RunFinished(BaseModel):
+    type: Literal["run_finished"] = "run_finished"
+    result: SrsResult
+
+
+class RunFailed(BaseModel):
+    type: Literal["run_failed"] = "run_failed"
+    message: str
+    message_zh: str = ""
+    agent: AgentName | None = None  # the node that was running
+    error_type: str = ""
+    partial: SrsResult | None = None
+
+
+SrsEvent = Annotated[
+    NodeStarted | NodeFinished | DocumentToken | DocumentReset | Notice | RunFinished | RunFailed,
+    Field(discriminator="type"),
+]

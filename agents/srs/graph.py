@@ -1,0 +1,56 @@
+"""The SRS pipeline as a LangGraph state graph (seed 000):
+
+    none:               ReqParse -> ReqExplore <-> ReqClarify -> DocGenerate -> END
+    no-clarify:         ReqParse -> ReqExplore (once) -> DocGenerate -> END
+    no-explore-clarify: ReqParse -> DocGenerate -> END
+
+The ReqExplore/ReqClarify loop ends after `max_iterations` ReqClarify rounds, or as soon as
+no unfrozen, non-removed item is left.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from agents.srs.nodes import doc_generate, req_clarify, req_explore, req_parse, unfrozen_items
+from agents.srs.state import Ablation, GraphState, SrsContext
+
+
+def route_after_clarify(state: GraphState) -> Literal["ReqExplore", "DocGenerate"]:
+    """Another round, or write the document: the bound is reached or nothing is left open."""
+    if state["iteration"] >= state["max_iterations"]:
+        return "DocGenerate"
+    if not unfrozen_items(state):
+        return "DocGenerate"
+    return "ReqExplore"
+
+
+def build_graph(
+    ablation: Ablation = "none", checkpointer: BaseCheckpointSaver | None = None
+) -> CompiledStateGraph:
+    builder = StateGraph(GraphState, context_schema=SrsContext)
+    builder.add_node("ReqParse", req_parse)
+    builder.add_node("DocGenerate", doc_generate)
+    builder.add_edge(START, "ReqParse")
+    builder.add_edge("DocGenerate", END)
+    if ablation == "no-explore-clarify":
+        builder.add_edge("ReqParse", "DocGenerate")
+    else:
+        builder.add_node("ReqExplore", req_explore)
+        builder.add_edge("ReqParse", "ReqExplore")
+    if ablation == "no-clarify":
+        builder.add_edge("ReqExplore", "DocGenerate")
+    elif ablation == "none":
+        builder.add_node("ReqClarify", req_clarify)
+        builder.add_edge("ReqExplore", "ReqClarify")
+        builder.add_conditional_edges("ReqClarify", route_after_clarify)
+    return builder.compile(checkpointer=checkpointer, name=f"srs-{ablation}")
+
+
+def recursion_limit(max_iterations: int) -> int:
+    """Supersteps a run can take: ReqParse, two per round, DocGenerate, and some slack."""
+    return 2 * max_iterations + 10

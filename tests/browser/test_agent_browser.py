@@ -1,0 +1,70 @@
+"""Agent mode in a real browser: live steps (thinking, search, MCP call, decision, hand-over),
+a streamed answer in its own message, and statistics per model."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
+from tests.apps import AppProcess
+from tests.browser_support import open_page, send
+
+pytestmark = pytest.mark.browser
+
+REASONING = "research agent"  # prompts/agent/react_system.md
+ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
+
+
+def test_agent_mode_shows_each_step_and_statistics(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(
+        Reply(
+            match=REASONING,
+            content="需要当前 UTC 时间，先查时间，同时搜索一下背景。",
+            tool_calls=[
+                ToolCallScript("get_current_time", {"timezone": "UTC"}),
+                ToolCallScript("web_search", {"query": "UTC 时间 标准"}),
+            ],
+            prompt_tokens=120,
+            completion_tokens=30,
+        ),
+        Reply(match=REASONING, content="已经拿到时间，足够回答。", prompt_tokens=200,
+              completion_tokens=10),
+        Reply(match=ANSWER, content="现在的 UTC 时间已由 time 工具给出 [1]。", prompt_tokens=90,
+              completion_tokens=20, chunk_chars=4, chunk_delay=0.02),
+    )  # fmt: skip
+    page = open_page(browser, app.url, "zh-CN")
+    expect(page.get_by_text("已启用 Chat 对话 模式")).to_be_visible()
+    page.locator("#chat-profiles").click()
+    page.get_by_role("option", name="Agent 智能体").click()
+    expect(page.get_by_text("已启用 Agent 智能体 模式")).to_be_visible()
+    expect(page.get_by_text("get_current_time", exact=False).first).to_be_visible(timeout=30_000)
+
+    send(page, "现在 UTC 时间是几点？")
+    expect(page.get_by_text("现在的 UTC 时间已由 time 工具给出 [1]。")).to_be_visible(
+        timeout=60_000
+    )
+    expect(page.get_by_text("切换到回答生成阶段", exact=False)).to_be_visible()
+    expect(page.get_by_text("MCP · get_current_time", exact=False)).to_be_visible()
+    search_step = page.get_by_text(re.compile(r"搜索\s*$")).first
+    expect(search_step).to_be_visible()
+    search_step.click()  # offline here: the search fails and says so, the agent goes on
+    expect(page.get_by_text("失败", exact=False).first).to_be_visible()
+
+    mcp_step = page.get_by_text("MCP · get_current_time", exact=False).first
+    mcp_step.click()
+    expect(page.get_by_text("完成", exact=False).first).to_be_visible()
+    expect(page.get_by_text('"timezone": "UTC"', exact=False).first).to_be_visible()
+
+    # statistics per model: the scripted usage, summed per role
+    expect(page.get_by_role("cell", name="320")).to_be_visible()  # function-call input tokens
+    expect(page.get_by_role("cell", name="90", exact=True)).to_be_visible()  # answer input
+    expect(page.get_by_text("2 次工具调用", exact=False)).to_be_visible()
+    page.get_by_text("统计").scroll_into_view_if_needed()
+    page.screenshot(path=output_dir / "agent-zh-CN.png")
+    assert llm_server.pending == 0

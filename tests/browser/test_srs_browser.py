@@ -1,0 +1,85 @@
+"""SRS mode in a real browser: switch mode, attach a reference, watch the steps, download the
+SRS, evaluate it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.apps import AppProcess
+from tests.browser_support import open_page, send
+from tests.test_srs_support import (
+    E_STORE,
+    EVALUATE,
+    clarify_reply,
+    doc_reply,
+    explore_reply,
+    parse_reply,
+)
+
+pytestmark = pytest.mark.browser
+
+SRS = "# 软件需求规格说明\n\n## 1. 引言\n\n本文档描述 e-Store 的需求。\n\n## 3. 具体需求\n\n- FR-01 顾客可以浏览商品目录。\n"
+
+
+def switch_mode(page: Page, title: str) -> None:
+    page.locator("#chat-profiles").click()
+    page.get_by_role("option", name=title).click()
+
+
+def test_srs_mode_end_to_end(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(
+        parse_reply(("FR-01", "顾客可以浏览商品目录"), ("NFR-01", "系统 7×24 小时可用")),
+        explore_reply(("FR-01", "顾客可以按类别浏览商品目录"), ("NFR-01", "系统全年可用率不低于 99.9%")),
+        clarify_reply(FR_01=2, NFR_01=1),
+        explore_reply(("NFR-01", "系统全年可用率不低于 99.9%，按月统计")),
+        clarify_reply(NFR_01=2),
+        doc_reply(SRS, chunk_chars=6, chunk_delay=0.02),
+        Reply(
+            match=EVALUATE,
+            content=json.dumps({"metrics": {
+                "coverage": 0.5, "completeness": 0.6, "consistency": 0.9, "testability": 0.7,
+                "clarity": 0.8, "traceability": 0.4, "scope_discipline": 0.9,
+                "by_category": {"functional": 0.6, "non_functional": 0.5, "constraints": 0.3}}}),
+        ),
+    )  # fmt: skip
+    page = open_page(browser, app.url, "zh-CN")
+    expect(page.get_by_text("已启用 Chat 对话 模式")).to_be_visible()
+    switch_mode(page, "SRS 生成")
+    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
+    expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
+
+    page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+    send(page, "我们要做一个在线电子商店，顾客浏览商品目录，系统 7×24 小时可用。")
+    expect(page.get_by_text("已读取参考 SRS", exact=False)).to_be_visible()
+    expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("本文档描述 e-Store 的需求。")).to_be_visible()
+    expect(page.get_by_text("2 轮 · 2 条需求 · 冻结 2 · 移除 0", exact=False)).to_be_visible()
+
+    expect(page.get_by_text(re.compile(r"ReqParse\s*$"))).to_be_visible()  # no round number
+    step = page.get_by_text("ReqClarify · 第 1 轮")
+    expect(step).to_be_visible()
+    step.click()
+    expect(page.get_by_text("本轮冻结：FR-01")).to_be_visible()
+    expect(page.get_by_text("顾客可以按类别浏览商品目录").first).to_be_visible()
+    page.screenshot(path=output_dir / "srs-steps-zh-CN.png")
+
+    with page.expect_download() as download_info:
+        page.get_by_text("srs.md").click()
+    downloaded = Path(download_info.value.path()).read_text(encoding="utf-8")
+    assert downloaded == SRS
+
+    page.get_by_role("button", name="评估 / Evaluate").click()
+    weighted = page.get_by_text("Comprehensive_Score_Weighted")
+    expect(weighted).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("cell", name="0.5000").first).to_be_visible()
+    weighted.scroll_into_view_if_needed()
+    page.screenshot(path=output_dir / "srs-evaluation-zh-CN.png")
+    assert llm_server.pending == 0

@@ -1,0 +1,382 @@
+"""The SRS engine's rules (seed 000), through the real client and a scripted server over HTTP."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents.srs import nodes
+from agents.srs.engine import SrsRequest
+from agents.srs.events import (
+    DocumentReset,
+    DocumentToken,
+    NodeFinished,
+    NodeStarted,
+    Notice,
+    RunFinished,
+)
+from reqstudio.scripted_server import Reply
+from reqstudio.usage import UsageTracker
+from tests.test_srs_support import (
+    CLARIFY,
+    DOC,
+    EXPLORE,
+    PARSE,
+    SRS_TEXT,
+    clarify_reply,
+    collect,
+    doc_reply,
+    explore_reply,
+    failed,
+    finished,
+    node_sequence,
+    parse_reply,
+    prompts_for,
+    section,
+)
+
+REFERENCE = "# Reference SRS\n\nFR: customers buy products online; orders are confirmed by e-mail."
+REQUEST = SrsRequest(
+    user_input="Customers buy products online and get an e-mail confirmation.",
+    reference_srs=REFERENCE,
+    max_iterations=2,
+)
+UNFROZEN_HEADING = "Unfrozen & Non-removed List (JSON):"
+SCORES_HEADING = "Scores (for unfrozen & non-removed items, JSON):"
+
+
+def fenced_json(prompt: str, heading: str):
+    """The JSON in the first ```json fence after `heading`."""
+    return json.loads(prompt.split(heading, 1)[1].split("```json", 1)[1].split("```", 1)[0])
+
+
+def script_two_rounds(server) -> None:
+    """Round 1 freezes the tied top scores and removes FR-03; round 2's model output tries to
+    change a frozen item and bring the removed one back."""
+    server.script(
+        parse_reply(
+            ("FR-01", "The system shall let a customer place an order."),
+            ("FR-02", "The system shall e-mail an order confirmation."),
+            ("NFR-01", "Pages shall load fast."),
+        ),
+        explore_reply(
+            ("FR-01", "The system shall let a signed-in customer place an order."),
+            ("FR-02", "The system shall e-mail an order confirmation within 5 minutes."),
+            ("NFR-01", "Pages shall load fast."),
+            ("FR-03", "The system shall sell insurance products."),
+        ),
+        clarify_reply(FR_01=2, FR_02=2, NFR_01=1, FR_03=-2),
+        explore_reply(
+            ("FR-01", "REWRITTEN frozen item"),
+            ("FR-03", "The system shall sell insurance products again."),
+            ("NFR-01", "95% of pages shall load within 2 seconds."),
+            ("CON-01", "The system shall use HTTPS only."),
+        ),
+        clarify_reply(NFR_01=0, CON_01=-1, FR_01=-2, FR_03=2),
+        doc_reply(),
+    )
+
+
+async def test_two_rounds_apply_freeze_and_remove_rules(llm_server, factory):
+    script_two_rounds(llm_server)
+    result = finished(await collect(REQUEST, factory))
+
+    assert [r.id for r in result.requirements] == ["FR-01", "FR-02", "NFR-01", "CON-01"]
+    # every item tied at the highest score (+2) froze; +1 did not, as it was not the top
+    assert result.frozen_ids == ["FR-01", "FR-02"]
+    # FR-03 scored -2 and stays removed though ReqExplore and ReqClarify named it again
+    assert result.removed_ids == ["FR-03"]
+    contents = {r.id: r.content for r in result.requirements}
+    # a frozen item keeps the text it froze with; the model's rewrite was discarded
+    assert contents["FR-01"] == "The system shall let a signed-in customer place an order."
+    assert contents["NFR-01"] == "95% of pages shall load within 2 seconds."
+    assert result.rounds == 2
+    assert result.srs_markdown == SRS_TEXT
+    # round 2's scores: the frozen FR-01's -2 and the removed FR-03's +2 were ignored
+    assert result.scores == {"NFR-01": 0, "CON-01": -1}
+
+
+async def test_explore_sees_only_unfrozen_items_and_docgenerate_no_removed(llm_server, factory):
+    script_two_rounds(llm_server)
+    finished(await collect(REQUEST, factory))
+
+    first, second = prompts_for(llm_server, EXPLORE)
+    assert [item["id"] for item in fenced_json(first, UNFROZEN_HEADING)] == [
+        "FR-01",
+        "FR-02",
+        "NFR-01",
+    ]
+    assert fenced_json(first, SCORES_HEADING) == []
+    assert [item["id"] for item in fenced_json(second, UNFROZEN_HEADING)] == ["NFR-01"]
+    frozen_part = section(second, "[(Read-only) Frozen List]:", "[(Read-only) Removed List")
+    assert "FR-01" in frozen_part and "FR-02" in frozen_part
+    removed_part = section(second, "[(Read-only) Removed List", "Unfrozen & Non-removed")
+    assert "FR-03" in removed_part and "insurance" in removed_part
+    assert fenced_json(second, SCORES_HEADING) == [
+        {"id": "NFR-01", "score": 1, "reason": "scored 1"}
+    ]
+    (clarify_2,) = prompts_for(llm_server, CLARIFY)[1:]
+    scored_list = fenced_json(clarify_2, "Requirements to Score (unfrozen) List:")
+    assert [item["id"] for item in scored_list] == ["NFR-01", "CON-01"]
+    (doc_prompt,) = prompts_for(llm_server, DOC)
+    assert [item["id"] for item in fenced_json(doc_prompt, "(JSON array):")] == [
+        "FR-01",
+        "FR-02",
+        "NFR-01",
+        "CON-01",
+    ]
+    assert "insurance" not in doc_prompt
+
+
+async def test_new_ids_are_appended_in_the_models_order(llm_server, factory):
+    llm_server.script(
+        parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        explore_reply(
+            ("SUG-01", "Suggest related products."),
+            ("FR-02", "Cancel an order before it ships."),
+            ("NFR-01", "Log every order change."),
+        ),
+        doc_reply(),
+    )
+    request = REQUEST.model_copy(update={"ablation": "no-clarify"})
+    result = finished(await collect(request, factory))
+    assert [(r.id, r.content) for r in result.requirements] == [
+        ("FR-01", "Place an order."),
+        ("FR-02", "Cancel an order before it ships."),
+        ("SUG-01", "Suggest related products."),
+        ("NFR-01", "Log every order change."),
+    ]
+
+
+async def test_top_score_below_plus_one_freezes_nothing_and_plus_one_ties_freeze(
+    llm_server, factory
+):
+    llm_server.script(
+        parse_reply(("FR-01", "A."), ("FR-02", "B."), ("FR-03", "C.")),
+        explore_reply(("FR-01", "A."), ("FR-02", "B."), ("FR-03", "C.")),
+        clarify_reply(FR_01=0, FR_02=-1, FR_03=0),
+        explore_reply(("FR-01", "A."), ("FR-02", "B."), ("FR-03", "C.")),
+        clarify_reply(FR_01=1, FR_02=1, FR_03=-1),
+        doc_reply(),
+    )
+    events = await collect(REQUEST, factory)
+    clarify_rounds = [e for e in events if isinstance(e, NodeFinished) and e.agent == "ReqClarify"]
+    assert clarify_rounds[0].frozen_now == []
+    assert clarify_rounds[1].frozen_now == ["FR-01", "FR-02"]
+    assert finished(events).frozen_ids == ["FR-01", "FR-02"]
+
+
+async def test_loop_ends_early_when_nothing_unfrozen_is_left(llm_server, factory):
+    llm_server.script(
+        parse_reply(("FR-01", "A."), ("FR-02", "B.")),
+        explore_reply(("FR-01", "A."), ("FR-02", "B.")),
+        clarify_reply(FR_01=2, FR_02=2),
+        doc_reply(),
+    )
+    request = REQUEST.model_copy(update={"max_iterations": 5})
+    events = await collect(request, factory)
+    assert node_sequence(events) == ["ReqParse", "ReqExplore", "ReqClarify", "DocGenerate"]
+    assert finished(events).rounds == 1
+    assert len(llm_server.requests) == 4
+
+
+async def test_loop_stops_at_max_iterations(llm_server, factory):
+    llm_server.script(parse_reply(("FR-01", "A."), ("FR-02", "B.")))
+    for _ in range(4):
+        llm_server.script(
+            explore_reply(("FR-01", "A."), ("FR-02", "B.")), clarify_reply(FR_01=0, FR_02=0)
+        )
+    llm_server.script(doc_reply())
+    request = REQUEST.model_copy(update={"max_iterations": 3})
+    events = await collect(request, factory)
+    assert node_sequence(events) == [
+        "ReqParse",
+        *["ReqExplore", "ReqClarify"] * 3,
+        "DocGenerate",
+    ]
+    assert [e.round for e in events if isinstance(e, NodeStarted)] == [0, 1, 1, 2, 2, 3, 3, 3]
+    assert finished(events).rounds == 3
+    assert llm_server.pending == 2  # the fourth round's answers were never asked for
+
+
+@pytest.mark.parametrize(
+    ("ablation", "sequence"),
+    [
+        ("no-clarify", ["ReqParse", "ReqExplore", "DocGenerate"]),
+        ("no-explore-clarify", ["ReqParse", "DocGenerate"]),
+    ],
+)
+async def test_ablation_node_sequences(llm_server, factory, ablation, sequence):
+    llm_server.script(
+        parse_reply(("FR-01", "A.")), explore_reply(("FR-01", "A, refined.")), doc_reply()
+    )
+    events = await collect(REQUEST.model_copy(update={"ablation": ablation}), factory)
+    assert node_sequence(events) == sequence
+    result = finished(events)
+    assert result.ablation == result.ablation_used == ablation
+    assert not any(isinstance(e, Notice) for e in events)
+    assert not prompts_for(llm_server, CLARIFY)
+
+
+async def test_without_reference_none_runs_as_no_clarify_and_says_so(llm_server, factory):
+    llm_server.script(
+        parse_reply(("FR-01", "A.")), explore_reply(("FR-01", "A, refined.")), doc_reply()
+    )
+    events = await collect(REQUEST.model_copy(update={"reference_srs": "  \n"}), factory)
+    assert isinstance(events[0], Notice) and "no-clarify" in events[0].message
+    assert "no-clarify" in events[0].message_zh
+    assert node_sequence(events) == ["ReqParse", "ReqExplore", "DocGenerate"]
+    result = finished(events)
+    assert (result.ablation, result.ablation_used) == ("none", "no-clarify")
+
+
+async def test_events_describe_each_node(llm_server, factory):
+    script_two_rounds(llm_server)
+    events = await collect(REQUEST, factory)
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[:2] == ["NodeStarted", "NodeFinished"]
+    assert kinds[-1] == "RunFinished"
+    clarify_1 = next(e for e in events if isinstance(e, NodeFinished) and e.agent == "ReqClarify")
+    assert clarify_1.round == 1
+    assert {(s.id, s.score) for s in clarify_1.scores} == {
+        ("FR-01", 2),
+        ("FR-02", 2),
+        ("NFR-01", 1),
+        ("FR-03", -2),
+    }
+    assert all(s.reason for s in clarify_1.scores)
+    assert clarify_1.frozen_now == ["FR-01", "FR-02"]
+    assert clarify_1.removed_now == ["FR-03"]
+    assert clarify_1.counts == {"total": 3, "frozen": 2, "removed": 1, "unfrozen": 1}
+    assert [r.id for r in clarify_1.requirements] == ["FR-01", "FR-02", "NFR-01"]
+    assert clarify_1.input_tokens > 0 and clarify_1.output_tokens > 0
+    assert clarify_1.llm_calls == 1
+    tokens = "".join(e.text for e in events if isinstance(e, DocumentToken))
+    assert tokens == SRS_TEXT
+    # the document streams in pieces, before DocGenerate finishes
+    doc_finished = kinds.index("NodeFinished", kinds.index("DocumentToken"))
+    assert kinds.count("DocumentToken") > 3
+    assert events[doc_finished].agent == "DocGenerate"
+
+
+async def test_log_records_every_llm_interaction(llm_server, factory):
+    script_two_rounds(llm_server)
+    tracker = UsageTracker()
+    result = finished(await collect(REQUEST, factory, tracker=tracker))
+    logs = result.logs
+    assert [(e["agent"], e["iteration"]) for e in logs] == [
+        ("ReqParse", 0),
+        ("ReqExplore", 1),
+        ("ReqClarify", 1),
+        ("ReqExplore", 2),
+        ("ReqClarify", 2),
+        ("DocGenerate", 2),
+    ]
+    parse = logs[0]
+    assert parse["input_messages"][0]["role"] == "user"
+    assert REQUEST.user_input in parse["input_messages"][0]["content"]
+    assert parse["raw_output"].startswith("```json")
+    assert [item["id"] for item in parse["parsed_output"]] == ["FR-01", "FR-02", "NFR-01"]
+    assert logs[2]["parsed_output"][3] == {"id": "FR-03", "score": -2, "reason": "scored -2"}
+    assert logs[-1]["raw_output"] is None  # seed: the document was streamed
+    for entry in logs:
+        assert entry["input_tokens"] > 0 and entry["output_tokens"] > 0
+        assert entry["seconds"] >= entry["model_seconds"] > 0
+        assert entry["llm_calls"] == 1
+    assert tracker.calls == 6
+    assert set(tracker.roles) == {"ReqParse", "ReqExplore", "ReqClarify", "DocGenerate"}
+    assert result.usage["calls"] == 6
+    assert result.usage["total_tokens"] == sum(e["input_tokens"] + e["output_tokens"] for e in logs)
+
+
+async def test_items_without_id_or_content_are_dropped_and_ids_normalised(llm_server, factory):
+    answer = [
+        {"id": "fr-1", "content": "Place an order."},
+        {"content": "No id here."},
+        {"id": "FR-02", "content": "   "},
+        {"id": None, "content": "Null id."},
+        {"id": "NFR 2", "content": "Log every order."},
+        {"id": "FR-01", "content": "A repeated id."},
+    ]
+    llm_server.script(
+        Reply(content="```json\n" + json.dumps(answer) + "\n```", match=PARSE), doc_reply()
+    )
+    result = finished(
+        await collect(REQUEST.model_copy(update={"ablation": "no-explore-clarify"}), factory)
+    )
+    assert [(r.id, r.content) for r in result.requirements] == [
+        ("FR-01", "Place an order."),
+        ("NFR-02", "Log every order."),
+    ]
+
+
+async def test_unusable_answer_is_repaired_by_asking_again(llm_server, factory):
+    llm_server.script(
+        Reply(content="I am sorry, I cannot list requirements right now.", match=PARSE),
+        parse_reply(("FR-01", "Place an order.")),
+        doc_reply(),
+    )
+    request = REQUEST.model_copy(update={"ablation": "no-explore-clarify"})
+    result = finished(await collect(request, factory))
+    assert [r.id for r in result.requirements] == ["FR-01"]
+    asks = [b for b in llm_server.requests if PARSE in json.dumps(b["messages"])]
+    assert len(asks) == 2
+    retry_messages = asks[1]["messages"]
+    assert retry_messages[1]["role"] == "assistant"
+    assert "could not be used" in retry_messages[2]["content"]
+    parse_log = result.logs[0]
+    assert parse_log["attempts"] == 2 and len(parse_log["parse_errors"]) == 1
+    assert parse_log["llm_calls"] == 2
+
+
+async def test_answer_broken_every_time_fails_the_run_with_a_partial_result(llm_server, factory):
+    llm_server.script(*[Reply(content="not json at all", match=PARSE) for _ in range(3)])
+    events = await collect(REQUEST, factory)
+    failure = failed(events)
+    assert failure.agent == "ReqParse"
+    assert "JSON" in failure.message and failure.message_zh
+    assert failure.partial is not None and failure.partial.requirements == []
+    assert len(llm_server.requests) == 3
+
+
+async def test_rate_limit_then_success(llm_server, factory):
+    llm_server.script(
+        Reply(fault="429", match=PARSE),
+        parse_reply(("FR-01", "Place an order.")),
+        Reply(fault="500", match=DOC),
+        doc_reply(),
+    )
+    request = REQUEST.model_copy(update={"ablation": "no-explore-clarify"})
+    result = finished(await collect(request, factory))
+    assert result.srs_markdown == SRS_TEXT
+    assert len(llm_server.requests) == 4
+
+
+async def test_cut_document_stream_starts_again(llm_server, factory, monkeypatch):
+    monkeypatch.setattr(nodes, "DOC_RETRY_BACKOFF", 0.0)
+    llm_server.script(
+        parse_reply(("FR-01", "Place an order.")),
+        doc_reply("# Half of a document that will be cut off midway\n" * 4, fault="cut"),
+        doc_reply(),
+    )
+    request = REQUEST.model_copy(update={"ablation": "no-explore-clarify"})
+    events = await collect(request, factory)
+    result = finished(events)
+    assert result.srs_markdown == SRS_TEXT
+    reset = next(i for i, e in enumerate(events) if isinstance(e, DocumentReset))
+    after = "".join(e.text for e in events[reset:] if isinstance(e, DocumentToken))
+    assert after == SRS_TEXT
+    assert result.logs[-1]["attempts"] == 2
+
+
+async def test_empty_requirements_text_is_refused(factory):
+    with pytest.raises(ValueError, match="empty"):
+        await collect(SrsRequest(user_input="  "), factory)
+
+
+async def test_run_finished_is_last_and_only_once(llm_server, factory):
+    script_two_rounds(llm_server)
+    events = await collect(REQUEST, factory)
+    assert sum(isinstance(e, RunFinished) for e in events) == 1
+    assert isinstance(events[-1], RunFinished)

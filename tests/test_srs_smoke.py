@@ -1,0 +1,54 @@
+"""Smoke test: `reqstudio srs generate` against the bundled real offline model.
+
+No OPENAI_* variable is set, so the CLI starts the embedded SmolLM2-135M model itself. That model
+is weak: only the shape of the outcome is checked, not its quality.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_srs_support import E_STORE
+
+pytestmark = pytest.mark.smoke
+
+REQSTUDIO = Path(sys.executable).with_name("reqstudio")
+
+
+def test_generate_with_the_embedded_model(tmp_path):
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama_cpp is not importable: install '.[local]' to run the embedded model")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
+    env.update(REQSTUDIO_DATA_DIR=str(tmp_path / "data"), PYTHONIOENCODING="utf-8")
+    out, log = tmp_path / "srs.md", tmp_path / "log.json"
+    done = subprocess.run(
+        [
+            str(REQSTUDIO), "srs", "generate",
+            "--input", str(E_STORE / "input.md"),
+            "--max-iterations", "1",
+            "--out", str(out),
+            "--log", str(log),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    document = out.read_text(encoding="utf-8")
+    assert document.strip()
+    assert re.search(r"^#{1,6} \S", document, re.MULTILINE), document[:1000]
+    data = json.loads(log.read_text(encoding="utf-8"))
+    assert data["ablation_used"] == "no-clarify"  # no reference given
+    assert [e["agent"] for e in data["logs"]] == ["ReqParse", "ReqExplore", "DocGenerate"]
+    assert data["requirements"], "ReqParse/ReqExplore produced no requirement"

@@ -1,0 +1,237 @@
+"""MCP tools over long-lived sessions, against real servers started over stdio: the bundled
+`mcp-server-time`, and small broken ones."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from langchain_core.tools import ToolException
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from agents.react import AgentConfig, ReactAgent, ToolCallFinished, ToolCallStarted
+from reqstudio.scripted_server import Reply, ToolCallScript
+from tools.mcp_tools import (
+    McpConfigError,
+    McpToolbox,
+    content_to_text,
+    read_mcp_config,
+    resolve_command,
+    tools_from_session,
+)
+from tools.web_search import WebSearch
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED_CONFIG = ROOT / "mcp.json"
+
+DYING_SERVER = '''
+import os
+from mcp.server.fastmcp import FastMCP
+
+mcp = FastMCP("dying")
+
+@mcp.tool()
+def echo(text: str) -> str:
+    """Echo the text."""
+    return text
+
+@mcp.tool()
+def die() -> str:
+    """End the server process."""
+    os._exit(0)
+
+mcp.run()
+'''
+
+
+def tool_call(name: str, args: dict) -> dict:
+    return {"type": "tool_call", "id": "call_1", "name": name, "args": args}
+
+
+async def test_bundled_config_runs_the_time_server_and_its_tools_answer():
+    async with McpToolbox.open(BUNDLED_CONFIG) as toolbox:
+        assert [(s.name, s.ok) for s in toolbox.statuses] == [("time", True)]
+        tools = {tool.name: tool for tool in toolbox.tools}
+        assert {"get_current_time", "convert_time"} <= set(tools)
+        assert tools["get_current_time"].metadata["reqstudio_kind"] == "mcp"
+
+        message = await tools["get_current_time"].ainvoke(
+            tool_call("get_current_time", {"timezone": "UTC"})
+        )
+        payload = json.loads(content_to_text(message.content))
+        assert payload["timezone"] == "UTC"
+        assert payload["datetime"].endswith("+00:00")
+
+        # The session is kept: a second call does not start a new server (fast).
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        again = await tools["get_current_time"].ainvoke(
+            tool_call("get_current_time", {"timezone": "Asia/Shanghai"})
+        )
+        assert loop.time() - started < 1.0
+        assert '"timezone": "Asia/Shanghai"' in content_to_text(again.content)
+
+        # A tool error is a result marked as an error, with the server's words.
+        error = await tools["get_current_time"].ainvoke(
+            tool_call("get_current_time", {"timezone": "Mars/Olympus"})
+        )
+        assert error.status == "error" and "Invalid timezone" in content_to_text(error.content)
+
+
+async def test_a_server_that_fails_to_start_is_reported_and_left_out(tmp_path):
+    config = {
+        "mcpServers": {
+            "time": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"]},
+            "missing": {"command": "/nonexistent/mcp-server", "args": []},
+            "crashes": {"command": "python", "args": ["-c", "import sys; sys.exit(3)"]},
+        }
+    }
+    async with McpToolbox.open(config) as toolbox:
+        status = {s.name: s for s in toolbox.statuses}
+        assert status["time"].ok
+        assert not status["missing"].ok and "command not found" in status["missing"].error
+        assert not status["crashes"].ok and status["crashes"].error
+        assert [s.name for s in toolbox.failed] == ["missing", "crashes"]
+        assert {t.name for t in toolbox.tools} == {"get_current_time", "convert_time"}
+
+
+async def test_a_server_that_never_answers_is_given_up_on():
+    # Reads its input and never says a word (it ends when its input closes).
+    silent = {"command": "python", "args": ["-c", "import sys; sys.stdin.read()"]}
+    config = {"mcpServers": {"silent": silent}}
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    async with McpToolbox.open(config, start_timeout=1.0) as toolbox:
+        assert toolbox.statuses[0].error == "did not answer in time"
+        assert toolbox.tools == []
+    assert loop.time() - started < 10
+
+
+async def test_a_server_that_dies_is_reported_and_its_tools_leave(tmp_path):
+    script = tmp_path / "dying_server.py"
+    script.write_text(DYING_SERVER)
+    config = {"mcpServers": {"dying": {"command": sys.executable, "args": [str(script)]}}}
+    async with McpToolbox.open(config, call_timeout=10) as toolbox:
+        tools = {t.name: t for t in toolbox.tools}
+        assert content_to_text(await tools["echo"].ainvoke({"text": "hello"})) == "hello"
+        with pytest.raises(ToolException, match="not running any more"):
+            await tools["die"].ainvoke({})
+        with pytest.raises(ToolException, match="not running any more"):
+            await tools["echo"].ainvoke({"text": "again"})
+        assert toolbox.statuses[0].ok is False
+        assert "stopped" in toolbox.statuses[0].error
+        assert toolbox.tools == []
+
+
+async def test_the_toolbox_can_be_closed_from_another_task():
+    # A chat UI opens tools when the chat starts and closes them when it ends, in other tasks.
+    toolbox = await asyncio.create_task(McpToolbox.start(BUNDLED_CONFIG))
+    assert toolbox.statuses[0].ok
+    await asyncio.create_task(toolbox.aclose())
+    assert toolbox.tools == []
+    await toolbox.aclose()  # twice is fine
+
+
+async def test_tools_of_an_already_open_session_can_be_added():
+    params = StdioServerParameters(
+        command=resolve_command("mcp-server-time"), args=["--local-timezone", "UTC"]
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = await tools_from_session(session, "ui-time")
+        assert {t.name for t in tools} == {"get_current_time", "convert_time"}
+        assert tools[0].metadata["mcp_server"] == "ui-time"
+
+        async with McpToolbox.open(None) as toolbox:
+            status = await toolbox.add_session("ui-time", session)
+            assert status.ok and "get_current_time" in status.tools
+            tool = next(t for t in toolbox.tools if t.name == "get_current_time")
+            result = await tool.ainvoke({"timezone": "UTC"})
+            assert '"timezone": "UTC"' in content_to_text(result)
+            toolbox.remove_server("ui-time")
+            assert toolbox.tools == []
+
+
+async def test_the_agent_mixes_web_search_and_mcp_tools_in_one_turn(llm_server, factory):
+    llm_server.script(
+        Reply(
+            content="I need the time and a source on time zones.",
+            tool_calls=[
+                ToolCallScript("get_current_time", {"timezone": "UTC"}),
+                ToolCallScript("web_search", {"query": "UTC time standard"}),
+            ],
+        ),
+        Reply(content="Enough."),
+        Reply(content="It is now ... UTC [1][2].", match="Write the final answer now"),
+    )
+
+    def backend(query, max_results):
+        return [{"title": "UTC", "href": "https://example.org/utc", "body": "Coordinated time."}]
+
+    async with McpToolbox.open(BUNDLED_CONFIG) as toolbox:
+        agent = ReactAgent(
+            factory, [WebSearch(backend).as_tool(), *toolbox.tools], AgentConfig(language="en")
+        )
+        events = [event async for event in agent.run("What time is it in UTC?")]
+
+    started = {e.tool: e.kind for e in events if isinstance(e, ToolCallStarted)}
+    assert started == {"get_current_time": "mcp", "web_search": "search"}
+    finished = {e.tool: e for e in events if isinstance(e, ToolCallFinished)}
+    assert finished["get_current_time"].ok
+    assert '"timezone": "UTC"' in finished["get_current_time"].result_text
+    # The model was offered both kinds of tools, and the answer model got both results.
+    offered = {t["function"]["name"] for t in llm_server.requests[0]["tools"]}
+    assert {"web_search", "get_current_time", "convert_time"} <= offered
+    answer_request = str(llm_server.requests[-1]["messages"][-1]["content"])
+    assert "get_current_time" in answer_request and "https://example.org/utc" in answer_request
+
+
+def test_config_files_in_the_common_shape_are_read(tmp_path):
+    path = tmp_path / "mcp.json"
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "local": {"command": "python", "args": ["-m", "x"], "env": {"TOKEN": "t"}},
+                    "maps": {"url": "https://example.org/mcp", "transport": "streamable_http"},
+                    "remote": {"url": "https://example.org/sse", "transport": "sse"},
+                }
+            }
+        )
+    )
+    connections = read_mcp_config(path)
+    assert connections["local"]["transport"] == "stdio"
+    assert connections["local"]["command"] == sys.executable
+    assert connections["local"]["env"]["TOKEN"] == "t" and "PATH" in connections["local"]["env"]
+    assert connections["maps"] == {"transport": "streamable_http", "url": "https://example.org/mcp"}
+    assert connections["remote"]["transport"] == "sse"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not readable JSON"),
+        ('{"servers": {}}', "mcpServers"),
+        ('{"mcpServers": {"x": {"args": []}}}', "needs a 'command' or a 'url'"),
+    ],
+)
+def test_bad_config_files_are_refused_clearly(tmp_path, content, message):
+    path = tmp_path / "mcp.json"
+    path.write_text(content)
+    with pytest.raises(McpConfigError, match=message):
+        read_mcp_config(path)
+
+
+def test_content_blocks_become_text():
+    blocks = [
+        {"type": "text", "text": "line one"},
+        {"type": "image", "url": "https://example.org/a.png"},
+        {"type": "text", "text": "line two"},
+    ]
+    assert content_to_text(blocks) == "line one\n[image: https://example.org/a.png]\nline two"
+    assert content_to_text("plain") == "plain"
+    assert content_to_text(None) == ""

@@ -1,0 +1,427 @@
+"""Agent mode in the browser: every step of the ReAct loop live, the answer streamed in its
+own message, and token / call / time statistics under it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import chainlit as cl
+from chainlit.input_widget import Select, TextInput
+from mcp import ClientSession
+
+from agents.react.engine import ReactAgent
+from agents.react.events import (
+    AnswerFinished,
+    AnswerToken,
+    Decision,
+    Failed,
+    HandOver,
+    LoopDetected,
+    Stats,
+    ThinkingFinished,
+    ThinkingStarted,
+    ThinkingToken,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from agents.react.state import AgentConfig, AgentMemory
+from reqstudio.errors import describe_failure
+from reqstudio.settings import ModelSpec, SettingsError
+from tools.mcp_tools import McpConfigError, McpToolbox
+from tools.web_search import WebSearch
+from ui.modes import ModeSpec, StarterSpec
+from ui.session import persist_thread_state, runtime
+from ui.texts import lang
+
+log = logging.getLogger("reqstudio.agent")
+
+MEMORY_KEY = "agent_memory"
+DEFAULT_CHOICE = "default"
+
+TEXT = {
+    "intro": {
+        "zh": "Agent 可以使用网页搜索和 MCP 工具：{tools}。两个模型可在设置（⚙）中分别选择。",
+        "en": "The agent can use web search and MCP tools: {tools}. Pick its two models in the "
+        "settings (⚙).",
+    },
+    "mcp_failed": {
+        "zh": "⚠️ MCP 服务器 {name} 未能启动，已跳过：{error}",
+        "en": "⚠️ MCP server {name} did not start and is left out: {error}",
+    },
+    "mcp_added": {
+        "zh": "已连接 MCP 服务器 {name}，新增工具：{tools}",
+        "en": "MCP server {name} connected; new tools: {tools}",
+    },
+    "thinking": {"zh": "思考中... · {model}", "en": "Thinking... · {model}"},
+    "thought": {
+        "zh": "思考 · 第 {round} 轮 · {model}",
+        "en": "Reasoning · round {round} · {model}",
+    },
+    "plan": {"zh": "决定调用 `{tool}`，参数：`{args}`", "en": "Calls `{tool}` with `{args}`"},
+    "no_tools": {"zh": "不再调用工具。", "en": "No more tool calls."},
+    "search": {"zh": "搜索", "en": "Search"},
+    "search_results": {"zh": "搜索结果", "en": "Search results"},
+    "running": {"zh": "进行中…", "en": "running…"},
+    "done": {"zh": "完成", "en": "done"},
+    "failed_status": {"zh": "失败", "en": "failed"},
+    "cached": {"zh": "（来自缓存）", "en": "(from cache)"},
+    "found": {"zh": "找到 {count} 条结果", "en": "{count} results"},
+    "decision_go": {"zh": "判断 · 继续调用工具", "en": "Decision · more tools"},
+    "decision_stop": {"zh": "判断 · 生成回答", "en": "Decision · answer"},
+    "handover": {
+        "zh": "🔁 切换到回答生成阶段：{reason}（回答模型：{model}）",
+        "en": "🔁 Handing over to the answer: {reason} (answer model: {model})",
+    },
+    "stopped": {
+        "zh": "⏹ 已停止；正在运行的工具已取消，已保留收到的内容。",
+        "en": "⏹ Stopped; running tools were cancelled and what arrived is kept.",
+    },
+    "kept": {"zh": "已保留的中间结果：", "en": "Intermediate results kept:"},
+    "stats_title": {"zh": "统计", "en": "Statistics"},
+    "stats_header": {
+        "zh": "| 模型 | 角色 | 调用 | 输入 tokens | 输出 tokens | 秒 |",
+        "en": "| Model | Role | Calls | Input tokens | Output tokens | Seconds |",
+    },
+    "role_function_call": {"zh": "工具调用", "en": "function call"},
+    "role_answer": {"zh": "回答生成", "en": "answer"},
+    "phases": {
+        "zh": "阶段耗时：工具 {tools:.1f} 秒 · 回答 {answer:.1f} 秒 · 合计 {total:.1f} 秒；"
+        "共 {tokens} tokens，{tool_calls} 次工具调用，{rounds} 轮；估算费用 {cost}",
+        "en": "Phases: tools {tools:.1f} s · answer {answer:.1f} s · total {total:.1f} s; "
+        "{tokens} tokens, {tool_calls} tool calls, {rounds} rounds; estimated cost {cost}",
+    },
+    "cost_unknown": {"zh": "未知（无价格表）", "en": "unknown (no prices)"},
+    "settings_fc": {"zh": "工具调用模型", "en": "Function-call model"},
+    "settings_answer": {"zh": "回答生成模型", "en": "Answer model"},
+    "settings_custom_fc": {
+        "zh": "工具调用模型（自定义名称，可留空）",
+        "en": "Function-call model (custom name, optional)",
+    },
+    "settings_custom_answer": {
+        "zh": "回答生成模型（自定义名称，可留空）",
+        "en": "Answer model (custom name, optional)",
+    },
+    "config_error": {
+        "zh": "⚠️ Agent 配置无效：{error}",
+        "en": "⚠️ Invalid agent configuration: {error}",
+    },
+}
+
+
+def tr(key: str, **values: Any) -> str:
+    return TEXT[key][lang()].format(**values)
+
+
+def mcp_config_path() -> Path | None:
+    raw = os.environ.get("REQSTUDIO_MCP_CONFIG", "mcp.json")
+    if raw.lower() in ("", "none", "off"):
+        return None
+    path = Path(raw)
+    return path if path.is_file() else None
+
+
+def model_choices() -> list[str]:
+    settings = runtime().settings
+    names = [DEFAULT_CHOICE, runtime().endpoint.model]
+    for spec in (settings.agent_function_call_model, settings.agent_answer_model):
+        if spec is not None:
+            names.append(spec.model)
+    return list(dict.fromkeys(names))
+
+
+def settings_widgets() -> list:
+    choices = model_choices()
+    return [
+        Select(
+            id="agent_fc_model", label=tr("settings_fc"), values=choices, initial_value=choices[0]
+        ),
+        TextInput(id="agent_fc_custom", label=tr("settings_custom_fc"), initial=""),
+        Select(
+            id="agent_answer_model",
+            label=tr("settings_answer"),
+            values=choices,
+            initial_value=choices[0],
+        ),
+        TextInput(id="agent_answer_custom", label=tr("settings_custom_answer"), initial=""),
+    ]
+
+
+def chosen_spec(select_key: str, custom_key: str, configured: ModelSpec | None) -> ModelSpec | None:
+    """The model the user picked in the settings, else the configured one."""
+    chosen = cl.user_session.get("chat_settings") or {}
+    name = (chosen.get(custom_key) or "").strip() or chosen.get(select_key) or DEFAULT_CHOICE
+    if name == DEFAULT_CHOICE:
+        return configured
+    settings = runtime().settings
+    for spec in (settings.agent_function_call_model, settings.agent_answer_model):
+        if spec is not None and spec.model == name:
+            return spec
+    return ModelSpec(model=name)
+
+
+async def on_agent_start() -> None:
+    await cl.ChatSettings(settings_widgets()).send()
+    toolbox = await open_toolbox()
+    tools = ["web_search", *[t.name for t in toolbox.tools]]
+    await cl.Message(content=tr("intro", tools=", ".join(f"`{t}`" for t in tools))).send()
+
+
+async def open_toolbox() -> McpToolbox:
+    toolbox = cl.user_session.get("mcp_toolbox")
+    if toolbox is not None:
+        return toolbox
+    try:
+        toolbox = await McpToolbox.start(mcp_config_path())
+    except McpConfigError as error:
+        await cl.Message(content=f"⚠️ {error}").send()
+        toolbox = await McpToolbox.start(None)
+    for status in toolbox.failed:
+        await cl.Message(content=tr("mcp_failed", name=status.name, error=status.error)).send()
+    cl.user_session.set("mcp_toolbox", toolbox)
+    cl.user_session.set("web_search", WebSearch())
+    return toolbox
+
+
+async def on_agent_resume(thread: dict) -> None:
+    await cl.ChatSettings(settings_widgets()).send()
+    await open_toolbox()
+
+
+async def close_agent_session() -> None:
+    toolbox = cl.user_session.get("mcp_toolbox")
+    if toolbox is not None:
+        await toolbox.aclose()
+
+
+async def on_mcp_connect(connection: Any, session: ClientSession) -> None:
+    toolbox = await open_toolbox()
+    status = await toolbox.add_session(connection.name, session)
+    if status.ok:
+        await cl.Message(
+            content=tr("mcp_added", name=connection.name, tools=", ".join(status.tools))
+        ).send()
+    else:
+        await cl.Message(content=tr("mcp_failed", name=connection.name, error=status.error)).send()
+
+
+async def on_mcp_disconnect(name: str, session: ClientSession) -> None:
+    toolbox = cl.user_session.get("mcp_toolbox")
+    if toolbox is not None:
+        toolbox.remove_server(name)
+
+
+def build_agent() -> ReactAgent:
+    settings = runtime().settings
+    config = AgentConfig.from_settings(
+        settings,
+        language=lang(),
+        function_call_spec=chosen_spec(
+            "agent_fc_model", "agent_fc_custom", settings.agent_function_call_model
+        ),
+        answer_spec=chosen_spec(
+            "agent_answer_model", "agent_answer_custom", settings.agent_answer_model
+        ),
+    )
+    toolbox: McpToolbox = cl.user_session.get("mcp_toolbox")
+    search: WebSearch = cl.user_session.get("web_search")
+    memory = AgentMemory.load(cl.user_session.get(MEMORY_KEY))
+    return ReactAgent(
+        runtime().factory(),
+        [search.as_tool(), *toolbox.tools],
+        config,
+        memory=memory,
+    )
+
+
+class AgentRunView:
+    """Turns one run's events into Chainlit steps and messages."""
+
+    def __init__(self):
+        self.thinking: cl.Step | None = None
+        self.tool_steps: dict[str, cl.Step] = {}
+        self.answer: cl.Message | None = None
+
+    async def show(self, event: Any) -> None:
+        if isinstance(event, ThinkingStarted):
+            self.thinking = await top_step(tr("thinking", model=event.model), "llm")
+            self.thinking.metadata = {"model": event.model, "round": event.round}
+        elif isinstance(event, ThinkingToken) and self.thinking is not None:
+            await self.thinking.stream_token(event.text)
+        elif isinstance(event, ThinkingFinished) and self.thinking is not None:
+            model = (self.thinking.metadata or {}).get("model", "")
+            plans = [
+                tr("plan", tool=c.tool, args=json.dumps(c.arguments, ensure_ascii=False))
+                for c in event.tool_calls
+            ] or [tr("no_tools")]
+            self.thinking.name = tr("thought", round=event.round, model=model)
+            self.thinking.output = "\n\n".join([event.text.strip(), *plans]).strip()
+            await self.thinking.update()
+            self.thinking = None
+        elif isinstance(event, ToolCallStarted):
+            name = (
+                tr("search") if event.kind == "search" else f"{event.kind.upper()} · {event.tool}"
+            )
+            step = await top_step(name, "tool", show_input="json")
+            step.input = json.dumps(event.arguments, ensure_ascii=False)
+            step.output = tr("running")
+            await step.update()
+            self.tool_steps[event.call_id] = step
+        elif isinstance(event, ToolCallFinished):
+            await self.tool_finished(event)
+        elif isinstance(event, Decision):
+            step = await top_step(tr("decision_go" if event.continue_ else "decision_stop"), "run")
+            step.output = event.reason
+            await step.update()
+        elif isinstance(event, LoopDetected):
+            await top_message(f"⚠️ {event.message}")
+        elif isinstance(event, HandOver):
+            await top_message(tr("handover", reason=event.reason, model=event.answer_model))
+        elif isinstance(event, AnswerToken):
+            if self.answer is None:
+                self.answer = cl.Message(content="")
+                self.answer.parent_id = None
+            await self.answer.stream_token(event.text)
+        elif isinstance(event, AnswerFinished) and self.answer is not None:
+            self.answer.content = event.text
+            await self.answer.send()
+        elif isinstance(event, Failed):
+            await self.failed(event)
+        elif isinstance(event, Stats):
+            await top_message(stats_markdown(event))
+
+    async def tool_finished(self, event: ToolCallFinished) -> None:
+        step = self.tool_steps.pop(event.call_id, None)
+        status = tr("done") if event.ok else tr("failed_status")
+        if event.cached:
+            status += " " + tr("cached")
+        if step is not None:
+            step.output = f"**{status}** · {event.seconds:.1f} s\n\n{event.result_text}"
+            step.is_error = not event.ok
+            await step.update()
+        if event.kind == "search" and event.ok:
+            results = await top_step(tr("search_results"), "tool")
+            lines = [tr("found", count=event.result_count or 0)]
+            for number, hit in enumerate(event.top_results[:3], 1):
+                lines.append(f"{number}. **{hit.title}** — {hit.snippet}\n   {hit.url}")
+            results.output = "\n\n".join(lines)
+            await results.update()
+
+    async def failed(self, event: Failed) -> None:
+        parts = [f"⚠️ {event.message}"]
+        if event.partial_answer:
+            parts.insert(0, event.partial_answer)
+        if event.kept_results:
+            parts.append(tr("kept"))
+            parts += [f"- `{r.tool}` {json.dumps(r.arguments, ensure_ascii=False)}: {r.result_text[:300]}"
+                      for r in event.kept_results]  # fmt: skip
+        await top_message("\n\n".join(parts))
+
+    async def close_open_steps(self, note: str) -> None:
+        for step in [self.thinking, *self.tool_steps.values()]:
+            if step is not None:
+                step.output = f"{step.output or ''}\n\n{note}".strip()
+                step.is_error = True
+                await step.update()
+        self.thinking = None
+        self.tool_steps.clear()
+
+
+def stats_markdown(stats: Stats) -> str:
+    rows = [f"**{tr('stats_title')}**", "", tr("stats_header"), "|---|---|---|---|---|---|"]
+    for role, usage in stats.per_model.items():
+        role_name = tr(f"role_{role}") if role in ("function_call", "answer") else role
+        rows.append(
+            f"| {usage.model} | {role_name} | {usage.calls} | {usage.input_tokens} | "
+            f"{usage.output_tokens} | {usage.seconds:.1f} |"
+        )
+    cost = tr("cost_unknown") if stats.estimated_cost is None else f"${stats.estimated_cost:.4f}"
+    phases = stats.phase_seconds
+    rows += [
+        "",
+        tr(
+            "phases",
+            tools=phases.get("tools", 0.0),
+            answer=phases.get("answer", 0.0),
+            total=phases.get("total", 0.0),
+            tokens=stats.total_tokens,
+            tool_calls=stats.tool_calls,
+            rounds=stats.rounds,
+            cost=cost,
+        ),
+    ]
+    return "\n".join(rows)
+
+
+async def top_step(name: str, kind: str, **kwargs: Any) -> cl.Step:
+    step = cl.Step(name=name, type=kind, default_open=False, **kwargs)
+    step.parent_id = None  # top level, so the run reads top to bottom
+    await step.send()
+    return step
+
+
+async def top_message(content: str) -> None:
+    message = cl.Message(content=content)
+    message.parent_id = None
+    await message.send()
+
+
+async def on_agent_message(message: cl.Message) -> None:
+    question = (message.content or "").strip()
+    if not question:
+        return
+    await open_toolbox()
+    try:
+        agent = build_agent()
+    except (SettingsError, ValueError) as error:
+        await cl.Message(content=tr("config_error", error=error)).send()
+        return
+    view = AgentRunView()
+    try:
+        async for event in agent.run(question):
+            await view.show(event)
+    except asyncio.CancelledError:
+        await view.close_open_steps(tr("stopped"))
+        if view.answer is not None:
+            view.answer.content += "\n\n" + tr("stopped")
+            await view.answer.send()
+        else:
+            await top_message(tr("stopped"))
+        raise
+    except Exception as exc:  # the engine reports failures as events; this is a last guard
+        log.exception("agent run failed")
+        await view.close_open_steps(describe_failure(exc, lang()))
+        await top_message(f"⚠️ {describe_failure(exc, lang())}")
+    finally:
+        cl.user_session.set(MEMORY_KEY, agent.memory.dump())
+        await persist_thread_state()
+
+
+AGENT_MODE = ModeSpec(
+    id="Agent",
+    title={"zh": "Agent 智能体", "en": "Agent"},
+    description={
+        "zh": "ReAct 智能体：自主决定是否搜索、调用 MCP 工具，每一步都实时展示。",
+        "en": "A ReAct agent that decides when to search and call MCP tools, every step live.",
+    },
+    on_message=on_agent_message,
+    on_start=on_agent_start,
+    on_resume=on_agent_resume,
+    starters=[
+        StarterSpec(
+            label={"zh": "现在几点（UTC）？", "en": "What time is it in UTC?"},
+            message={"zh": "现在 UTC 时间是几点？", "en": "What time is it now in UTC?"},
+        ),
+        StarterSpec(
+            label={"zh": "搜索 IEEE 830", "en": "Search IEEE 830"},
+            message={
+                "zh": "搜索 IEEE 830 SRS 模板的主要章节，并附上出处。",
+                "en": "Search for the main sections of the IEEE 830 SRS template, with sources.",
+            },
+        ),
+    ],
+)

@@ -1,0 +1,478 @@
+"""SRS mode in the browser: reference upload, one collapsible Step per agent and round,
+the SRS streamed into the final message, downloads, evaluation, stop and resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import chainlit as cl
+from chainlit.input_widget import Select, Slider
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from agents.srs.documents import ReferenceDocumentError, load_reference
+from agents.srs.engine import SrsRequest, pending_resume, run_srs
+from agents.srs.evaluation import evaluate_srs
+from agents.srs.events import (
+    DocumentReset,
+    DocumentToken,
+    NodeFinished,
+    NodeStarted,
+    Notice,
+    RunFailed,
+    RunFinished,
+    SrsResult,
+)
+from reqstudio.errors import describe_failure
+from reqstudio.usage import UsageTracker
+from ui.modes import ModeSpec, StarterSpec
+from ui.session import persist_thread_state, runtime
+from ui.texts import lang
+
+log = logging.getLogger("reqstudio.srs")
+
+ACCEPT = {
+    "text/markdown": [".md", ".markdown"],
+    "text/plain": [".txt", ".md"],
+    "application/pdf": [".pdf"],
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": [".docx"],
+}
+KIND = {"FR": ("功能", "functional"), "NFR": ("非功能", "non-functional"),
+        "CON": ("约束", "constraint"), "SUG": ("建议", "suggestion")}  # fmt: skip
+
+TEXT = {
+    "intro": {
+        "zh": "请描述要构建的系统，并附上一份参考 SRS（.md / .txt / .pdf / .docx，"
+        "ReqClarify 以它为评分标准）。轮数与消融模式可在设置（⚙）中调整。",
+        "en": "Describe the system to build and attach a reference SRS (.md / .txt / .pdf / "
+        ".docx; ReqClarify scores against it). Rounds and ablation are in the settings (⚙).",
+    },
+    "ask_reference": {
+        "zh": "还没有参考 SRS。上传一份，还是不用参考继续（将按 no-clarify 运行）？",
+        "en": "No reference SRS yet. Upload one, or continue without (runs as no-clarify)?",
+    },
+    "upload": {"zh": "上传参考 SRS", "en": "Upload a reference SRS"},
+    "continue_without": {"zh": "不用参考，继续", "en": "Continue without"},
+    "upload_prompt": {
+        "zh": "请上传参考 SRS（.md / .txt / .pdf / .docx，最大 {mb:g} MB）。",
+        "en": "Upload the reference SRS (.md / .txt / .pdf / .docx, at most {mb:g} MB).",
+    },
+    "reference_ok": {
+        "zh": "已读取参考 SRS《{name}》：{chars} 个字符（{encoding}）。",
+        "en": "Reference SRS “{name}” read: {chars} characters ({encoding}).",
+    },
+    "need_description": {
+        "zh": "请用文字描述要构建的系统（参考 SRS 已保存，可直接发送描述）。",
+        "en": "Describe the system to build in words (the reference SRS is kept).",
+    },
+    "step_name": {"zh": "{agent} · 第 {round} 轮", "en": "{agent} · round {round}"},
+    "step_name_single": {"zh": "{agent}", "en": "{agent}"},
+    "counts": {
+        "zh": "共 {total} 条 · 冻结 {frozen} · 移除 {removed} · 未冻结 {unfrozen} · "
+        "{seconds:.1f} 秒 · {tokens} tokens",
+        "en": "{total} items · {frozen} frozen · {removed} removed · {unfrozen} unfrozen · "
+        "{seconds:.1f} s · {tokens} tokens",
+    },
+    "frozen_now": {"zh": "本轮冻结：{ids}", "en": "Frozen this round: {ids}"},
+    "removed_now": {"zh": "本轮移除：{ids}", "en": "Removed this round: {ids}"},
+    "skipped": {"zh": "没有未冻结的条目，跳过。", "en": "Nothing unfrozen left; skipped."},
+    "summary": {
+        "zh": "✅ 完成：{rounds} 轮 · {items} 条需求 · 冻结 {frozen} · 移除 {removed} · "
+        "{tokens} tokens · {seconds:.1f} 秒（{ablation}）",
+        "en": "✅ Done: {rounds} rounds · {items} requirements · {frozen} frozen · "
+        "{removed} removed · {tokens} tokens · {seconds:.1f} s ({ablation})",
+    },
+    "failed": {
+        "zh": "⚠️ SRS 生成失败：{reason} 已完成的步骤已保存。",
+        "en": "⚠️ SRS generation failed: {reason} Completed steps are saved.",
+    },
+    "stopped": {
+        "zh": "⏹ 已停止。已完成的步骤已保存，可以从上一个完成的节点继续。",
+        "en": "⏹ Stopped. Completed steps are saved; you can resume from the last one.",
+    },
+    "resume_offer": {
+        "zh": "上次的 SRS 运行没有完成（最后完成的节点：{node}）。要从那里继续吗？",
+        "en": "The last SRS run did not finish (last completed node: {node}). Resume from there?",
+    },
+    "resume": {"zh": "继续运行", "en": "Resume"},
+    "evaluate": {"zh": "评估 / Evaluate", "en": "Evaluate / 评估"},
+    "evaluating": {"zh": "评估中…", "en": "Evaluating…"},
+    "evaluation_title": {
+        "zh": "📊 与参考 SRS 对比的评估（模型 {model}）",
+        "en": "📊 Evaluation against the reference SRS (model {model})",
+    },
+    "evaluation_failed": {
+        "zh": "⚠️ 评估失败：{reason}",
+        "en": "⚠️ Evaluation failed: {reason}",
+    },
+    "srs_file": {"zh": "SRS 文档", "en": "SRS document"},
+    "settings_rounds": {"zh": "最大迭代轮数", "en": "Max iterations"},
+    "settings_ablation": {"zh": "消融模式", "en": "Ablation"},
+}
+
+
+def tr(key: str, **values: Any) -> str:
+    return TEXT[key][lang()].format(**values)
+
+
+def checkpoint_path() -> Path:
+    return runtime().settings.data_dir / "srs-checkpoints.db"
+
+
+def requirement_table(requirements) -> str:
+    index = 0 if lang() == "zh" else 1
+    head = "| ID | 类型 | 内容 |" if index == 0 else "| ID | Kind | Text |"
+    rows = [head, "|---|---|---|"]
+    for item in requirements:
+        kind = KIND.get(item.id.split("-")[0], ("", ""))[index]
+        rows.append(f"| {item.id} | {kind} | {item.content.replace('|', '/')} |")
+    return "\n".join(rows)
+
+
+def score_table(scores) -> str:
+    head = "| ID | 分数 | 理由 |" if lang() == "zh" else "| ID | Score | Reason |"
+    rows = [head, "|---|---|---|"]
+    rows += [f"| {s.id} | {s.score:+d} | {s.reason.replace('|', '/')} |" for s in scores]
+    return "\n".join(rows)
+
+
+def node_output(event: NodeFinished) -> str:
+    parts = []
+    if event.skipped:
+        parts.append(tr("skipped"))
+    if event.scores:
+        parts.append(score_table(event.scores))
+    if event.frozen_now:
+        parts.append(tr("frozen_now", ids=", ".join(event.frozen_now)))
+    if event.removed_now:
+        parts.append(tr("removed_now", ids=", ".join(event.removed_now)))
+    if event.agent != "DocGenerate" and event.requirements:
+        parts.append(requirement_table(event.requirements))
+    parts.append(
+        tr(
+            "counts",
+            seconds=event.seconds,
+            tokens=event.input_tokens + event.output_tokens,
+            **{k: event.counts.get(k, 0) for k in ("total", "frozen", "removed", "unfrozen")},
+        )
+    )
+    return "\n\n".join(parts)
+
+
+def settings_widgets() -> list:
+    settings = runtime().settings
+    return [
+        Slider(
+            id="srs_max_iterations",
+            label=tr("settings_rounds"),
+            initial=settings.srs_max_iterations,
+            min=1,
+            max=10,
+            step=1,
+        ),
+        Select(
+            id="srs_ablation",
+            label=tr("settings_ablation"),
+            values=["none", "no-clarify", "no-explore-clarify"],
+            initial_value="none",
+        ),
+    ]
+
+
+async def on_srs_start() -> None:
+    await cl.ChatSettings(settings_widgets()).send()
+    await cl.Message(content=tr("intro")).send()
+
+
+async def read_attachments(message: cl.Message) -> bool:
+    """Read attached reference files; report each refusal. False if one was refused."""
+    ok = True
+    for element in message.elements or []:
+        path = getattr(element, "path", None)
+        if not path:
+            continue
+        try:
+            document = load_reference(
+                Path(path), element.name, max_mb=runtime().settings.reference_max_mb
+            )
+        except ReferenceDocumentError as error:
+            await cl.Message(content=f"⚠️ {error.message(lang())}").send()
+            ok = False
+            continue
+        store_reference(document)
+        await cl.Message(
+            content=tr(
+                "reference_ok",
+                name=document.name,
+                chars=len(document.text),
+                encoding=document.encoding,
+            )
+        ).send()
+    return ok
+
+
+def store_reference(document) -> None:
+    cl.user_session.set("srs_reference", {"name": document.name, "text": document.text})
+
+
+async def ask_for_reference() -> bool:
+    """Ask for the reference when missing. True if one is now stored."""
+    answer = await cl.AskActionMessage(
+        content=tr("ask_reference"),
+        actions=[
+            cl.Action(name="upload", payload={"choice": "upload"}, label=tr("upload")),
+            cl.Action(name="skip", payload={"choice": "skip"}, label=tr("continue_without")),
+        ],
+        timeout=600,
+    ).send()
+    if not answer or answer.get("payload", {}).get("choice") != "upload":
+        return False
+    max_mb = runtime().settings.reference_max_mb
+    files = await cl.AskFileMessage(
+        content=tr("upload_prompt", mb=max_mb),
+        accept=ACCEPT,
+        max_size_mb=int(max_mb) or 1,
+        timeout=600,
+    ).send()
+    for file in files or []:
+        try:
+            store_reference(load_reference(Path(file.path), file.name, max_mb=max_mb))
+        except ReferenceDocumentError as error:
+            await cl.Message(content=f"⚠️ {error.message(lang())}").send()
+            return False
+        reference = cl.user_session.get("srs_reference")
+        await cl.Message(
+            content=tr("reference_ok", name=file.name, chars=len(reference["text"]), encoding="")
+        ).send()
+        return True
+    return False
+
+
+async def on_srs_message(message: cl.Message) -> None:
+    if not await read_attachments(message):
+        return
+    text = (message.content or "").strip()
+    if not text:
+        await cl.Message(content=tr("need_description")).send()
+        return
+    if not cl.user_session.get("srs_reference"):
+        await ask_for_reference()
+    reference = (cl.user_session.get("srs_reference") or {}).get("text", "")
+    chosen = cl.user_session.get("chat_settings") or {}
+    request = SrsRequest(
+        user_input=text,
+        reference_srs=reference,
+        ablation=chosen.get("srs_ablation", "none"),
+        max_iterations=int(chosen.get("srs_max_iterations", runtime().settings.srs_max_iterations)),
+    )
+    sequence = int(cl.user_session.get("srs_run_seq") or 0) + 1
+    cl.user_session.set("srs_run_seq", sequence)
+    run_key = f"{cl.context.session.thread_id}:{sequence}"
+    cl.user_session.set("srs_active_run", run_key)
+    await persist_thread_state()
+    await render_run(request, run_key, resume=False)
+
+
+async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None:
+    tracker = UsageTracker()
+    open_step: cl.Step | None = None
+    document = cl.Message(content="")  # re-created when DocGenerate starts, to sit last
+    try:
+        async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
+            async for event in run_srs(
+                request,
+                runtime().factory(),
+                tracker=tracker,
+                checkpointer=saver,
+                thread_id=run_key,
+                resume=resume,
+            ):
+                if isinstance(event, Notice):
+                    text = (
+                        event.message_zh if lang() == "zh" and event.message_zh else event.message
+                    )
+                    await cl.Message(content=f"ℹ️ {text}").send()
+                elif isinstance(event, NodeStarted):
+                    looping = event.agent in ("ReqExplore", "ReqClarify")
+                    open_step = cl.Step(
+                        name=tr(
+                            "step_name" if looping else "step_name_single",
+                            agent=event.agent,
+                            round=event.round,
+                        ),
+                        type="llm",
+                        default_open=False,
+                    )
+                    open_step.parent_id = None  # top level: the run reads top to bottom
+                    await open_step.send()
+                    if event.agent == "DocGenerate":
+                        document = cl.Message(content="")
+                        document.parent_id = None
+                elif isinstance(event, NodeFinished) and open_step is not None:
+                    open_step.output = node_output(event)
+                    await open_step.update()
+                    open_step = None
+                elif isinstance(event, DocumentToken):
+                    await document.stream_token(event.text)
+                elif isinstance(event, DocumentReset):
+                    document.content = ""
+                    await document.update()
+                elif isinstance(event, RunFinished):
+                    await finish_run(document, event.result)
+                elif isinstance(event, RunFailed):
+                    reason = (
+                        event.message_zh if lang() == "zh" and event.message_zh else event.message
+                    )
+                    await close_step(open_step, reason)
+                    open_step = None
+                    await show_partial(document, event.partial, tr("failed", reason=reason))
+    except asyncio.CancelledError:
+        await close_step(open_step, tr("stopped"))
+        document.content = (document.content + "\n\n" + tr("stopped")).strip()
+        await document.send()
+        raise
+    except Exception as exc:  # keep the app running; completed steps stay in the checkpoint
+        log.exception("SRS run failed")
+        await close_step(open_step, describe_failure(exc, lang()))
+        await cl.Message(content=tr("failed", reason=describe_failure(exc, lang()))).send()
+
+
+async def close_step(step: cl.Step | None, note: str) -> None:
+    if step is not None:
+        step.output = (step.output or "") + f"\n\n{note}"
+        step.is_error = True
+        await step.update()
+
+
+async def show_partial(document: cl.Message, partial: SrsResult | None, note: str) -> None:
+    body = document.content
+    if partial is not None and partial.requirements and not body:
+        body = requirement_table(partial.requirements)
+    document.content = f"{body}\n\n{note}".strip()
+    await document.send()
+
+
+async def finish_run(document: cl.Message, result: SrsResult) -> None:
+    cl.user_session.set("srs_last_result", {"srs": result.srs_markdown})
+    summary = tr(
+        "summary",
+        rounds=result.rounds,
+        items=len(result.requirements),
+        frozen=len(result.frozen_ids),
+        removed=len(result.removed_ids),
+        tokens=result.usage.get("total_tokens", 0),
+        seconds=result.seconds,
+        ablation=result.ablation_used,
+    )
+    document.content = f"{result.srs_markdown}\n\n---\n{summary}"
+    document.elements = [
+        cl.File(name="srs.md", content=result.srs_markdown.encode(), mime="text/markdown"),
+        cl.File(
+            name="srs-log.json",
+            content=json.dumps(
+                {"logs": result.logs, "usage": result.usage}, ensure_ascii=False, indent=2
+            ).encode(),
+            mime="application/json",
+        ),
+    ]
+    if cl.user_session.get("srs_reference"):
+        document.actions = [cl.Action(name="srs_evaluate", payload={}, label=tr("evaluate"))]
+    await document.send()
+    await persist_thread_state()
+
+
+@cl.action_callback("srs_evaluate")
+async def on_evaluate(action: cl.Action) -> None:
+    reference = (cl.user_session.get("srs_reference") or {}).get("text", "")
+    candidate = (cl.user_session.get("srs_last_result") or {}).get("srs", "")
+    if not reference or not candidate:
+        return
+    async with cl.Step(name=tr("evaluating"), type="llm") as step:
+        try:
+            result = await evaluate_srs(reference, candidate, runtime().factory())
+        except Exception as exc:
+            step.output = describe_failure(exc, lang())
+            await cl.Message(
+                content=tr("evaluation_failed", reason=describe_failure(exc, lang()))
+            ).send()
+            return
+        step.output = f"```json\n{json.dumps(result, ensure_ascii=False, indent=2)}\n```"
+    await cl.Message(content=evaluation_table(result)).send()
+
+
+def evaluation_table(result: dict[str, Any]) -> str:
+    if "error" in result:
+        return tr("evaluation_failed", reason=result["error"])
+    metrics = result.get("metrics", {})
+    header = "| 指标 | 分数 |" if lang() == "zh" else "| Metric | Score |"
+    rows = [tr("evaluation_title", model=result.get("model", "")), "", header, "|---|---|"]
+    for name in ("coverage", "completeness", "consistency", "testability", "clarity",
+                 "traceability", "scope_discipline"):  # fmt: skip
+        if name in metrics:
+            rows.append(f"| {name} | {float(metrics[name]):.4f} |")
+    for name, value in (metrics.get("by_category") or {}).items():
+        rows.append(f"| by_category.{name} | {float(value):.4f} |")
+    for name in ("Comprehensive_Score_Simple", "Comprehensive_Score_Weighted"):
+        if name in result:
+            rows.append(f"| **{name}** | **{float(result[name]):.4f}** |")
+    return "\n".join(rows)
+
+
+async def on_srs_resume(thread: dict) -> None:
+    await cl.ChatSettings(settings_widgets()).send()
+    run_key = cl.user_session.get("srs_active_run")
+    if not run_key:
+        return
+    async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
+        node = await pending_resume(saver, run_key)
+    if node:
+        await cl.Message(
+            content=tr("resume_offer", node=node),
+            actions=[cl.Action(name="srs_resume", payload={"run": run_key}, label=tr("resume"))],
+        ).send()
+
+
+@cl.action_callback("srs_resume")
+async def on_resume_action(action: cl.Action) -> None:
+    await action.remove()
+    run_key = action.payload.get("run") or cl.user_session.get("srs_active_run")
+    await render_run(SrsRequest(user_input="(resumed)"), run_key, resume=True)
+
+
+SRS_MODE = ModeSpec(
+    id="SRS",
+    title={"zh": "SRS 生成", "en": "SRS"},
+    description={
+        "zh": "描述系统并上传参考 SRS，智能体逐步解析、挖掘、澄清需求并生成 IEEE 830 SRS。",
+        "en": "Describe a system and attach a reference SRS; agents parse, explore and clarify "
+        "requirements and write an IEEE 830 SRS.",
+    },
+    on_message=on_srs_message,
+    on_start=on_srs_start,
+    on_resume=on_srs_resume,
+    starters=[
+        StarterSpec(
+            label={"zh": "在线商店 e-Store", "en": "An e-Store"},
+            message={
+                "zh": "我们要做一个在线电子商店：顾客浏览商品目录、配置并购买电脑，维护个人资料，"
+                "查看订单与发货状态；管理员维护商品与价格。支付使用信用卡，需要 7×24 小时可用。",
+                "en": "We want an online e-store: customers browse a catalog, configure and buy "
+                "computers, keep a profile, track orders and shipping; admins maintain products "
+                "and prices. Payment by credit card; available 24×7.",
+            },
+        ),
+        StarterSpec(
+            label={"zh": "图书馆借阅系统", "en": "A library lending system"},
+            message={
+                "zh": "为高校图书馆设计借阅系统：读者检索、预约、借还图书，逾期自动罚款；"
+                "馆员管理馆藏；需对接校园统一身份认证。",
+                "en": "A university library lending system: readers search, reserve, borrow and "
+                "return books with automatic overdue fines; librarians manage the collection; "
+                "sign-in through the campus identity provider.",
+            },
+        ),
+    ],
+)
