@@ -51,4 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    # Run through the imported module, so subcommands' `UsageError` is this same class.
+    from reqstudio.cli import main as imported_main
+
+    raise SystemExit(imported_main())

@@ -115,6 +115,9 @@ class Settings(BaseSettings):
         default=60, ge=10, le=300, validation_alias=AliasChoices("AGENT_MAX_EXECUTION_TIME")
     )
     agent_verbose: bool = Field(default=False, validation_alias=AliasChoices("AGENT_VERBOSE"))
+    agent_prices: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, validation_alias=AliasChoices("AGENT_PRICES")
+    )
 
     # The app's own
     data_dir: Path = Field(
@@ -142,6 +145,19 @@ class Settings(BaseSettings):
         if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/")
+
+    @field_validator("agent_prices", mode="before")
+    @classmethod
+    def _prices(cls, value: Any) -> Any:
+        """`{"model": [in_per_1k, out_per_1k]}` or `{"model": {"input": .., "output": ..}}`."""
+        if isinstance(value, str):
+            value = json.loads(value) if value.strip() else {}
+        if isinstance(value, dict):
+            return {
+                model: (price["input"], price["output"]) if isinstance(price, dict) else price
+                for model, price in value.items()
+            }
+        return value
 
     @field_validator("database_url")
     @classmethod

@@ -25,7 +25,7 @@ class RoleUsage:
         return self.input_tokens + self.output_tokens
 
 
-@dataclass
+@dataclass(eq=False)  # identity equality: LangChain de-duplicates handlers by ==
 class UsageTracker(BaseCallbackHandler):
     """Records every chat-model call made with this handler attached, keyed by role.
 

@@ -32,7 +32,7 @@ from agents.react import (
 )
 from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
-from reqstudio.settings import ModelSpec, load_settings
+from reqstudio.settings import ModelSpec, SettingsError, load_settings
 from reqstudio.usage import UsageTracker
 from tools.web_search import WebSearch
 
@@ -668,8 +668,14 @@ def test_invalid_config_is_refused_with_a_clear_message(config, message, factory
 
 def test_invalid_prices_are_refused(monkeypatch, tmp_path):
     monkeypatch.setenv("AGENT_PRICES", '{"gpt-4o": "cheap"}')
-    with pytest.raises(AgentConfigError, match="AGENT_PRICES"):
-        AgentConfig.from_settings(load_settings(REQSTUDIO_DATA_DIR=str(tmp_path)))
+    with pytest.raises(SettingsError, match="AGENT_PRICES"):
+        load_settings(REQSTUDIO_DATA_DIR=str(tmp_path))
+
+
+def test_prices_come_from_settings(monkeypatch, tmp_path):
+    monkeypatch.setenv("AGENT_PRICES", '{"gpt-4o": {"input": 0.0025, "output": 0.01}}')
+    config = AgentConfig.from_settings(load_settings(REQSTUDIO_DATA_DIR=str(tmp_path)))
+    assert config.prices == {"gpt-4o": (0.0025, 0.01)}
 
 
 @pytest.mark.parametrize(

@@ -96,6 +96,10 @@ TEXT = {
         "{tokens} tokens, {tool_calls} tool calls, {rounds} rounds; estimated cost {cost}",
     },
     "cost_unknown": {"zh": "未知（无价格表）", "en": "unknown (no prices)"},
+    "no_usage": {
+        "zh": "（模型服务未返回 token 用量，token 数未知）",
+        "en": "(the provider sent no token usage; token counts unknown)",
+    },
     "settings_fc": {"zh": "工具调用模型", "en": "Function-call model"},
     "settings_answer": {"zh": "回答生成模型", "en": "Answer model"},
     "settings_custom_fc": {
@@ -354,6 +358,8 @@ def stats_markdown(stats: Stats) -> str:
             cost=cost,
         ),
     ]
+    if stats.total_tokens == 0 and any(u.calls for u in stats.per_model.values()):
+        rows.append(tr("no_usage"))
     return "\n".join(rows)
 
 

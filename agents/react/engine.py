@@ -56,11 +56,6 @@ PROMPT_VARIANTS: list[tuple[re.Pattern[str], str]] = [
 MODEL_FAILURES = (openai.APIError, httpx.HTTPError, json.JSONDecodeError, StructuredOutputError)
 
 
-class RunUsage(UsageTracker):
-    """One run's usage. A class of its own: UsageTracker is a dataclass, so two empty trackers
-    compare equal and LangChain's callback manager would keep only one of them."""
-
-
 def choose_system_prompt(model_name: str) -> str:
     """The ReAct prompt template for a function-call model, chosen by its name."""
     for pattern, template in PROMPT_VARIANTS:
@@ -185,7 +180,7 @@ class ReactAgent:
             if history is None or history is memory
             else history_messages(history)  # type: ignore[arg-type]
         )
-        run_usage = RunUsage()
+        run_usage = UsageTracker()
         ctx = RunContext(
             config=self.config,
             question=question,

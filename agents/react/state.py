@@ -3,8 +3,6 @@ conversation (turns and tool-call records, JSON-serialisable for the UI session)
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
@@ -20,7 +18,6 @@ from tools.web_search import SearchHit
 if TYPE_CHECKING:
     from agents.react.checks import CheckInput, CheckOutcome
 
-PRICES_ENV = "AGENT_PRICES"
 
 # A custom result check may return a CheckOutcome, a bool (go on?), or None (use the default
 # rules); it may be a coroutine function.
@@ -74,7 +71,7 @@ class AgentConfig:
             verbose=settings.agent_verbose,
             function_call_spec=settings.agent_function_call_model,
             answer_spec=settings.agent_answer_model,
-            prices=parse_prices(os.environ.get(PRICES_ENV)),
+            prices=dict(settings.agent_prices),
         )
         for name, value in overrides.items():
             if not hasattr(config, name):
@@ -110,27 +107,6 @@ class AgentConfig:
                 )
         if self.result_check is not None and not callable(self.result_check):
             raise AgentConfigError("Agent result_check must be a function")
-
-
-def parse_prices(raw: str | None) -> dict[str, tuple[float, float]]:
-    """`AGENT_PRICES='{"gpt-4o-mini": [0.00015, 0.0006]}'` (per 1k tokens, input then output;
-    `{"input": .., "output": ..}` works too)."""
-    if not raw or not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw)
-        prices: dict[str, tuple[float, float]] = {}
-        for model, value in data.items():
-            if isinstance(value, dict):
-                prices[str(model)] = (float(value["input"]), float(value["output"]))
-            else:
-                prices[str(model)] = (float(value[0]), float(value[1]))
-        return prices
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
-        raise AgentConfigError(
-            f"Invalid setting {PRICES_ENV}: expected JSON like "
-            '{"model-name": [input_per_1k, output_per_1k]}'
-        ) from None
 
 
 # --- tool results ------------------------------------------------------------------------
