@@ -18,7 +18,9 @@ CHROMIUM_ARGS = [
 ]  # fmt: skip
 
 
-@pytest.fixture(scope="session")
+# Module scope: sync Playwright keeps an event loop running in this thread while it is open,
+# which async tests in other modules cannot share.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
         pytest.fail("Debian's chromium is not installed; run the README's test command")

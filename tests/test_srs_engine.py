@@ -16,6 +16,7 @@ from agents.srs.events import (
     Notice,
     RunFinished,
 )
+from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.scripted_server import Reply
 from reqstudio.usage import UsageTracker
 from tests.test_srs_support import (
@@ -380,3 +381,38 @@ async def test_run_finished_is_last_and_only_once(llm_server, factory):
     events = await collect(REQUEST, factory)
     assert sum(isinstance(e, RunFinished) for e in events) == 1
     assert isinstance(events[-1], RunFinished)
+
+
+async def test_embedded_model_is_asked_in_its_own_dialect(llm_server, settings):
+    """The bundled llama.cpp server takes {"type": "json_object", "schema": ...} (not OpenAI's
+    json_schema), bounded to fit its context; DocGenerate gets a Markdown grammar."""
+    embedded = ModelFactory(
+        settings, Endpoint(llm_server.base_url, "sk-no-key", "m", embedded=True)
+    )
+    llm_server.script(
+        parse_reply(("FR-01", "Place an order.")),
+        explore_reply(("FR-01", "Place an order online.")),
+        clarify_reply(FR_01=2),
+        doc_reply(),
+    )
+    result = finished(await collect(REQUEST.model_copy(update={"max_iterations": 1}), embedded))
+    assert result.frozen_ids == ["FR-01"]
+    parse, explore, clarify, doc = llm_server.requests
+    for body, list_field in (
+        (parse, "requirements"),
+        (explore, "requirements"),
+        (clarify, "scores"),
+    ):
+        response_format = body["response_format"]
+        assert response_format["type"] == "json_object"
+        items = response_format["schema"]["properties"][list_field]
+        assert items["maxItems"] == nodes.EMBEDDED_MAX_ITEMS and items["minItems"] == 1
+    assert clarify["response_format"]["schema"]["$defs"]["Score"]["properties"]["score"] == {
+        "maximum": 2,
+        "minimum": -2,
+        "title": "Score",
+        "type": "integer",
+    }
+    assert "response_format" not in doc
+    assert doc["grammar"] == nodes.EMBEDDED_DOCUMENT_GRAMMAR
+    assert doc["max_tokens"] == nodes.EMBEDDED_DOCUMENT_TOKENS

@@ -14,6 +14,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.srs.nodes import embedded_response_format
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
 from reqstudio.structured import json_schema_format
@@ -189,7 +190,12 @@ async def evaluate_srs(
     callbacks = [tracker] if tracker is not None else []
     model = factory.for_role("evaluation", callbacks=callbacks)
     if factory.uses_json_schema():
-        model = model.bind(response_format=json_schema_format(EvaluationAnswer))
+        response_format = (
+            embedded_response_format(EvaluationAnswer)
+            if factory.endpoint.embedded
+            else json_schema_format(EvaluationAnswer)
+        )
+        model = model.bind(response_format=response_format)
     prompt = render_prompt("srs/evaluation.md", standard_srs=reference, evaluated_srs=candidate)
     reply = await model.ainvoke([HumanMessage(prompt)])
     content = reply.content if isinstance(reply.content, str) else str(reply.content)

@@ -13,13 +13,15 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
+from pydantic import BaseModel
 
 from agents.srs.state import (
+    ONE_LINE_PATTERN,
     AgentName,
     GraphState,
     Requirement,
@@ -28,8 +30,10 @@ from agents.srs.state import (
     ScoreList,
     SrsContext,
 )
+from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
-from reqstudio.structured import ask_structured
+from reqstudio.settings import ModelRole
+from reqstudio.structured import StructuredResult, ask_structured
 from reqstudio.usage import UsageTracker
 
 log = logging.getLogger("reqstudio.srs")
@@ -237,6 +241,69 @@ def announce(runtime: Runtime[SrsContext], agent: AgentName, round_number: int) 
     runtime.stream_writer({"type": "node_started", "agent": agent, "round": round_number})
 
 
+# --- asking the model -----------------------------------------------------------------------
+
+T = TypeVar("T", bound=BaseModel)
+
+# The embedded 135M model decodes against the schema; tighter bounds keep its answers inside
+# its 4096-token context (unbounded, it can repeat items until the context is full).
+EMBEDDED_MAX_ITEMS = 12
+EMBEDDED_ONE_LINE_PATTERN = r'^[^"\\\n]{1,160}$'
+EMBEDDED_DOCUMENT_TOKENS = 1024
+
+
+def _bounded_for_embedded(node: Any) -> Any:
+    if isinstance(node, dict):
+        bounded = {key: _bounded_for_embedded(value) for key, value in node.items()}
+        if "maxItems" in bounded:
+            bounded["maxItems"] = min(bounded["maxItems"], EMBEDDED_MAX_ITEMS)
+        if bounded.get("pattern") == ONE_LINE_PATTERN:
+            bounded["pattern"] = EMBEDDED_ONE_LINE_PATTERN
+        return bounded
+    if isinstance(node, list):
+        return [_bounded_for_embedded(value) for value in node]
+    return node
+
+
+def embedded_response_format(schema: type[BaseModel]) -> dict[str, Any]:
+    """llama-cpp-python's server takes a schema as `{"type": "json_object", "schema": ...}`;
+    it refuses OpenAI's `{"type": "json_schema", ...}`."""
+    return {"type": "json_object", "schema": _bounded_for_embedded(schema.model_json_schema())}
+
+
+# For the embedded model, DocGenerate decodes against a grammar too: a Markdown document that
+# opens with its title and holds no code fence (left free, the 135M model echoes the JSON list).
+EMBEDDED_DOCUMENT_GRAMMAR = r"""root ::= "# " [^\n`]+ "\n" [^`]*"""
+
+
+def chat_model(factory: ModelFactory, role: ModelRole, callbacks: Sequence[Any]):
+    """The role's model; on the embedded model with its output bounded to fit its context."""
+    model = factory.for_role(role, callbacks=callbacks)
+    if factory.endpoint.embedded and role == "DocGenerate":
+        # llama-cpp-python reads `max_tokens` (ChatOpenAI would send max_completion_tokens).
+        extra = {"grammar": EMBEDDED_DOCUMENT_GRAMMAR, "max_tokens": EMBEDDED_DOCUMENT_TOKENS}
+        return model.bind(extra_body=extra)
+    return model
+
+
+async def ask_for(
+    factory: ModelFactory,
+    role: ModelRole,
+    messages: Sequence[BaseMessage],
+    schema: type[T],
+    callbacks: Sequence[Any],
+) -> StructuredResult[T]:
+    """The shared structured path (schema output where supported, repair, bounded re-ask)."""
+    model = chat_model(factory, role, callbacks)
+    use_json_schema = factory.uses_json_schema()
+    if use_json_schema and factory.endpoint.embedded:
+        model = model.bind(response_format=embedded_response_format(schema))
+        use_json_schema = False  # already bound, in the embedded server's dialect
+    return await ask_structured(
+        model, messages, schema, use_json_schema=use_json_schema, max_attempts=LIST_AGENT_ATTEMPTS
+    )
+
+
 # --- the agents -----------------------------------------------------------------------
 
 
@@ -247,13 +314,8 @@ async def req_parse(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str
     ctx = runtime.context
     clock = NodeClock.start()
     messages = [HumanMessage(render_prompt("srs/req_parse.md", user_input=state["user_input"]))]
-    model = ctx.factory.for_role("ReqParse", callbacks=[ctx.tracker, clock.usage])
-    answer = await ask_structured(
-        model,
-        messages,
-        RequirementList,
-        use_json_schema=ctx.factory.uses_json_schema(),
-        max_attempts=LIST_AGENT_ATTEMPTS,
+    answer = await ask_for(
+        ctx.factory, "ReqParse", messages, RequirementList, [ctx.tracker, clock.usage]
     )
     req_list = normalize_requirements(answer.value.requirements)
     if not req_list:
@@ -310,13 +372,8 @@ async def req_explore(state: GraphState, runtime: Runtime[SrsContext]) -> dict[s
         scores_arr_unfrozen_json=to_json(scores_payload),
     )
     messages = [HumanMessage(prompt)]
-    model = ctx.factory.for_role("ReqExplore", callbacks=[ctx.tracker, clock.usage])
-    answer = await ask_structured(
-        model,
-        messages,
-        RequirementList,
-        use_json_schema=ctx.factory.uses_json_schema(),
-        max_attempts=LIST_AGENT_ATTEMPTS,
+    answer = await ask_for(
+        ctx.factory, "ReqExplore", messages, RequirementList, [ctx.tracker, clock.usage]
     )
     merged = merge_explored_items(
         state["req_list"],
@@ -365,13 +422,8 @@ async def req_clarify(state: GraphState, runtime: Runtime[SrsContext]) -> dict[s
         reference_srs=state["reference_srs"],
     )
     messages = [HumanMessage(prompt)]
-    model = ctx.factory.for_role("ReqClarify", callbacks=[ctx.tracker, clock.usage])
-    answer = await ask_structured(
-        model,
-        messages,
-        ScoreList,
-        use_json_schema=ctx.factory.uses_json_schema(),
-        max_attempts=LIST_AGENT_ATTEMPTS,
+    answer = await ask_for(
+        ctx.factory, "ReqClarify", messages, ScoreList, [ctx.tracker, clock.usage]
     )
     outcome = apply_scores(answer.value.scores, unfrozen)
     contents = {it["id"]: it["content"] for it in state["req_list"]}
@@ -425,7 +477,7 @@ async def doc_generate(state: GraphState, runtime: Runtime[SrsContext]) -> dict[
     effective = effective_requirements(state["req_list"], state["removed_ids"])
     prompt = render_prompt("srs/doc_generate.md", effective_req_list_json=to_json(effective))
     messages = [HumanMessage(prompt)]
-    model = ctx.factory.for_role("DocGenerate", callbacks=[ctx.tracker, clock.usage])
+    model = chat_model(ctx.factory, "DocGenerate", [ctx.tracker, clock.usage])
     document = ""
     errors: list[str] = []
     for attempt in range(1, DOC_STREAM_ATTEMPTS + 1):
