@@ -54,7 +54,7 @@ def free_port() -> int:
 class EmbeddedModelServer:
     """Starts and stops `python -m llama_cpp.server` for the bundled model."""
 
-    def __init__(self, threads: int = 2, context_size: int = 4096, log_file: Path | None = None):
+    def __init__(self, threads: int = 2, context_size: int = 8192, log_file: Path | None = None):
         self.threads = threads
         self.context_size = context_size
         self.log_file = log_file

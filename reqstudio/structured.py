@@ -103,7 +103,13 @@ REASK_TEMPLATE = (
 
 # Errors worth asking again for: a transport problem the SDK does not retry itself
 # (a stream cut midway, a body that is not JSON). HTTP status errors were already retried.
-_TRANSIENT = (openai.APIConnectionError, openai.APIResponseValidationError, json.JSONDecodeError)
+# A schema-constrained answer cut off at the length limit is asked for again too.
+_TRANSIENT = (
+    openai.APIConnectionError,
+    openai.APIResponseValidationError,
+    openai.LengthFinishReasonError,
+    json.JSONDecodeError,
+)
 
 
 async def ask_structured(

@@ -6,6 +6,7 @@ The engine knows nothing of the UI. With a checkpointer, every completed node is
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -45,6 +46,8 @@ __all__ = [
     "pending_resume",
     "run_srs",
 ]
+
+log = logging.getLogger("reqstudio.srs")
 
 NO_REFERENCE_NOTICE = (
     "No reference SRS was given: ReqClarify scores against one, so this run uses the "
@@ -238,12 +241,14 @@ async def run_srs(
                         yield NodeStarted(agent=chunk["agent"], round=chunk["round"])
                     continue
                 for node, update in chunk.items():
-                    if node.startswith("__") or running is None:
+                    if node.startswith("__"):
                         continue
-                    event, state = _node_finished(node, running[1], state, update or {})
+                    round_number = running[1] if running else int(state.get("iteration", 0))
+                    event, state = _node_finished(node, round_number, state, update or {})
                     running = None
                     yield event
     except Exception as exc:
+        log.info("SRS run failed in %s", running[0] if running else "?", exc_info=True)
         message, message_zh = _failure_messages(exc)
         yield RunFailed(
             message=message,
