@@ -15,6 +15,7 @@ from tests.apps import AppProcess
 from tests.browser_support import open_page, send
 from tests.test_srs_support import (
     E_STORE,
+    UPLOADS,
     EVALUATE,
     clarify_reply,
     doc_reply,
@@ -83,3 +84,22 @@ def test_srs_mode_end_to_end(
     weighted.scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "srs-evaluation-zh-CN.png")
     assert llm_server.pending == 0
+
+
+def test_srs_refuses_bad_reference_and_offers_settings(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    page = open_page(browser, app.url, "en-US")
+    switch_mode(page, "SRS")
+    expect(page.get_by_text("SRS mode is on")).to_be_visible()
+    page.locator("#chat-settings-open-modal").click()
+    expect(page.locator("label[for=srs_max_iterations]")).to_contain_text("Max iterations")
+    expect(page.locator("label[for=srs_ablation]")).to_have_text("Ablation")
+    page.keyboard.press("Escape")
+
+    page.locator("#upload-button-input").set_input_files(str(UPLOADS / "corrupt.pdf"))
+    send(page, "An online store for computers.")
+    expect(page.get_by_text("corrupt.pdf", exact=False).last).to_be_visible()
+    expect(page.get_by_text("PDF", exact=False).last).to_be_visible()
+    page.screenshot(path=output_dir / "srs-refused-en-US.png")
+    assert llm_server.requests == []  # nothing was generated from a refused upload
