@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from reqstudio.scripted_server import ScriptedLLMServer
 from tests.apps import AppProcess
@@ -58,5 +58,8 @@ def open_page(browser: Browser, url: str, locale: str = "zh-CN") -> Page:
 
 
 def send(page: Page, text: str) -> None:
+    """Type and send as a user does: once the previous answer has finished."""
+    expect(page.locator("#stop-button")).to_have_count(0, timeout=60_000)
     page.locator("#chat-input").fill(text)
+    expect(page.locator("#chat-submit")).to_be_enabled()
     page.locator("#chat-submit").click()

@@ -423,6 +423,12 @@ def evaluation_table(result: dict[str, Any]) -> str:
 
 async def on_srs_resume(thread: dict) -> None:
     await cl.ChatSettings(settings_widgets()).send()
+    # Chainlit sends the stored thread to the browser after this handler returns, replacing
+    # what the handler showed; a task's messages are queued after that, so the offer stays.
+    asyncio.get_running_loop().create_task(offer_resume())
+
+
+async def offer_resume() -> None:
     run_key = cl.user_session.get("srs_active_run")
     if not run_key:
         return

@@ -12,11 +12,11 @@ from playwright.sync_api import Browser, Page, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
-from tests.browser_support import open_page, send
+from tests.browser_support import open_page, provider_env, send
 from tests.test_srs_support import (
     E_STORE,
-    UPLOADS,
     EVALUATE,
+    UPLOADS,
     clarify_reply,
     doc_reply,
     explore_reply,
@@ -103,3 +103,45 @@ def test_srs_refuses_bad_reference_and_offers_settings(
     expect(page.get_by_text("PDF", exact=False).last).to_be_visible()
     page.screenshot(path=output_dir / "srs-refused-en-US.png")
     assert llm_server.requests == []  # nothing was generated from a refused upload
+
+
+def test_srs_stop_then_resume_after_restart(
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
+):
+    data_dir = tmp_path / "data"
+    first = AppProcess(data_dir, provider_env(llm_server)).start()
+    try:
+        llm_server.script(
+            parse_reply(("FR-01", "读者可以检索图书"), ("FR-02", "读者可以预约图书")),
+            explore_reply(("FR-01", "读者可以按书名检索图书"), delay=30),  # still running at stop
+        )
+        page = open_page(browser, first.url)
+        switch_mode(page, "SRS 生成")
+        expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
+        page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+        send(page, "图书馆借阅系统：读者检索、预约图书。")
+        expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
+        page.locator("#stop-button").click()
+        expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).first).to_be_visible()
+        page.context.close()
+    finally:
+        first.stop()
+
+    llm_server.reset()
+    llm_server.script(
+        explore_reply(("FR-01", "读者可以按书名检索图书"), ("FR-02", "读者可以预约图书")),
+        clarify_reply(FR_01=2, FR_02=2),
+        doc_reply(SRS),
+    )
+    second = AppProcess(data_dir, provider_env(llm_server)).start()
+    try:
+        page = open_page(browser, second.url)
+        page.locator("#thread-history").get_by_text("图书馆借阅系统", exact=False).click()
+        expect(page.get_by_text("最后完成的节点：ReqParse", exact=False)).to_be_visible()
+        page.get_by_role("button", name="继续运行").click()
+        expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+        page.screenshot(path=output_dir / "srs-resumed.png")
+    finally:
+        second.stop()
+    parse_calls = [r for r in llm_server.requests if "Requirement Parsing Agent" in str(r)]
+    assert parse_calls == []  # ReqParse was not run again
