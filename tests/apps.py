@@ -17,8 +17,10 @@ from reqstudio.local_model import free_port
 ROOT = Path(__file__).resolve().parent.parent
 CHAINLIT = Path(sys.executable).parent / "chainlit"
 
-# Variables from the developer's shell that must not leak into the app under test.
+# Variables from the developer's shell or CI that must not leak into the app under test
+# (`CI` puts `chainlit run` in CI mode, which injects a fake OPENAI_API_KEY).
 _PROVIDER_VARS = (
+    "CI",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "OPENAI_MODEL",

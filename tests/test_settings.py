@@ -81,3 +81,8 @@ def test_secrets_never_appear_in_error_messages(monkeypatch: pytest.MonkeyPatch)
     s = load_settings()
     assert s.user_passwords == {"alice": "pw1", "bob": "pw2"}
     assert "sk-live-abcdef" not in repr(s)
+
+
+def test_chainlit_ci_placeholder_key_is_not_a_provider(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-FAKE-OPENAI-API-KEY")
+    assert load_settings().uses_embedded_model
