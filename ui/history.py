@@ -84,3 +84,15 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
                     if key in row:
                         row[key] = _decode_json_list(row[key])
         return result
+
+    async def get_thread(self, thread_id: str):
+        thread = await super().get_thread(thread_id)
+        metadata = thread.get("metadata") if thread else None
+        if isinstance(metadata, str):
+            # The browser restores the thread's mode from metadata.chat_profile, which it can
+            # only read from an object (SQLite hands the column back as JSON text).
+            try:
+                thread["metadata"] = json.loads(metadata)
+            except json.JSONDecodeError:
+                thread["metadata"] = {}
+        return thread

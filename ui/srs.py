@@ -428,10 +428,17 @@ async def on_srs_resume(thread: dict) -> None:
     asyncio.get_running_loop().create_task(offer_resume())
 
 
+# (browser session, run) pairs already offered: restoring the thread's mode makes the browser
+# reconnect, which runs on_chat_resume a second time.
+_OFFERED: set[tuple[str, str]] = set()
+
+
 async def offer_resume() -> None:
     run_key = cl.user_session.get("srs_active_run")
-    if not run_key:
+    offer_key = (cl.context.session.id, str(run_key))
+    if not run_key or offer_key in _OFFERED:
         return
+    _OFFERED.add(offer_key)
     async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
         node = await pending_resume(saver, run_key)
     if node:

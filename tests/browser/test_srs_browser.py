@@ -138,6 +138,7 @@ def test_srs_stop_then_resume_after_restart(
         page = open_page(browser, second.url)
         page.locator("#thread-history").get_by_text("图书馆借阅系统", exact=False).click()
         expect(page.get_by_text("最后完成的节点：ReqParse", exact=False)).to_be_visible()
+        expect(page.locator("#chat-profiles")).to_contain_text("SRS 生成")  # the mode came back
         page.get_by_role("button", name="继续运行").click()
         expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
         page.screenshot(path=output_dir / "srs-resumed.png")
