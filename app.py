@@ -8,17 +8,25 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
 import sys
 
 import chainlit as cl
 
+from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.runtime import AppRuntime, ensure_auth_secret
 from reqstudio.settings import SettingsError, get_settings
 from ui.agent import AGENT_MODE, close_agent_session, on_mcp_connect, on_mcp_disconnect
 from ui.chat import CHAT_MODE
 from ui.history import HistoryDataLayer, create_schema
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
-from ui.session import persist_thread_state, runtime, set_runtime
+from ui.session import (
+    persist_thread_state,
+    runtime,
+    set_runtime,
+    set_startup_problem,
+    startup_problem,
+)
 from ui.srs import SRS_MODE
 from ui.texts import lang, t
 
@@ -39,7 +47,12 @@ register_mode(SRS_MODE)
 async def start_app() -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     await create_schema(settings.resolved_database_url)
-    await asyncio.to_thread(runtime().start)
+    try:
+        await asyncio.to_thread(runtime().start)
+    except EmbeddedModelUnavailable as error:
+        # Keep serving: every chat explains what is missing instead of a dead page.
+        logging.getLogger("reqstudio").error("offline model unavailable: %s", error)
+        set_startup_problem(str(error))
 
 
 @cl.on_app_shutdown
@@ -87,6 +100,9 @@ async def start_chat() -> None:
     await top_level_message(
         t("mode_on", mode=mode_title(mode), description=mode.description[lang()])
     )
+    if startup_problem():
+        await top_level_message(t("no_model", problem=startup_problem()))
+        return
     if runtime().endpoint.embedded:
         await top_level_message(t("embedded_notice"))
     if mode.on_start is not None:
@@ -113,5 +129,8 @@ cl.on_mcp_disconnect(on_mcp_disconnect)
 
 @cl.on_message
 async def route_message(message: cl.Message) -> None:
+    if startup_problem():
+        await cl.Message(content=t("no_model", problem=startup_problem())).send()
+        return
     await current_mode().on_message(message)
     await persist_thread_state()

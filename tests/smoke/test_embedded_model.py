@@ -24,7 +24,12 @@ def no_provider(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
 
 
-async def test_chat_engine_streams_from_the_embedded_model(tmp_path: Path):
+async def test_chat_engine_streams_from_the_embedded_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # `PORT=9000 ./scripts/run.sh` is for the app; llama_cpp.server must not take it too.
+    monkeypatch.setenv("PORT", "1")
+    monkeypatch.setenv("HOST", "203.0.113.1")
     settings = load_settings(REQSTUDIO_DATA_DIR=str(tmp_path))
     assert settings.uses_embedded_model
     tracker = UsageTracker()
