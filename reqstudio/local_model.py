@@ -68,7 +68,14 @@ def free_port() -> int:
 class EmbeddedModelServer:
     """Starts and stops `python -m llama_cpp.server` for the bundled model."""
 
-    def __init__(self, threads: int = 2, context_size: int = 8192, log_file: Path | None = None):
+    def __init__(
+        self,
+        threads: int = 2,
+        context_size: int = 8192,
+        log_file: Path | None = None,
+        model_file: Path | None = None,
+    ):
+        self.model_file = model_file  # None: the bundled SmolLM2
         self.threads = threads
         self.context_size = context_size
         self.log_file = log_file
@@ -82,7 +89,9 @@ class EmbeddedModelServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self, ready_timeout: float = 120.0) -> str:
-        model_file = find_model_file()
+        model_file = self.model_file or find_model_file()
+        if not model_file.is_file():
+            raise EmbeddedModelUnavailable(f"the offline model file {model_file} does not exist")
         try:
             import llama_cpp.server  # noqa: F401
         except ImportError:
@@ -108,8 +117,9 @@ class EmbeddedModelServer:
         deadline = time.monotonic() + ready_timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
+                where = f" (its log: {self.log_file})" if self.log_file else ""
                 raise EmbeddedModelUnavailable(
-                    f"the offline model server exited with code {self._process.returncode}"
+                    f"the offline model server exited with code {self._process.returncode}{where}"
                 )
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(f"{self.base_url}/models", timeout=1.0).status_code == 200:

@@ -26,6 +26,7 @@ class AppRuntime:
             self.embedded = EmbeddedModelServer(
                 threads=self.settings.local_model_threads,
                 log_file=self.settings.data_dir / "embedded-model.log",
+                model_file=self.settings.local_model_file,
             )
             base_url = self.embedded.start()
             log.info("No provider configured: the offline demo model answers (%s)", base_url)

@@ -130,6 +130,9 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
     )
     users: SecretStr | None = Field(default=None, validation_alias=AliasChoices("REQSTUDIO_USERS"))
+    local_model_file: Path | None = Field(
+        default=None, validation_alias=AliasChoices("REQSTUDIO_LOCAL_MODEL_FILE")
+    )
     local_model_threads: int = Field(
         default=2, ge=1, le=64, validation_alias=AliasChoices("REQSTUDIO_LOCAL_MODEL_THREADS")
     )

@@ -59,3 +59,22 @@ def test_app_without_provider_answers_with_the_offline_model(
     finally:
         app.stop()
     assert "offline demo model answers" in app.log()
+
+
+@pytest.mark.browser
+def test_app_explains_when_the_offline_model_cannot_start(
+    browser: Browser, tmp_path: Path, output_dir: Path
+):
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"this is not a GGUF model")
+    app = AppProcess(tmp_path / "data", {"REQSTUDIO_LOCAL_MODEL_FILE": str(broken)}).start()
+    try:
+        page = open_page(browser, app.url, "en-US")
+        expect(page.get_by_text("No model is available", exact=False)).to_be_visible()
+        send(page, "hello?")
+        expect(page.get_by_text("No model is available", exact=False).nth(1)).to_be_visible()
+        expect(page.get_by_text("OPENAI_API_KEY", exact=False).first).to_be_visible()
+        page.screenshot(path=output_dir / "chat-no-model.png")
+    finally:
+        app.stop()
+    assert "offline model unavailable" in app.log()
