@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_openai import ChatOpenAI
+from pydantic import BaseModel
 
 from reqstudio.settings import ModelRole, ModelSpec, Settings
+from reqstudio.structured import json_schema_format
 
 EMBEDDED_MODEL_NAME = "smollm2-135m-instruct"
 NO_KEY = "sk-no-key-required"
@@ -79,6 +82,15 @@ class ModelFactory:
         if mode == "auto":
             return self.endpoint.supports_json_schema
         return mode == "json_schema"
+
+    def response_format(
+        self, schema: type[BaseModel], json_schema: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
+        """How to ask this provider for `schema` output; None where only the prompt can ask."""
+        if not self.uses_json_schema():
+            return None
+        dialect = "llama_cpp" if self.endpoint.embedded else "openai"
+        return json_schema_format(schema, dialect=dialect, json_schema=json_schema)
 
     def for_role(
         self,

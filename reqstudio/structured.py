@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 import json_repair
 import openai
@@ -89,11 +89,21 @@ def parse_structured(text: str, schema: type[T]) -> T:
         raise ValueError(f"the JSON did not match the required shape ({problems})") from None
 
 
-def json_schema_format(schema: type[BaseModel]) -> dict[str, Any]:
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()},
-    }
+SchemaDialect = Literal["openai", "llama_cpp"]
+
+
+def json_schema_format(
+    schema: type[BaseModel],
+    *,
+    dialect: SchemaDialect = "openai",
+    json_schema: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The `response_format` asking for `schema` (or a tightened `json_schema` of it)."""
+    body = json_schema if json_schema is not None else schema.model_json_schema()
+    if dialect == "llama_cpp":
+        # llama-cpp-python's server refuses OpenAI's json_schema form; it takes this one.
+        return {"type": "json_object", "schema": body}
+    return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": body}}
 
 
 REASK_TEMPLATE = (
@@ -117,12 +127,14 @@ async def ask_structured(
     messages: Sequence[BaseMessage],
     schema: type[T],
     *,
-    use_json_schema: bool,
+    response_format: dict[str, Any] | None,
     max_attempts: int = 3,
     backoff_base: float = 1.0,
 ) -> StructuredResult[T]:
-    """Call `model` until its answer validates against `schema`, at most `max_attempts` times."""
-    runnable = model.bind(response_format=json_schema_format(schema)) if use_json_schema else model
+    """Call `model` until its answer validates against `schema`, at most `max_attempts` times.
+
+    `response_format`: from `ModelFactory.response_format` (None: the prompt alone asks)."""
+    runnable = model.bind(response_format=response_format) if response_format else model
     conversation = list(messages)
     errors: list[str] = []
     raw = ""

@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
 from reqstudio.errors import describe_failure
-from reqstudio.llm import ModelFactory
+from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from reqstudio.structured import StructuredOutputError, ask_structured, extract_json
 from reqstudio.usage import UsageTracker
@@ -86,12 +86,22 @@ async def test_timeout_is_reported(factory: ModelFactory, llm_server: ScriptedLL
     assert "超时" in describe_failure(error.value, "zh")
 
 
+def with_structured_output(factory: ModelFactory, mode: str) -> ModelFactory:
+    return ModelFactory(
+        factory.settings.model_copy(update={"structured_output": mode}), factory.endpoint
+    )
+
+
 async def test_schema_output_is_requested_when_supported(
     factory: ModelFactory, llm_server: ScriptedLLMServer
 ):
+    factory = with_structured_output(factory, "json_schema")
     llm_server.script(Reply(content='{"items": [{"id": "FR-01", "content": "用户可以登录"}]}'))
     result = await ask_structured(
-        factory.for_role("ReqParse"), [HumanMessage("解析")], RequirementList, use_json_schema=True
+        factory.for_role("ReqParse"),
+        [HumanMessage("解析")],
+        RequirementList,
+        response_format=factory.response_format(RequirementList),
     )
     assert result.value.items[0].id == "FR-01"
     response_format = llm_server.requests[-1]["response_format"]
@@ -106,7 +116,7 @@ async def test_fenced_array_with_damage_is_repaired_without_reasking(
         Reply(content='好的：\n```json\n[{"id":"FR-01","content":"导出报表",},]\n```')
     )
     result = await ask_structured(
-        factory.for_role("ReqParse"), [HumanMessage("解析")], RequirementList, use_json_schema=False
+        factory.for_role("ReqParse"), [HumanMessage("解析")], RequirementList, response_format=None
     )
     assert [r.id for r in result.value.items] == ["FR-01"]
     assert result.attempts == 1
@@ -121,7 +131,7 @@ async def test_unparseable_answer_is_reasked_with_the_parse_error(
         Reply(content='```json\n[{"id": "FR-01", "content": "用户登录"}]\n```'),
     )
     result = await ask_structured(
-        factory.for_role("ReqParse"), [HumanMessage("解析")], RequirementList, use_json_schema=False
+        factory.for_role("ReqParse"), [HumanMessage("解析")], RequirementList, response_format=None
     )
     assert result.attempts == 2
     reask = llm_server.requests[-1]["messages"][-1]["content"]
@@ -135,7 +145,7 @@ async def test_reasking_is_bounded(factory: ModelFactory, llm_server: ScriptedLL
             factory.for_role("ReqParse"),
             [HumanMessage("x")],
             RequirementList,
-            use_json_schema=False,
+            response_format=None,
             max_attempts=3,
         )
     assert error.value.attempts == 3
@@ -153,7 +163,7 @@ async def test_broken_response_body_is_retried(
         factory.for_role("ReqParse", streaming=False),
         [HumanMessage("x")],
         RequirementList,
-        use_json_schema=False,
+        response_format=None,
         backoff_base=0.01,
     )
     assert result.value.items[0].id == "NFR-01"
@@ -165,3 +175,20 @@ def test_extract_json_prefers_the_fence_and_falls_back_to_brackets():
     assert extract_json("prefix [1, 2] suffix") == [1, 2]
     with pytest.raises(ValueError):
         extract_json("no structure at all")
+
+
+def test_response_format_follows_the_provider(factory: ModelFactory):
+    # auto: an unknown OpenAI-compatible provider gets the prompt + repair path
+    assert factory.response_format(RequirementList) is None
+    assert (
+        with_structured_output(factory, "json_schema").response_format(RequirementList)["type"]
+        == "json_schema"
+    )
+    openai = ModelFactory(factory.settings, Endpoint(None, "k", "gpt-4o-mini"))
+    assert openai.response_format(RequirementList)["type"] == "json_schema"
+    # the embedded llama-cpp-python server refuses that form and takes its own
+    embedded = ModelFactory(factory.settings, Endpoint("http://127.0.0.1:1/v1", "k", "m", True))
+    assert embedded.response_format(RequirementList) == {
+        "type": "json_object",
+        "schema": RequirementList.model_json_schema(),
+    }

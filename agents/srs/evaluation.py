@@ -14,10 +14,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.srs.nodes import embedded_response_format
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
-from reqstudio.structured import json_schema_format
 from reqstudio.usage import UsageTracker
 
 METRIC_WEIGHTS: dict[str, float] = {
@@ -189,12 +187,8 @@ async def evaluate_srs(
     OPENAI_MODEL (role "evaluation", temperature 0.2 by default, five SDK retries)."""
     callbacks = [tracker] if tracker is not None else []
     model = factory.for_role("evaluation", callbacks=callbacks)
-    if factory.uses_json_schema():
-        response_format = (
-            embedded_response_format(EvaluationAnswer)
-            if factory.endpoint.embedded
-            else json_schema_format(EvaluationAnswer)
-        )
+    response_format = factory.response_format(EvaluationAnswer)
+    if response_format is not None:
         model = model.bind(response_format=response_format)
     prompt = render_prompt("srs/evaluation.md", standard_srs=reference, evaluated_srs=candidate)
     reply = await model.ainvoke([HumanMessage(prompt)])

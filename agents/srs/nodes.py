@@ -265,12 +265,6 @@ def _bounded_for_embedded(node: Any) -> Any:
     return node
 
 
-def embedded_response_format(schema: type[BaseModel]) -> dict[str, Any]:
-    """llama-cpp-python's server takes a schema as `{"type": "json_object", "schema": ...}`;
-    it refuses OpenAI's `{"type": "json_schema", ...}`."""
-    return {"type": "json_object", "schema": _bounded_for_embedded(schema.model_json_schema())}
-
-
 # For the embedded model, DocGenerate decodes against a grammar too: a Markdown document that
 # opens with its title and holds no code fence (left free, the 135M model echoes the JSON list).
 EMBEDDED_DOCUMENT_GRAMMAR = r"""root ::= "# " [^\n`]+ "\n" [^`]*"""
@@ -294,13 +288,15 @@ async def ask_for(
     callbacks: Sequence[Any],
 ) -> StructuredResult[T]:
     """The shared structured path (schema output where supported, repair, bounded re-ask)."""
-    model = chat_model(factory, role, callbacks)
-    use_json_schema = factory.uses_json_schema()
-    if use_json_schema and factory.endpoint.embedded:
-        model = model.bind(response_format=embedded_response_format(schema))
-        use_json_schema = False  # already bound, in the embedded server's dialect
+    bounded = (
+        _bounded_for_embedded(schema.model_json_schema()) if factory.endpoint.embedded else None
+    )
     return await ask_structured(
-        model, messages, schema, use_json_schema=use_json_schema, max_attempts=LIST_AGENT_ATTEMPTS
+        chat_model(factory, role, callbacks),
+        messages,
+        schema,
+        response_format=factory.response_format(schema, json_schema=bounded),
+        max_attempts=LIST_AGENT_ATTEMPTS,
     )
 
 
