@@ -187,22 +187,16 @@ def message_log(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     return [{"role": roles.get(m.type, m.type), "content": str(m.content)} for m in messages]
 
 
-@dataclass(eq=False)
-class NodeUsage(UsageTracker):
-    """One node's share of the usage. Compared by identity: LangChain skips a handler equal to
-    one already attached, and two empty dataclass trackers compare equal."""
-
-
 @dataclass
 class NodeClock:
     """Wall time and model usage of one node's LLM interaction."""
 
-    usage: NodeUsage
+    usage: UsageTracker
     started: float
 
     @classmethod
     def start(cls) -> NodeClock:
-        return cls(NodeUsage(), time.perf_counter())
+        return cls(UsageTracker(), time.perf_counter())
 
     def as_log(self) -> dict[str, Any]:
         return {
@@ -246,7 +240,7 @@ def announce(runtime: Runtime[SrsContext], agent: AgentName, round_number: int) 
 T = TypeVar("T", bound=BaseModel)
 
 # The embedded 135M model decodes against the schema; tighter bounds keep its answers inside
-# its 4096-token context (unbounded, it can repeat items until the context is full).
+# its context window (unbounded, it can repeat items until the context is full).
 EMBEDDED_MAX_ITEMS = 12
 EMBEDDED_ONE_LINE_PATTERN = r'^[^"\\\n]{1,160}$'
 EMBEDDED_DOCUMENT_TOKENS = 1024
