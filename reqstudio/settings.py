@@ -122,6 +122,10 @@ class Settings(BaseSettings):
         default_factory=dict, validation_alias=AliasChoices("AGENT_PRICES")
     )
 
+    mcp_config: str | None = Field(
+        default=None, validation_alias=AliasChoices("REQSTUDIO_MCP_CONFIG")
+    )
+
     # The app's own
     data_dir: Path = Field(
         default=Path(".reqstudio"), validation_alias=AliasChoices("REQSTUDIO_DATA_DIR")

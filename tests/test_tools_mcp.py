@@ -235,3 +235,18 @@ def test_content_blocks_become_text():
     assert content_to_text(blocks) == "line one\n[image: https://example.org/a.png]\nline two"
     assert content_to_text("plain") == "plain"
     assert content_to_text(None) == ""
+
+
+def test_mcp_config_resolution(tmp_path, monkeypatch):
+    from tools.mcp_tools import BUNDLED_MCP_CONFIG, resolve_mcp_config
+
+    monkeypatch.chdir(tmp_path)
+    assert resolve_mcp_config("off") is None
+    assert resolve_mcp_config(None) == BUNDLED_MCP_CONFIG  # no ./mcp.json here
+    (tmp_path / "mcp.json").write_text('{"mcpServers": {}}')
+    assert resolve_mcp_config(None) == Path("mcp.json")
+    chosen = tmp_path / "team.json"
+    chosen.write_text('{"mcpServers": {}}')
+    assert resolve_mcp_config(str(chosen)) == chosen
+    with pytest.raises(McpConfigError, match="not found"):
+        resolve_mcp_config(str(tmp_path / "missing.json"))

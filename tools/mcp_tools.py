@@ -78,6 +78,26 @@ def content_to_text(content: Any) -> str:
     return str(content)
 
 
+BUNDLED_MCP_CONFIG = Path(__file__).resolve().parent.parent / "mcp.json"
+MCP_OFF = ("off", "none")
+
+
+def resolve_mcp_config(chosen: str | Path | None) -> Path | None:
+    """Which MCP config file to use: the one chosen (a flag or REQSTUDIO_MCP_CONFIG; "off" for
+    none), else ./mcp.json, else the bundled one. A chosen file that is missing is an error."""
+    if isinstance(chosen, str) and chosen.strip().lower() in MCP_OFF:
+        return None
+    if chosen:
+        path = Path(chosen)
+        if not path.is_file():
+            raise McpConfigError(f"MCP config file not found: {path}")
+        return path
+    for candidate in (Path("mcp.json"), BUNDLED_MCP_CONFIG):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def read_mcp_config(source: Path | str | Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The servers of a config file (or an already-parsed dict), as adapter connections."""
     if isinstance(source, Mapping):

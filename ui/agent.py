@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-from pathlib import Path
 from typing import Any
 
 import chainlit as cl
@@ -32,7 +30,7 @@ from agents.react.events import (
 from agents.react.state import AgentConfig, AgentMemory
 from reqstudio.errors import describe_failure
 from reqstudio.settings import ModelSpec, SettingsError
-from tools.mcp_tools import McpConfigError, McpToolbox
+from tools.mcp_tools import McpConfigError, McpToolbox, resolve_mcp_config
 from tools.web_search import WebSearch
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import persist_thread_state, runtime
@@ -121,14 +119,6 @@ def tr(key: str, **values: Any) -> str:
     return TEXT[key][lang()].format(**values)
 
 
-def mcp_config_path() -> Path | None:
-    raw = os.environ.get("REQSTUDIO_MCP_CONFIG", "mcp.json")
-    if raw.lower() in ("", "none", "off"):
-        return None
-    path = Path(raw)
-    return path if path.is_file() else None
-
-
 def model_choices() -> list[str]:
     settings = runtime().settings
     names = [DEFAULT_CHOICE, runtime().endpoint.model]
@@ -180,7 +170,7 @@ async def open_toolbox() -> McpToolbox:
     if toolbox is not None:
         return toolbox
     try:
-        toolbox = await McpToolbox.start(mcp_config_path())
+        toolbox = await McpToolbox.start(resolve_mcp_config(runtime().settings.mcp_config))
     except McpConfigError as error:
         await cl.Message(content=f"⚠️ {error}").send()
         toolbox = await McpToolbox.start(None)

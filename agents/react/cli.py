@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,12 +30,9 @@ from agents.react.state import AgentConfig
 from reqstudio.cli import UsageError
 from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.runtime import AppRuntime
-from reqstudio.settings import load_settings
-from tools.mcp_tools import McpConfigError, McpToolbox, read_mcp_config
+from reqstudio.settings import Settings, load_settings
+from tools.mcp_tools import McpConfigError, McpToolbox, read_mcp_config, resolve_mcp_config
 from tools.web_search import WebSearch
-
-MCP_CONFIG_ENV = "REQSTUDIO_MCP_CONFIG"
-BUNDLED_MCP_CONFIG = Path(__file__).resolve().parents[2] / "mcp.json"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--mcp-config",
         type=Path,
         metavar="FILE",
-        help=f"MCP servers config (default: ${MCP_CONFIG_ENV}, else ./mcp.json)",
+        help="MCP servers config (default: $REQSTUDIO_MCP_CONFIG, else ./mcp.json, else the bundled one)",
     )
     parser.add_argument("--no-mcp", action="store_true", help="do not start MCP servers")
     parser.add_argument("--no-search", action="store_true", help="no web_search tool")
@@ -59,19 +55,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def mcp_config_path(args: argparse.Namespace) -> Path | None:
+def mcp_config_path(args: argparse.Namespace, settings: Settings) -> Path | None:
     if args.no_mcp:
         return None
-    from_env = os.environ.get(MCP_CONFIG_ENV)
-    chosen = args.mcp_config or (Path(from_env) if from_env else None)
-    if chosen is not None:
-        if not chosen.is_file():
-            raise UsageError(f"MCP config file not found: {chosen}")
-        return chosen
-    for candidate in (Path("mcp.json"), BUNDLED_MCP_CONFIG):
-        if candidate.is_file():
-            return candidate
-    return None
+    try:
+        return resolve_mcp_config(args.mcp_config or settings.mcp_config)
+    except McpConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("the question is empty")
     settings = load_settings()
     config = AgentConfig.from_settings(settings, language=args.lang)
-    mcp_path = mcp_config_path(args)
+    mcp_path = mcp_config_path(args, settings)
     try:
         with AppRuntime(settings) as runtime:
             return asyncio.run(ask(runtime, config, args, mcp_path))
