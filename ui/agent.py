@@ -34,7 +34,7 @@ from tools.mcp_tools import McpConfigError, McpToolbox, resolve_mcp_config
 from tools.web_search import WebSearch
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import persist_thread_state, runtime
-from ui.texts import lang
+from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.agent")
 
@@ -115,8 +115,7 @@ TEXT = {
 }
 
 
-def tr(key: str, **values: Any) -> str:
-    return TEXT[key][lang()].format(**values)
+tr = Catalog(TEXT)
 
 
 def model_choices() -> list[str]:

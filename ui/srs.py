@@ -30,7 +30,7 @@ from reqstudio.errors import describe_failure
 from reqstudio.usage import UsageTracker
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import persist_thread_state, runtime
-from ui.texts import lang
+from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.srs")
 
@@ -114,8 +114,7 @@ TEXT = {
 }
 
 
-def tr(key: str, **values: Any) -> str:
-    return TEXT[key][lang()].format(**values)
+tr = Catalog(TEXT)
 
 
 def checkpoint_path() -> Path:

@@ -57,5 +57,14 @@ def lang() -> str:
     return "zh" if language.lower().startswith("zh") else "en"
 
 
-def t(key: str, **values: object) -> str:
-    return TEXTS[key][lang()].format(**values)
+class Catalog:
+    """UI strings by key and language: `tr = Catalog({...}); tr("key", name=...)`."""
+
+    def __init__(self, texts: dict[str, dict[str, str]]):
+        self.texts = texts
+
+    def __call__(self, key: str, **values: object) -> str:
+        return self.texts[key][lang()].format(**values)
+
+
+t = Catalog(TEXTS)
