@@ -23,6 +23,7 @@ from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.session import (
     persist_thread_state,
     runtime,
+    send_top_level,
     set_runtime,
     set_startup_problem,
     startup_problem,
@@ -86,25 +87,15 @@ async def modes(user: cl.User | None, language: str | None = None) -> list[cl.Ch
     return chat_profiles(language)
 
 
-async def top_level_message(content: str) -> None:
-    # Not nested under the on_chat_start run, so the thread keeps showing it after the first
-    # user message and when resumed.
-    message = cl.Message(content=content)
-    message.parent_id = None
-    await message.send()
-
-
 @cl.on_chat_start
 async def start_chat() -> None:
     mode = current_mode()
-    await top_level_message(
-        t("mode_on", mode=mode_title(mode), description=mode.description[lang()])
-    )
+    await send_top_level(t("mode_on", mode=mode_title(mode), description=mode.description[lang()]))
     if startup_problem():
-        await top_level_message(t("no_model", problem=startup_problem()))
+        await send_top_level(t("no_model", problem=startup_problem()))
         return
     if runtime().endpoint.embedded:
-        await top_level_message(t("embedded_notice"))
+        await send_top_level(t("embedded_notice"))
     if mode.on_start is not None:
         await mode.on_start()
 

@@ -33,7 +33,13 @@ from reqstudio.settings import ModelSpec, SettingsError
 from tools.mcp_tools import McpConfigError, McpToolbox, resolve_mcp_config
 from tools.web_search import WebSearch
 from ui.modes import ModeSpec, StarterSpec
-from ui.session import persist_thread_state, runtime
+from ui.session import (
+    open_top_level_step,
+    persist_thread_state,
+    runtime,
+    send_top_level,
+    top_level_message,
+)
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.agent")
@@ -241,7 +247,7 @@ class AgentRunView:
 
     async def show(self, event: Any) -> None:
         if isinstance(event, ThinkingStarted):
-            self.thinking = await top_step(tr("thinking", model=event.model), "llm")
+            self.thinking = await open_top_level_step(tr("thinking", model=event.model), "llm")
             self.thinking.metadata = {"model": event.model, "round": event.round}
         elif isinstance(event, ThinkingToken) and self.thinking is not None:
             await self.thinking.stream_token(event.text)
@@ -259,7 +265,7 @@ class AgentRunView:
             name = (
                 tr("search") if event.kind == "search" else f"{event.kind.upper()} · {event.tool}"
             )
-            step = await top_step(name, "tool", show_input="json")
+            step = await open_top_level_step(name, "tool", show_input="json")
             step.input = json.dumps(event.arguments, ensure_ascii=False)
             step.output = tr("running")
             await step.update()
@@ -267,17 +273,18 @@ class AgentRunView:
         elif isinstance(event, ToolCallFinished):
             await self.tool_finished(event)
         elif isinstance(event, Decision):
-            step = await top_step(tr("decision_go" if event.continue_ else "decision_stop"), "run")
+            step = await open_top_level_step(
+                tr("decision_go" if event.continue_ else "decision_stop"), "run"
+            )
             step.output = event.reason
             await step.update()
         elif isinstance(event, LoopDetected):
-            await top_message(f"⚠️ {event.message}")
+            await send_top_level(f"⚠️ {event.message}")
         elif isinstance(event, HandOver):
-            await top_message(tr("handover", reason=event.reason, model=event.answer_model))
+            await send_top_level(tr("handover", reason=event.reason, model=event.answer_model))
         elif isinstance(event, AnswerToken):
             if self.answer is None:
-                self.answer = cl.Message(content="")
-                self.answer.parent_id = None
+                self.answer = top_level_message()
             await self.answer.stream_token(event.text)
         elif isinstance(event, AnswerFinished) and self.answer is not None:
             self.answer.content = event.text
@@ -285,7 +292,7 @@ class AgentRunView:
         elif isinstance(event, Failed):
             await self.failed(event)
         elif isinstance(event, Stats):
-            await top_message(stats_markdown(event))
+            await send_top_level(stats_markdown(event))
 
     async def tool_finished(self, event: ToolCallFinished) -> None:
         step = self.tool_steps.pop(event.call_id, None)
@@ -297,7 +304,7 @@ class AgentRunView:
             step.is_error = not event.ok
             await step.update()
         if event.kind == "search" and event.ok:
-            results = await top_step(tr("search_results"), "tool")
+            results = await open_top_level_step(tr("search_results"), "tool")
             lines = [tr("found", count=event.result_count or 0)]
             for number, hit in enumerate(event.top_results[:3], 1):
                 lines.append(f"{number}. **{hit.title}** — {hit.snippet}\n   {hit.url}")
@@ -312,7 +319,7 @@ class AgentRunView:
             parts.append(tr("kept"))
             parts += [f"- `{r.tool}` {json.dumps(r.arguments, ensure_ascii=False)}: {r.result_text[:300]}"
                       for r in event.kept_results]  # fmt: skip
-        await top_message("\n\n".join(parts))
+        await send_top_level("\n\n".join(parts))
 
     async def close_open_steps(self, note: str) -> None:
         for step in [self.thinking, *self.tool_steps.values()]:
@@ -352,19 +359,6 @@ def stats_markdown(stats: Stats) -> str:
     return "\n".join(rows)
 
 
-async def top_step(name: str, kind: str, **kwargs: Any) -> cl.Step:
-    step = cl.Step(name=name, type=kind, default_open=False, **kwargs)
-    step.parent_id = None  # top level, so the run reads top to bottom
-    await step.send()
-    return step
-
-
-async def top_message(content: str) -> None:
-    message = cl.Message(content=content)
-    message.parent_id = None
-    await message.send()
-
-
 async def on_agent_message(message: cl.Message) -> None:
     question = (message.content or "").strip()
     if not question:
@@ -385,12 +379,12 @@ async def on_agent_message(message: cl.Message) -> None:
             view.answer.content += "\n\n" + tr("stopped")
             await view.answer.send()
         else:
-            await top_message(tr("stopped"))
+            await send_top_level(tr("stopped"))
         raise
     except Exception as exc:  # the engine reports failures as events; this is a last guard
         log.exception("agent run failed")
         await view.close_open_steps(describe_failure(exc, lang()))
-        await top_message(f"⚠️ {describe_failure(exc, lang())}")
+        await send_top_level(f"⚠️ {describe_failure(exc, lang())}")
     finally:
         cl.user_session.set(MEMORY_KEY, agent.memory.dump())
         await persist_thread_state()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import chainlit as cl
 from chainlit.data import get_data_layer
@@ -52,3 +53,26 @@ async def persist_thread_state() -> None:
         )
     except Exception:
         log.exception("could not save thread state")
+
+
+# Chainlit nests what a handler sends under the handler's run, and the browser drops or
+# reorders such children (messages sent in on_chat_start vanish after the first user
+# message; steps show after the message of the run). Top-level items read top to bottom.
+
+
+def top_level_message(content: str = "") -> cl.Message:
+    message = cl.Message(content=content)
+    message.parent_id = None
+    return message
+
+
+async def send_top_level(content: str) -> None:
+    await top_level_message(content).send()
+
+
+async def open_top_level_step(name: str, kind: str, **kwargs: Any) -> cl.Step:
+    """A collapsed step at the top level, already shown."""
+    step = cl.Step(name=name, type=kind, default_open=False, **kwargs)
+    step.parent_id = None
+    await step.send()
+    return step

@@ -29,7 +29,7 @@ from agents.srs.events import (
 from reqstudio.errors import describe_failure
 from reqstudio.usage import UsageTracker
 from ui.modes import ModeSpec, StarterSpec
-from ui.session import persist_thread_state, runtime
+from ui.session import open_top_level_step, persist_thread_state, runtime, top_level_message
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.srs")
@@ -296,20 +296,16 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     await cl.Message(content=f"ℹ️ {text}").send()
                 elif isinstance(event, NodeStarted):
                     looping = event.agent in ("ReqExplore", "ReqClarify")
-                    open_step = cl.Step(
-                        name=tr(
+                    open_step = await open_top_level_step(
+                        tr(
                             "step_name" if looping else "step_name_single",
                             agent=event.agent,
                             round=event.round,
                         ),
-                        type="llm",
-                        default_open=False,
+                        "llm",
                     )
-                    open_step.parent_id = None  # top level: the run reads top to bottom
-                    await open_step.send()
                     if event.agent == "DocGenerate":
-                        document = cl.Message(content="")
-                        document.parent_id = None
+                        document = top_level_message()
                 elif isinstance(event, NodeFinished) and open_step is not None:
                     open_step.output = node_output(event)
                     await open_step.update()
