@@ -47,6 +47,8 @@ class AppProcess:
         self.port = free_port()
         env = {k: v for k, v in os.environ.items() if k not in _PROVIDER_VARS}
         env.update({"REQSTUDIO_DATA_DIR": str(self.data_dir), "PYTHONUNBUFFERED": "1"})
+        # As scripts/run.sh does: stdio MCP servers (mcp-server-time) live next to chainlit.
+        env["PATH"] = f"{CHAINLIT.parent}{os.pathsep}{env.get('PATH', '')}"
         env.update(self.env)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.data_dir / f"app-{self.port}.log"

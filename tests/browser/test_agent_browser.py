@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.apps import AppProcess
-from tests.browser_support import open_page, send
+from tests.browser_support import open_page, provider_env, send
 
 pytestmark = pytest.mark.browser
 
@@ -68,3 +68,43 @@ def test_agent_mode_shows_each_step_and_statistics(
     page.get_by_text("统计").scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "agent-zh-CN.png")
     assert llm_server.pending == 0
+
+
+def test_mcp_server_connected_from_the_ui_joins_the_agent(
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
+):
+    env = provider_env(llm_server) | {"REQSTUDIO_MCP_CONFIG": "off"}  # no MCP from mcp.json
+    app = AppProcess(tmp_path / "data", env).start()
+    try:
+        page = open_page(browser, app.url, "zh-CN")
+        page.locator("#chat-profiles").click()
+        page.get_by_role("option", name="Agent 智能体").click()
+        intro = page.get_by_text("Agent 可以使用网页搜索和 MCP 工具", exact=False)
+        expect(intro).to_contain_text("web_search")
+        expect(intro).not_to_contain_text("get_current_time")
+
+        page.locator("#message-composer button[aria-haspopup=dialog]:has(svg.lucide-plug)").click()
+        dialog = page.locator("[role=dialog]")
+        dialog.get_by_role("button", name="Connect", exact=True).first.click()
+        expect(page.get_by_text("已连接 MCP 服务器 time", exact=False)).to_be_visible()
+        page.keyboard.press("Escape")
+
+        llm_server.script(
+            Reply(match=REASONING, content="查时间。",
+                  tool_calls=[ToolCallScript("get_current_time", {"timezone": "UTC"})]),
+            Reply(match=REASONING, content="够了。"),
+            Reply(match=ANSWER, content="时间已由界面连接的 MCP 工具给出。"),
+        )  # fmt: skip
+        send(page, "现在 UTC 几点？")
+        expect(page.get_by_text("时间已由界面连接的 MCP 工具给出。")).to_be_visible(timeout=60_000)
+        step = page.get_by_text("MCP · get_current_time", exact=False).first
+        step.click()
+        expect(page.get_by_text('"timezone": "UTC"', exact=False).first).to_be_visible()
+        page.screenshot(path=output_dir / "agent-mcp-from-ui.png")
+    finally:
+        app.stop()
+    tool_results = [
+        m for r in llm_server.requests for m in r["messages"] if m.get("role") == "tool"
+    ]
+    # the real mcp-server-time answered through the UI-made connection
+    assert any("datetime" in str(m["content"]) for m in tool_results)
