@@ -278,7 +278,7 @@ async def on_srs_message(message: cl.Message) -> None:
 async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None:
     tracker = UsageTracker()
     open_step: cl.Step | None = None
-    document = cl.Message(content="")  # re-created when DocGenerate starts, to sit last
+    document = top_level_message()  # re-created when DocGenerate starts, to sit last
     try:
         async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
             async for event in run_srs(

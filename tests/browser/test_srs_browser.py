@@ -16,6 +16,7 @@ from tests.browser_support import open_page, provider_env, send
 from tests.test_srs_support import (
     E_STORE,
     EVALUATE,
+    PARSE,
     UPLOADS,
     clarify_reply,
     doc_reply,
@@ -146,3 +147,28 @@ def test_srs_stop_then_resume_after_restart(
         second.stop()
     parse_calls = [r for r in llm_server.requests if "Requirement Parsing Agent" in str(r)]
     assert parse_calls == []  # ReqParse was not run again
+
+
+def test_srs_model_answering_garbage_fails_clearly_and_app_goes_on(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(*[Reply(content="抱歉，我无法列出需求。", match=PARSE) for _ in range(3)])
+    page = open_page(browser, app.url, "zh-CN")
+    switch_mode(page, "SRS 生成")
+    expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
+    page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+    send(page, "一个网上书店。")
+    failure = page.get_by_text("SRS 生成失败：模型多次返回无法解析的 JSON（3 次尝试）", exact=False)
+    expect(failure).to_be_visible(timeout=60_000)
+    step = page.get_by_text(re.compile(r"ReqParse\s*$"))
+    assert step.bounding_box()["y"] < failure.bounding_box()["y"]  # reads top to bottom
+    page.screenshot(path=output_dir / "srs-model-garbage.png")
+
+    llm_server.script(
+        parse_reply(("FR-01", "顾客可以浏览图书")),
+        explore_reply(("FR-01", "顾客可以按分类浏览图书")),
+        clarify_reply(FR_01=2),
+        doc_reply(SRS),
+    )
+    send(page, "一个网上书店，顾客浏览图书。")
+    expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
