@@ -1,0 +1,159 @@
+"""The document model shared by the Review and Rewrite engines.
+
+A document is a title and ordered sections (seed 003's `DocumentStructure` / `DocumentSection`).
+Each section has a stable `id`; in seed 001 that id is the `agent_id`: the author responsible for
+that section, to whom reviewers address their findings.
+
+Markdown comes in through markdown-it-py (headings found by the parser, so `#` inside code
+blocks or lists is not a heading) and goes out again unchanged: a parsed section keeps its
+heading's source text and its body's source text, so rendering an untouched document gives
+back exactly the text that was parsed. Sections written by a model (no source heading) are
+rendered from their level and title.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from markdown_it import MarkdownIt
+from pydantic import BaseModel, Field
+
+_PARSER = MarkdownIt("commonmark")
+
+
+class DocumentSection(BaseModel):
+    """One section: its heading, body and (for generated documents) its writing goal."""
+
+    id: str = Field(description="stable id; the seed's agent_id, the section's author")
+    title: str
+    content: str = ""
+    level: int = Field(default=2, ge=1, le=6)
+    order: int = Field(default=0, ge=0)
+    goal: str = ""
+    heading: str | None = Field(
+        default=None,
+        description="the heading's source text, kept for round trips; None: render from level "
+        "and title; empty: a section without a heading (a document that has none)",
+    )
+
+    @property
+    def agent_id(self) -> str:
+        return self.id
+
+    def render(self) -> str:
+        if self.heading is not None:
+            return self.heading + self.content
+        body = self.content.strip("\n")
+        return f"{'#' * self.level} {self.title}\n\n" + (body + "\n\n" if body else "")
+
+
+class DocumentStructure(BaseModel):
+    """A title and ordered sections; `preamble` is any text before the first section."""
+
+    title: str
+    sections: list[DocumentSection] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    preamble: str = Field(default="", description="source text before the title or first section")
+    title_heading: str | None = Field(
+        default=None,
+        description="the title heading's source text; None: render `# title`; empty: none",
+    )
+
+    def section(self, section_id: str) -> DocumentSection:
+        for section in self.sections:
+            if section.id == section_id:
+                return section
+        raise KeyError(section_id)
+
+    @property
+    def section_ids(self) -> list[str]:
+        return [s.id for s in self.sections]
+
+    def with_content(self, section_id: str, content: str) -> DocumentStructure:
+        """A copy in which only `section_id`'s content is `content`; everything else shared."""
+        self.section(section_id)  # KeyError for an unknown id
+        sections = [
+            s.model_copy(update={"content": _with_trailing_break(content, s)})
+            if s.id == section_id
+            else s
+            for s in self.sections
+        ]
+        return self.model_copy(update={"sections": sections})
+
+    def to_markdown(self) -> str:
+        title = self.title_heading
+        if title is None:
+            title = f"# {self.title}\n\n" if self.title else ""
+        return self.preamble + title + "".join(s.render() for s in self.sections)
+
+
+def section_id_for(order: int) -> str:
+    return f"sec-{order + 1:02d}"
+
+
+def _with_trailing_break(content: str, original: DocumentSection) -> str:
+    """Keep the blank line that separated a parsed section from the next heading."""
+    if original.heading is None:
+        return content
+    trailing = original.content[len(original.content.rstrip("\n")) :] or "\n"
+    return content.rstrip("\n") + (trailing if len(trailing) > 1 else "\n\n")
+
+
+def _heading_spans(text: str) -> list[tuple[int, int, int, str]]:
+    """(first line, end line, level, inline text) of every top-level heading."""
+    tokens = _PARSER.parse(text)
+    spans = []
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.level == 0 and token.map:
+            inline = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            spans.append((token.map[0], token.map[1], int(token.tag[1]), inline))
+    return spans
+
+
+def parse_markdown(text: str, *, default_title: str = "") -> DocumentStructure:
+    """Cut `text` into sections at its headings; `to_markdown()` gives `text` back unchanged.
+
+    A level-1 heading that opens the document (only blank lines before it) is the title; text
+    under it up to the next heading is a first section without a heading of its own (so that
+    reviewers can address it). A document without headings is one such section."""
+    lines = text.splitlines(keepends=True)
+    spans = _heading_spans(text)
+    if not spans:
+        title = default_title or "Untitled"
+        only = DocumentSection(id=section_id_for(0), title=title, content=text, level=1, heading="")
+        return DocumentStructure(title=title, sections=[only], title_heading="")
+    preamble = "".join(lines[: spans[0][0]])
+    title, title_heading = default_title, ""
+    sections: list[DocumentSection] = []
+    first_start, first_end, first_level, first_text = spans[0]
+    if first_level == 1 and not preamble.strip():
+        title = first_text
+        title_heading = "".join(lines[first_start:first_end])
+        intro_end = spans[1][0] if len(spans) > 1 else len(lines)
+        intro = "".join(lines[first_end:intro_end])
+        spans = spans[1:]
+        if intro.strip() or not spans:
+            sections.append(
+                DocumentSection(id=section_id_for(0), title=title, content=intro, heading="")
+            )
+        elif intro:
+            title_heading += intro  # blank lines only: they belong to the title
+    for start, end, level, heading_text in spans:
+        order = len(sections)
+        body_end = next((s[0] for s in spans if s[0] > start), len(lines))
+        sections.append(
+            DocumentSection(
+                id=section_id_for(order),
+                title=heading_text,
+                heading="".join(lines[start:end]),
+                content="".join(lines[end:body_end]),
+                level=level,
+                order=order,
+            )
+        )
+    return DocumentStructure(
+        title=title or (sections[0].title if sections else "Untitled"),
+        sections=sections,
+        preamble=preamble,
+        title_heading=title_heading,
+    )
