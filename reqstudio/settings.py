@@ -100,6 +100,9 @@ class Settings(BaseSettings):
     max_retries: int | None = Field(
         default=None, ge=0, le=10, validation_alias=AliasChoices("OPENAI_MAX_RETRIES")
     )
+    retry_backoff_scale: float = Field(
+        default=1.0, ge=0.0, le=1.0, validation_alias=AliasChoices("REQSTUDIO_RETRY_BACKOFF_SCALE")
+    )
     structured_output: Literal["auto", "json_schema", "prompt"] = Field(
         default="auto", validation_alias=AliasChoices("REQSTUDIO_STRUCTURED_OUTPUT")
     )
