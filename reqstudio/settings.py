@@ -31,6 +31,7 @@ ModelRole = Literal[
     "evaluation",
     "function_call",
     "answer",
+    "team",
 ]
 
 
@@ -150,6 +151,29 @@ class Settings(BaseSettings):
         default=10.0, gt=0, le=100, validation_alias=AliasChoices("REQSTUDIO_REFERENCE_MAX_MB")
     )
 
+    # Team mode (seed 004)
+    team_max_agents: int = Field(
+        default=8, ge=2, le=32, validation_alias=AliasChoices("TEAM_MAX_AGENTS")
+    )
+    team_max_messages: int = Field(
+        default=100, ge=5, le=2000, validation_alias=AliasChoices("TEAM_MAX_MESSAGES")
+    )
+    team_max_depth: int = Field(
+        default=3, ge=1, le=8, validation_alias=AliasChoices("TEAM_MAX_DEPTH")
+    )
+    team_max_execution_time: int = Field(
+        default=300, ge=10, le=3600, validation_alias=AliasChoices("TEAM_MAX_EXECUTION_TIME")
+    )
+    team_max_tokens: int = Field(
+        default=300_000, ge=1000, le=50_000_000, validation_alias=AliasChoices("TEAM_MAX_TOKENS")
+    )
+    team_max_steps_per_turn: int = Field(
+        default=8, ge=1, le=50, validation_alias=AliasChoices("TEAM_MAX_STEPS_PER_TURN")
+    )
+    team_temperature: float = Field(
+        default=0.3, ge=0.0, le=2.0, validation_alias=AliasChoices("TEAM_TEMPERATURE")
+    )
+
     @field_validator("openai_api_key")
     @classmethod
     def _real_key(cls, value: SecretStr | None) -> SecretStr | None:
@@ -222,6 +246,7 @@ class Settings(BaseSettings):
             "evaluation": self.temp_evaluation,
             "function_call": 0.0,
             "answer": self.temp_chat,
+            "team": self.team_temperature,
         }[role]
 
 

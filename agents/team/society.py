@@ -1,0 +1,597 @@
+"""The Agent_Society (seed 004): agents, roles, contact registries, task briefs, messages and
+introductions, with every rule of the protocol.
+
+Every operation an agent can ask for returns an `Outcome`; a refusal is an `Outcome` with an
+error code (`unknown_contact`, `missing_brief_fields`, ...) that goes back to the agent as its
+tool result. Nothing here raises at an agent. Events are recorded as they happen."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from agents.team.events import (
+    AgentSpawned,
+    AgentStats,
+    ContactAdded,
+    Introduced,
+    LimitReached,
+    MessageDelivered,
+    Refused,
+    RoleCreated,
+    TeamEvent,
+)
+from agents.team.protocol import (
+    BRIEF_REQUIRED,
+    MESSAGE_TYPES,
+    ROOT_ID,
+    USER_ID,
+    Collaborator,
+    ContactEntry,
+    InterfaceSpec,
+    IntroductionResponse,
+    Message,
+    PayloadError,
+    TaskBrief,
+    describe_validation,
+    format_delivery,
+    missing_brief_fields,
+    validate_payload,
+)
+
+ROOT_ROLE = "根智能体 / root"
+ROOT_DUTIES = "接收用户的任务，组建团队并分派工作，汇总结果后答复用户"
+
+
+@dataclass
+class Role:
+    name: str
+    role_prompt: str
+    duties: str
+    interface_spec: InterfaceSpec | None = None
+    created_by: str = "society"
+
+
+@dataclass
+class SocietyLimits:
+    max_agents: int = 8  # root included
+    max_depth: int = 3  # root is depth 0
+    max_messages: int = 100
+
+
+@dataclass
+class Agent:
+    id: str
+    role: Role
+    parent: str | None
+    depth: int
+    brief: TaskBrief | None = None
+    inbox: list[Message] = field(default_factory=list)
+    stats: AgentStats | None = None
+    children: int = 0
+
+
+@dataclass
+class Outcome:
+    """What a society operation answers; `text()` is what the calling agent reads."""
+
+    ok: bool
+    code: str
+    message: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        body: dict[str, Any] = {"ok": self.ok}
+        body["result" if self.ok else "error"] = self.code
+        body["message"] = self.message
+        body.update(self.data)
+        return json.dumps(body, ensure_ascii=False)
+
+
+@dataclass
+class Halt:
+    """The society asks the scheduler to end the run."""
+
+    reason: str  # "messages" | "loop"
+    detail: str
+
+
+class AgentSociety:
+    def __init__(
+        self,
+        limits: SocietyLimits | None = None,
+        on_event: Callable[[TeamEvent], None] | None = None,
+        on_delivery: Callable[[Message], None] | None = None,
+    ):
+        self.limits = limits or SocietyLimits()
+        self.roles: dict[str, Role] = {}
+        self.agents: dict[str, Agent] = {}
+        self.registries: dict[str, dict[str, ContactEntry]] = {}
+        self.events: list[TeamEvent] = []
+        self.messages: list[Message] = []
+        self.answer: Message | None = None
+        self.halt: Halt | None = None
+        self.limits_hit: list[str] = []
+        self._listeners: list[Callable[[TeamEvent], None]] = [on_event] if on_event else []
+        self._on_delivery = on_delivery
+        self._started = time.monotonic()
+        self._exchanges: dict[frozenset[str], list[tuple[str, str]]] = {}
+        self._create_root()
+
+    # --- events ----------------------------------------------------------------------
+
+    def subscribe(self, listener: Callable[[TeamEvent], None]) -> None:
+        self._listeners.append(listener)
+
+    def emit(self, event: TeamEvent) -> TeamEvent:
+        event.seq = len(self.events) + 1
+        event.at = round(time.monotonic() - self._started, 4)
+        self.events.append(event)
+        for listener in self._listeners:
+            listener(event)
+        return event
+
+    def refuse(self, agent_id: str, tool: str, code: str, message: str, **data: Any) -> Outcome:
+        self.emit(Refused(agent_id=agent_id, tool=tool, code=code, message=message))
+        return Outcome(False, code, message, data)
+
+    # --- the two fixed endpoints (requirement 2.3, 2.4) --------------------------------
+
+    def _create_root(self) -> None:
+        role = Role(ROOT_ROLE, "", ROOT_DUTIES)
+        self.agents[ROOT_ID] = Agent(ROOT_ID, role, parent=None, depth=0)
+        self.agents[ROOT_ID].stats = AgentStats(agent_id=ROOT_ID, role_name=role.name)
+        self.registries[ROOT_ID] = {}
+        self.registries[USER_ID] = {}
+        self.emit(AgentSpawned(parent=None, agent_id=ROOT_ID, role_name=role.name, depth=0))
+        self._add_contact(ROOT_ID, USER_ID, "用户 / user", None, "society", "endpoint")
+        self._add_contact(USER_ID, ROOT_ID, role.name, None, "society", "endpoint")
+
+    def _add_contact(
+        self,
+        owner: str,
+        agent_id: str,
+        role_name: str,
+        spec: InterfaceSpec | None,
+        introduced_by: str,
+        how: str,
+        note: str = "",
+    ) -> ContactEntry:
+        entry = ContactEntry(
+            agent_id=agent_id,
+            role_name=role_name,
+            interface_spec=spec,
+            introduced_by=introduced_by,
+            how=how,  # type: ignore[arg-type]
+            note=note,
+        )
+        self.registries[owner][agent_id] = entry
+        self.emit(ContactAdded(owner=owner, contact=entry.model_dump()))
+        return entry
+
+    def knows(self, owner: str, agent_id: str) -> bool:
+        return agent_id in self.registries.get(owner, {})
+
+    def contacts(self, owner: str) -> list[ContactEntry]:
+        return list(self.registries.get(owner, {}).values())
+
+    def role_name_of(self, agent_id: str) -> str:
+        if agent_id == USER_ID:
+            return "用户 / user"
+        return self.agents[agent_id].role.name
+
+    def _spec_of(self, agent_id: str) -> InterfaceSpec | None:
+        agent = self.agents.get(agent_id)
+        return agent.role.interface_spec if agent else None
+
+    # --- roles (requirement 4.1) ---------------------------------------------------------
+
+    def create_role(
+        self,
+        by: str,
+        name: str,
+        role_prompt: str,
+        *,
+        duties: str | None = None,
+        interface_spec: dict[str, Any] | InterfaceSpec | None = None,
+    ) -> Outcome:
+        name = (name or "").strip()
+        if not name or not (role_prompt or "").strip():
+            return self.refuse(
+                by, "create_role", "invalid_role", "a role needs a name and a role_prompt"
+            )
+        spec: InterfaceSpec | None = None
+        if interface_spec is not None:
+            try:
+                spec = InterfaceSpec.model_validate(interface_spec)
+            except ValidationError as exc:
+                return self.refuse(
+                    by,
+                    "create_role",
+                    "invalid_interface_spec",
+                    describe_validation("interface_spec", exc),
+                )
+        if name in self.roles:
+            return self.refuse(
+                by, "create_role", "role_exists", f"a role named '{name}' exists already; spawn it"
+            )
+        first_line = role_prompt.strip().splitlines()[0]
+        role = Role(name, role_prompt.strip(), (duties or first_line)[:200], spec, created_by=by)
+        self.roles[name] = role
+        self.emit(
+            RoleCreated(
+                by=by,
+                role_name=name,
+                duties=role.duties,
+                interface_spec=spec.model_dump() if spec else None,
+            )
+        )
+        return Outcome(True, "role_created", f"role '{name}' created; spawn agents with it")
+
+    # --- spawning (requirements 1, 2.2, 2.5, 2.8, 7) -------------------------------------
+
+    def spawn_agent(
+        self,
+        parent: str,
+        role: str,
+        brief: dict[str, Any] | TaskBrief | None,
+        *,
+        role_prompt: str | None = None,
+        interface_spec: dict[str, Any] | None = None,
+    ) -> Outcome:
+        tool = "spawn_agent"
+        raw = brief.model_dump() if isinstance(brief, BaseModel) else brief
+        missing = missing_brief_fields(raw)
+        if missing:
+            return self.refuse(
+                parent,
+                tool,
+                "missing_brief_fields",
+                "no agent was created: the Task Brief is missing required field(s): "
+                + ", ".join(missing)
+                + f". Required: {', '.join(BRIEF_REQUIRED)}; optional: collaborators, references, priority.",
+                missing=missing,
+            )
+        try:
+            task_brief = TaskBrief.model_validate(raw)
+        except ValidationError as exc:
+            return self.refuse(parent, tool, "invalid_brief", describe_validation("brief", exc))
+        if role not in self.roles:
+            if not role_prompt:
+                known = ", ".join(self.roles) or "none yet"
+                return self.refuse(
+                    parent,
+                    tool,
+                    "unknown_role",
+                    f"no role named '{role}' (roles: {known}); call create_role first or pass role_prompt",
+                )
+            created = self.create_role(parent, role, role_prompt, interface_spec=interface_spec)
+            if not created.ok:
+                return created
+        parent_agent = self.agents[parent]
+        if len(self.agents) >= self.limits.max_agents:
+            self._limit("agents", f"{self.limits.max_agents} agents")
+            return self.refuse(
+                parent,
+                tool,
+                "agent_limit",
+                f"no agent was created: the society has its maximum of {self.limits.max_agents} agents; "
+                "give the work to an agent you know with a task_assignment",
+            )
+        if parent_agent.depth + 1 > self.limits.max_depth:
+            self._limit("depth", f"depth {self.limits.max_depth}")
+            return self.refuse(
+                parent,
+                tool,
+                "depth_limit",
+                f"no agent was created: spawning deeper than {self.limits.max_depth} levels is not allowed; "
+                "do the work yourself or ask your contacts",
+            )
+        unknown = [
+            c.agent_id for c in task_brief.collaborators if not self._can_share(parent, c.agent_id)
+        ]
+        if unknown:
+            return self.refuse(
+                parent,
+                tool,
+                "unknown_contact",
+                "collaborators must be agents you know: " + ", ".join(unknown),
+                unknown=unknown,
+            )
+
+        child_id = self._new_agent_id()
+        the_role = self.roles[role]
+        child = Agent(child_id, the_role, parent, parent_agent.depth + 1, brief=task_brief)
+        child.stats = AgentStats(agent_id=child_id, role_name=the_role.name)
+        self.agents[child_id] = child
+        self.registries[child_id] = {}
+        parent_agent.children += 1
+        self.emit(
+            AgentSpawned(
+                parent=parent,
+                agent_id=child_id,
+                role_name=the_role.name,
+                depth=child.depth,
+                brief=task_brief.model_dump(exclude_none=True),
+            )
+        )
+        self._add_contact(
+            child_id, parent, self.role_name_of(parent), self._spec_of(parent), "society", "creator"
+        )
+        self._add_contact(
+            parent, child_id, the_role.name, the_role.interface_spec, "society", "child"
+        )
+        self._add_collaborators(parent, child_id, task_brief.collaborators)
+        # The brief also arrives as the child's first message, so its first turn starts on it.
+        self._deliver(
+            Message(
+                id=len(self.messages) + 1,
+                sender=parent,
+                sender_role=self.role_name_of(parent),
+                to=child_id,
+                message_type="task_assignment",
+                content="",
+                payload=task_brief.model_dump(exclude_none=True),
+            ),
+            first_contact=False,
+        )
+        return Outcome(
+            True,
+            "agent_spawned",
+            f"agent {child_id} ({the_role.name}) created with your brief; it will report to you",
+            {"agent_id": child_id},
+        )
+
+    def _new_agent_id(self) -> str:
+        number = len(self.agents)
+        while f"agent-{number}" in self.agents:
+            number += 1
+        return f"agent-{number}"
+
+    def _can_share(self, owner: str, agent_id: str) -> bool:
+        return agent_id in self.agents and self.knows(owner, agent_id)
+
+    def _add_collaborators(self, giver: str, owner: str, collaborators: list[Collaborator]) -> None:
+        for person in collaborators:
+            if person.agent_id == owner or self.knows(owner, person.agent_id):
+                continue
+            spec = person.interface_spec or self._spec_of(person.agent_id)
+            note = "；".join(p for p in (person.role_description, person.collaboration_note) if p)
+            self._add_contact(
+                owner,
+                person.agent_id,
+                self.role_name_of(person.agent_id),
+                spec,
+                giver,
+                "collaborator",
+                note,
+            )
+
+    def _limit(self, limit: str, detail: str) -> None:
+        if limit not in self.limits_hit:
+            self.limits_hit.append(limit)
+        self.emit(LimitReached(limit=limit, detail=detail))  # type: ignore[arg-type]
+
+    # --- messages (requirements 2.6, 3, 5, 8, 9, 10) -------------------------------------
+
+    def send_message(
+        self,
+        sender: str,
+        to: str,
+        message_type: str,
+        content: str = "",
+        payload: dict[str, Any] | None = None,
+        *,
+        reason: str | None = None,
+    ) -> Outcome:
+        tool = "send_message"
+        to = (to or "").strip()
+        if self.halt is not None:
+            return self.refuse(sender, tool, "run_ended", f"the run is ending: {self.halt.detail}")
+        if to == sender:
+            return self.refuse(
+                sender, tool, "self_message", "you cannot send a message to yourself"
+            )
+        if not self.knows(sender, to):
+            known = ", ".join(f"{c.agent_id} ({c.role_name})" for c in self.contacts(sender))
+            return self.refuse(
+                sender,
+                tool,
+                "unknown_contact",
+                f"'{to}' is not in your contacts, so the message was not sent. Your contacts: {known}. "
+                "To reach someone new, send an introduction_request (reason, required_capability) "
+                "to a contact who may know them.",
+                contacts=[c.agent_id for c in self.contacts(sender)],
+            )
+        if message_type not in MESSAGE_TYPES:
+            return self.refuse(
+                sender,
+                tool,
+                "invalid_message_type",
+                f"message_type must be one of: {', '.join(MESSAGE_TYPES)}",
+            )
+        try:
+            checked = validate_payload(message_type, payload)
+        except PayloadError as exc:
+            return self.refuse(sender, tool, "invalid_payload", str(exc))
+        body = checked.model_dump(exclude_none=True)
+
+        if isinstance(checked, IntroductionResponse):
+            target = checked.target_id
+            if target == to or target not in self.agents:
+                return self.refuse(
+                    sender,
+                    tool,
+                    "unknown_target",
+                    f"'{target}' is no agent that can be introduced to {to}",
+                )
+            if not self.knows(sender, target):
+                return self.refuse(
+                    sender,
+                    tool,
+                    "unknown_contact",
+                    f"you can only introduce agents you know; '{target}' is not in your contacts. "
+                    "Ask your own contacts with an introduction_request, then forward their answer.",
+                )
+            # The introduction carries who the target is and its interface (requirements 3.8, 4.3).
+            body.setdefault("role_name", self.role_name_of(target))
+            body["role_name"] = body["role_name"] or self.role_name_of(target)
+            spec = self.registries[sender][target].interface_spec or self._spec_of(target)
+            if "interface_spec" not in body and spec is not None:
+                body["interface_spec"] = spec.model_dump()
+            if not body.get("usage_advice"):
+                body["usage_advice"] = "按其接口说明发送 collaboration_request，说明你的需要"
+        if isinstance(checked, TaskBrief):
+            unknown = [
+                c.agent_id for c in checked.collaborators if not self._can_share(sender, c.agent_id)
+            ]
+            if unknown:
+                return self.refuse(
+                    sender,
+                    tool,
+                    "unknown_contact",
+                    "collaborators must be agents you know: " + ", ".join(unknown),
+                )
+
+        if len(self.messages) >= self.limits.max_messages:
+            detail = f"{self.limits.max_messages} messages"
+            self._limit("messages", detail)
+            self.halt = Halt("messages", detail)
+            return self.refuse(sender, tool, "message_limit", f"not sent: the run reached {detail}")
+
+        first_contact = to != USER_ID and not self.knows(to, sender)
+        introduction = None
+        if first_contact:
+            agent = self.agents[sender]
+            why = (reason or "").strip() or f"{message_type}：{_first_sentence(content)}"
+            introduction = (
+                f"我是 {agent.role.name}（{sender}），职责：{agent.role.duties}。联系原因：{why}"
+            )
+        message = Message(
+            id=len(self.messages) + 1,
+            sender=sender,
+            sender_role=self.role_name_of(sender),
+            to=to,
+            message_type=message_type,  # type: ignore[arg-type]
+            content=content or "",
+            payload=body,
+            self_introduction=introduction,
+        )
+        self._deliver(message, first_contact=first_contact)
+        if first_contact:
+            # One-sided acquaintance becomes mutual (requirement 5.2).
+            self._add_contact(
+                to,
+                sender,
+                self.role_name_of(sender),
+                self._spec_of(sender),
+                sender,
+                "first_message",
+            )
+        if isinstance(checked, IntroductionResponse):
+            self._introduce(requester=to, target=checked.target_id, introducer=sender)
+        if isinstance(checked, TaskBrief) and to != USER_ID:
+            self._add_collaborators(sender, to, checked.collaborators)
+        self._watch_for_loop(message)
+        return Outcome(True, "sent", f"message {message.id} delivered to {to}")
+
+    def _introduce(self, requester: str, target: str, introducer: str) -> None:
+        if requester == USER_ID or target == requester:
+            return
+        known = self.registries[introducer][target]
+        forwarded_from = known.introduced_by if known.how == "introduction" else None
+        if not self.knows(requester, target):
+            self._add_contact(
+                requester,
+                target,
+                self.role_name_of(target),
+                known.interface_spec or self._spec_of(target),
+                introducer,
+                "introduction",
+            )
+        self.emit(
+            Introduced(
+                requester=requester,
+                target=target,
+                introducer=introducer,
+                forwarded_from=forwarded_from,
+            )
+        )
+
+    def _deliver(self, message: Message, *, first_contact: bool) -> None:
+        self.messages.append(message)
+        text = format_delivery(message)
+        self.emit(
+            MessageDelivered(message=message.as_dict(), text=text, first_contact=first_contact)
+        )
+        if message.sender in self.agents and self.agents[message.sender].stats:
+            self.agents[message.sender].stats.messages_sent += 1  # type: ignore[union-attr]
+        if message.to == USER_ID:
+            if message.sender == ROOT_ID:
+                self.answer = message
+        else:
+            recipient = self.agents[message.to]
+            recipient.inbox.append(message)
+            if recipient.stats:
+                recipient.stats.messages_received += 1
+        if self._on_delivery is not None:
+            self._on_delivery(message)
+
+    def _watch_for_loop(self, message: Message) -> None:
+        """The same exchange between two agents twice over is a loop (A→B x, B→A y, A→B x,
+        B→A y), and so is one agent sending the same message to another three times running."""
+        pair = frozenset((message.sender, message.to))
+        fingerprint = json.dumps(
+            [message.message_type, " ".join(message.content.split()), message.payload],
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+        history = self._exchanges.setdefault(pair, [])
+        history.append((message.sender, fingerprint))
+        del history[:-4]
+        looped = len(history) == 4 and history[0] == history[2] and history[1] == history[3]
+        same = len(history) >= 3 and history[-1] == history[-2] == history[-3]
+        if looped or same:
+            a, b = sorted(pair)
+            detail = f"{a} and {b} repeated the same exchange"
+            self._limit("loop", detail)
+            self.halt = Halt("loop", detail)
+
+    # --- user side ---------------------------------------------------------------------
+
+    def submit_task(self, task: str) -> Message:
+        """The user's message to root (the user knows only root, requirement 2.4)."""
+        message = Message(
+            id=len(self.messages) + 1,
+            sender=USER_ID,
+            sender_role=None,
+            to=ROOT_ID,
+            message_type="collaboration_request",
+            content=task,
+        )
+        self._deliver(message, first_contact=False)
+        return message
+
+    # --- what an agent sees ------------------------------------------------------------
+
+    def take_inbox(self, agent_id: str) -> list[Message]:
+        agent = self.agents[agent_id]
+        waiting, agent.inbox = agent.inbox, []
+        return waiting
+
+    def with_inbox(self) -> list[str]:
+        return [a.id for a in self.agents.values() if a.inbox]
+
+    def stats(self) -> list[AgentStats]:
+        return [a.stats for a in self.agents.values() if a.stats is not None]
+
+
+def _first_sentence(text: str, limit: int = 80) -> str:
+    sentence = re.split(r"(?<=[。！？.!?])\s*|\n", (text or "").strip(), maxsplit=1)[0]
+    return sentence[:limit] or "协作"
