@@ -170,12 +170,12 @@ async def test_a_malformed_tool_call_gets_a_readable_error_and_the_agent_recover
         Reply(match=me("root"), tool_calls=[ToolCallScript("send_message", {"to": "user"})]),
         answer("修正后的答复。"),
     )  # fmt: skip
-    run, events = await run_team(factory, "你好")
+    _run, events = await run_team(factory, "你好")
     assert events[-1].reason == "answered" and events[-1].answer == "修正后的答复。"
     codes = [e.code for e in events if isinstance(e, Refused)]
     assert codes == ["malformed_tool_call", "invalid_arguments"]
     root_requests = requests_of(llm_server, "root")
-    tool_text = [m["content"] for m in root_requests[1] if m["role"] == "tool"][0]
+    tool_text = next(m["content"] for m in root_requests[1] if m["role"] == "tool")
     assert "not valid JSON" in tool_text
     tool_text = [m["content"] for m in root_requests[2] if m["role"] == "tool"][-1]
     assert "message_type" in tool_text and "Field required" in tool_text
@@ -190,7 +190,7 @@ async def test_a_repeated_exchange_between_two_agents_stops_as_a_loop(
         *turn("root", role("分析师"), spawn("分析师")),
         *turn("agent-1", ask), *turn("root", back), *turn("agent-1", ask), *turn("root", back),
     )  # fmt: skip
-    run, events = await run_team(factory, "写 SRS")
+    _run, events = await run_team(factory, "写 SRS")
     finished = events[-1]
     assert finished.reason == "loop" and "loop" in finished.limits_hit
     assert "root" in finished.detail and "agent-1" in finished.detail
@@ -198,7 +198,7 @@ async def test_a_repeated_exchange_between_two_agents_stops_as_a_loop(
 
 async def test_the_time_limit_stops_every_agent_and_says_so(factory, llm_server: ScriptedLLMServer):
     llm_server.script(Reply(match=me("root"), content="想很久", delay=5))
-    run, events = await run_team(factory, "写 SRS", max_execution_time=0.5)
+    _run, events = await run_team(factory, "写 SRS", max_execution_time=0.5)
     finished = events[-1]
     assert finished.reason == "time" and "time" in finished.limits_hit
     assert finished.seconds < 3
