@@ -1,0 +1,165 @@
+"""`reqstudio team "TASK"`: a team of agents works on a requirements task. Events go to
+stderr as they happen, root's answer to stdout; `--log FILE` writes the whole record (JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from agents.team.events import (
+    AgentFailed,
+    AgentSpawned,
+    AnswerToken,
+    Introduced,
+    LimitReached,
+    MessageDelivered,
+    Refused,
+    RoleCreated,
+    RunFinished,
+    TeamEvent,
+    TurnFinished,
+)
+from agents.team.runner import TeamConfig, TeamRun
+from agents.team.store import EventStore
+from reqstudio.cli import UsageError
+from reqstudio.local_model import EmbeddedModelUnavailable
+from reqstudio.runtime import AppRuntime
+from reqstudio.settings import load_settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "team",
+        help="give a requirements task to a team of agents",
+        description="Team mode: events are printed on stderr, root's answer on stdout.",
+    )
+    parser.add_argument("task", help="the task for the team")
+    parser.add_argument("--log", type=Path, metavar="FILE", help="write the run's record (JSON)")
+    parser.add_argument("--max-agents", metavar="N", help="most agents, root included (2-32)")
+    parser.add_argument("--time-limit", metavar="S", help="seconds for the whole run (1-3600)")
+    parser.set_defaults(handler=run)
+
+
+def bounded(flag: str, raw: str | None, low: float, high: float, kind: type = int):
+    if raw is None:
+        return None
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise UsageError(
+            f"{flag} must be a number between {low:g} and {high:g}, not {raw!r}"
+        ) from None
+    if not low <= value <= high:
+        raise UsageError(f"{flag} must be between {low:g} and {high:g}, not {raw}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.task.strip():
+        raise UsageError("the task is empty")
+    max_agents = bounded("--max-agents", args.max_agents, 2, 32)
+    time_limit = bounded("--time-limit", args.time_limit, 1, 3600, float)
+    if args.log is not None and not args.log.parent.exists():
+        raise UsageError(f"--log: the folder {args.log.parent} does not exist")
+    settings = load_settings()
+    config = TeamConfig.from_settings(
+        settings, max_agents=max_agents, max_execution_time=time_limit
+    )
+    try:
+        with AppRuntime(settings) as runtime:
+            store = EventStore.in_data_dir(settings.data_dir)
+            try:
+                return asyncio.run(work(TeamRun(runtime.factory(), config, store), args))
+            finally:
+                store.close()
+    except EmbeddedModelUnavailable as exc:
+        raise UsageError(str(exc)) from None
+
+
+async def work(team: TeamRun, args: argparse.Namespace) -> int:
+    printer = EventPrinter(sys.stderr, sys.stdout)
+    finished: RunFinished | None = None
+    async for event in team.events(args.task):
+        printer.show(event)
+        if isinstance(event, RunFinished):
+            finished = event
+    if args.log is not None:
+        record = await team.export()
+        args.log.write_text(json.dumps(record, ensure_ascii=False, indent=2))
+        print(f"[record] {args.log}", file=sys.stderr)
+    return 0 if finished is not None and finished.reason == "answered" else 1
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class EventPrinter:
+    """Events as readable lines on `log`; root's answer streams to `answer`."""
+
+    def __init__(self, log: TextIO, answer: TextIO):
+        self.log = log
+        self.answer = answer
+        self.streamed = ""
+
+    def line(self, text: str) -> None:
+        print(text, file=self.log, flush=True)
+
+    def show(self, event: TeamEvent) -> None:
+        match event:
+            case RoleCreated(by=by, role_name=name, interface_spec=spec):
+                self.line(f"[role] {by} created {name}{' (with interface spec)' if spec else ''}")
+            case AgentSpawned(parent=parent, agent_id=agent_id, role_name=name, brief=brief):
+                if parent is None:
+                    self.line(f"[spawn] {agent_id} ({name})")
+                else:
+                    constraints = "; ".join((brief or {}).get("constraints", []))
+                    self.line(
+                        f"[spawn] {parent} → {agent_id} ({name}): "
+                        f"{one_line((brief or {}).get('objective', ''))} | constraints: {constraints}"
+                    )
+            case MessageDelivered(message=m, first_contact=first):
+                new = " (first contact)" if first else ""
+                self.line(
+                    f"[message] {m['from']} → {m['to']} {m['message_type']}{new}: "
+                    f"{one_line(m['content'] or json.dumps(m['payload'], ensure_ascii=False))}"
+                )
+            case Introduced(requester=who, target=target, introducer=by, forwarded_from=via):
+                hop = f" (forwarded from {via})" if via else ""
+                self.line(f"[introduction] {by} introduced {target} to {who}{hop}")
+            case Refused(agent_id=agent_id, tool=tool, code=code, message=message):
+                self.line(f"[refused] {agent_id} {tool}: {code}: {one_line(message)}")
+            case LimitReached(limit=limit, detail=detail):
+                self.line(f"[limit] {limit}: {detail}")
+            case AgentFailed(agent_id=agent_id, error=error):
+                self.line(f"[failed] {agent_id}: {error}")
+            case TurnFinished(agent_id=agent_id, model_calls=calls, tool_calls=tools):
+                self.line(f"[turn] {agent_id}: {calls} model call(s), {tools} tool call(s)")
+            case AnswerToken(text=text):
+                self.streamed += text
+                self.answer.write(text)
+                self.answer.flush()
+            case RunFinished() as done:
+                self.finish(done)
+
+    def finish(self, done: RunFinished) -> None:
+        if done.answer and done.answer != self.streamed:
+            # what streamed was not the final text (a retry): print the answer whole
+            if self.streamed:
+                self.answer.write("\n")
+            self.answer.write(done.answer)
+        if done.answer:
+            self.answer.write("\n")
+            self.answer.flush()
+        self.line(f"[end] {done.reason}: {done.detail} ({done.seconds:.1f} s)")
+        for s in done.agents:
+            self.line(
+                f"[stats] {s.agent_id} {s.role_name}: {s.messages_sent} sent, "
+                f"{s.messages_received} received, {s.tool_calls} tool calls, "
+                f"{s.input_tokens}+{s.output_tokens} tokens, {s.seconds:.1f} s"
+            )
