@@ -29,6 +29,7 @@ from ui.session import (
     startup_problem,
 )
 from ui.srs import SRS_MODE
+from ui.team import TEAM_MODE
 from ui.texts import lang, t
 
 try:
@@ -42,6 +43,7 @@ set_runtime(AppRuntime(settings))
 register_mode(CHAT_MODE)
 register_mode(AGENT_MODE)
 register_mode(SRS_MODE)
+register_mode(TEAM_MODE)
 
 
 @cl.on_app_startup

@@ -1,0 +1,405 @@
+"""Team mode in the browser: each delivered message as it happens, authored by its sender's
+role and id; spawns with their briefs; refusals and introductions as visible events; a
+picture of the society updated as the run goes; root's answer streamed, with statistics per
+agent and the run's record for download. The stop button stops every agent; the record stays."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import chainlit as cl
+
+from agents.team.events import (
+    AgentFailed,
+    AgentSpawned,
+    AnswerToken,
+    ContactAdded,
+    Introduced,
+    LimitReached,
+    MessageDelivered,
+    Refused,
+    RoleCreated,
+    RunFinished,
+    TeamEvent,
+)
+from agents.team.protocol import ROOT_ID, USER_ID, TaskBrief
+from agents.team.runner import TeamConfig, TeamRun
+from agents.team.society import AgentSociety
+from agents.team.store import EventStore
+from reqstudio.errors import describe_failure
+from ui.modes import ModeSpec, StarterSpec
+from ui.session import persist_thread_state, runtime, send_top_level, top_level_message
+from ui.texts import Catalog, lang
+
+log = logging.getLogger("reqstudio.team")
+
+TEXT = {
+    "society": {"zh": "社会", "en": "Society"},
+    "picture_title": {"zh": "🗺️ 团队结构（实时更新）", "en": "🗺️ The society (live)"},
+    "tree": {"zh": "谁创建了谁", "en": "Who created whom"},
+    "contacts_header": {
+        "zh": "| 智能体 | 岗位 | 认识谁（来源） |\n|---|---|---|",
+        "en": "| Agent | Role | Knows (how) |\n|---|---|---|",
+    },
+    "intros": {"zh": "介绍记录", "en": "Introductions"},
+    "intro_line": {
+        "zh": "{introducer} 把 {target} 介绍给 {requester}{via}",
+        "en": "{introducer} introduced {target} to {requester}{via}",
+    },
+    "via": {"zh": "（转自 {via}）", "en": " (forwarded from {via})"},
+    "role_created": {
+        "zh": "🧩 {by} 定义了岗位 **{role}**：{duties}{spec}",
+        "en": "🧩 {by} defined the role **{role}**: {duties}{spec}",
+    },
+    "with_spec": {"zh": "（含接口说明）", "en": " (with an interface spec)"},
+    "spawned": {
+        "zh": "🐣 {parent} 创建了 **{agent}**（{role}），任务委托书：\n\n{brief}",
+        "en": "🐣 {parent} created **{agent}** ({role}) with this task brief:\n\n{brief}",
+    },
+    "refused": {
+        "zh": "⛔ 拒绝了 {agent} 的 `{tool}`：**{code}** — {message}",
+        "en": "⛔ Refused {agent}'s `{tool}`: **{code}** — {message}",
+    },
+    "introduced": {"zh": "🤝 {line}", "en": "🤝 {line}"},
+    "limit": {
+        "zh": "⏱ 达到限制 **{limit}**：{detail}",
+        "en": "⏱ Limit **{limit}** reached: {detail}",
+    },
+    "failed_agent": {"zh": "⚠️ {agent} 出错：{error}", "en": "⚠️ {agent} failed: {error}"},
+    "first_contact": {"zh": "（首次联系）", "en": " (first contact)"},
+    "end": {
+        "answered": {"zh": "✅ root 已答复用户。", "en": "✅ Root answered the user."},
+        "idle": {
+            "zh": "⚠️ 没有智能体还有事可做，root 没有答复用户。",
+            "en": "⚠️ No agent had anything left to do, and root did not answer.",
+        },
+        "messages": {
+            "zh": "⏱ 达到消息数上限，运行结束。",
+            "en": "⏱ The message limit ended the run.",
+        },
+        "time": {"zh": "⏱ 达到时间上限，运行结束。", "en": "⏱ The time limit ended the run."},
+        "tokens": {"zh": "⏱ 达到 token 上限，运行结束。", "en": "⏱ The token limit ended the run."},
+        "loop": {
+            "zh": "🔁 两个智能体在重复同样的对话（循环），运行已停止。",
+            "en": "🔁 Two agents repeated the same exchange (a loop); the run stopped.",
+        },
+        "stopped": {
+            "zh": "⏹ 已停止所有智能体；运行记录已保留。",
+            "en": "⏹ Every agent was stopped; the record is kept.",
+        },
+        "failed": {"zh": "⚠️ root 出错，运行结束。", "en": "⚠️ Root failed; the run ended."},
+    },
+    "stats_header": {
+        "zh": "| 智能体 | 岗位 | 发出 | 收到 | 工具调用 | 输入 tokens | 输出 tokens | 秒 |",
+        "en": "| Agent | Role | Sent | Received | Tool calls | Input tokens | Output tokens | Seconds |",
+    },
+    "stats_title": {"zh": "统计（每个智能体）", "en": "Statistics per agent"},
+    "summary": {
+        "zh": "共 {agents} 个智能体，{messages} 条消息，{seconds:.1f} 秒。{detail}",
+        "en": "{agents} agents, {messages} messages, {seconds:.1f} s. {detail}",
+    },
+    "no_answer": {"zh": "（没有答复）", "en": "(no answer)"},
+    "record": {"zh": "运行记录（JSON）见附件。", "en": "The run's record (JSON) is attached."},
+    "intro": {
+        "zh": "把需求工程任务交给团队：root 会定义岗位、用任务委托书创建专家，它们通过介绍认识彼此、协作完成，最后由 root 答复你。",
+        "en": "Give the team a requirements task: root defines roles, creates specialists with "
+        "task briefs, they meet through introductions and collaborate, and root answers you.",
+    },
+}
+
+tr = Catalog({k: v for k, v in TEXT.items() if k != "end"})
+
+
+def end_text(reason: str) -> str:
+    return TEXT["end"][reason][lang()]
+
+
+def author(society: AgentSociety, agent_id: str) -> str:
+    if agent_id == USER_ID:
+        return "user"
+    return f"{society.role_name_of(agent_id)} ({agent_id})"
+
+
+BRIEF_LABELS = {
+    "objective": {"zh": "目标", "en": "Objective"},
+    "constraints": {"zh": "技术约束", "en": "Constraints"},
+    "inputs": {"zh": "输入", "en": "Inputs"},
+    "outputs": {"zh": "输出要求", "en": "Outputs"},
+    "completion_criteria": {"zh": "完成标准", "en": "Completion criteria"},
+    "collaborators": {"zh": "协作联系人", "en": "Collaborators"},
+    "references": {"zh": "参考资料", "en": "References"},
+    "priority": {"zh": "优先级", "en": "Priority"},
+}
+
+
+def brief_markdown(brief: dict[str, Any] | None) -> str:
+    """A Task Brief as markdown: one labelled block per field, lists as lists."""
+    if not brief:
+        return ""
+    checked = TaskBrief.model_validate(brief).model_dump(exclude_none=True)
+    blocks = []
+    for name, labels in BRIEF_LABELS.items():
+        value = checked.get(name)
+        if not value:
+            continue
+        label = f"**{labels[lang()]}** (`{name}`)"
+        if name == "collaborators":
+            items = [
+                f"- {c['agent_id']}: {c.get('role_description', '')} {c.get('collaboration_note', '')}"
+                for c in value
+            ]
+            blocks.append(label + "\n" + "\n".join(items))
+        elif isinstance(value, list):
+            blocks.append(label + "\n" + "\n".join(f"- {v}" for v in value))
+        else:
+            blocks.append(f"{label}: {value}")
+    return "\n\n".join(blocks)
+
+
+def society_markdown(society: AgentSociety) -> str:
+    """Who created whom (a tree), who knows whom (a table), who introduced whom (a list)."""
+    lines = [f"**{tr('picture_title')}**", "", f"_{tr('tree')}_", "```text", "user"]
+
+    def walk(agent_id: str, prefix: str, last: bool) -> None:
+        agent = society.agents[agent_id]
+        branch = "└─ " if last else "├─ "
+        lines.append(f"{prefix}{branch}{agent_id} · {agent.role.name}")
+        children = [a.id for a in society.agents.values() if a.parent == agent_id]
+        for index, child in enumerate(children):
+            walk(child, prefix + ("   " if last else "│  "), index == len(children) - 1)
+
+    walk(ROOT_ID, "", True)
+    lines += ["```", "", tr("contacts_header")]
+    for agent_id, agent in society.agents.items():
+        known = ", ".join(
+            f"{c.agent_id} ({c.how}{'' if c.introduced_by == 'society' else ' · ' + c.introduced_by})"
+            for c in society.contacts(agent_id)
+        )
+        lines.append(f"| {agent_id} | {agent.role.name} | {known} |")
+    intros = [e for e in society.events if isinstance(e, Introduced)]
+    if intros:
+        lines += ["", f"_{tr('intros')}_"]
+        lines += [f"- {intro_line(e)}" for e in intros]
+    return "\n".join(lines)
+
+
+def intro_line(event: Introduced) -> str:
+    via = tr("via", via=event.forwarded_from) if event.forwarded_from else ""
+    return tr(
+        "intro_line",
+        introducer=event.introducer,
+        target=event.target,
+        requester=event.requester,
+        via=via,
+    )
+
+
+def stats_markdown(done: RunFinished) -> str:
+    rows = [f"**{tr('stats_title')}**", "", tr("stats_header"), "|---|---|---|---|---|---|---|---|"]
+    for s in done.agents:
+        rows.append(
+            f"| {s.agent_id} | {s.role_name} | {s.messages_sent} | {s.messages_received} | "
+            f"{s.tool_calls} | {s.input_tokens} | {s.output_tokens} | {s.seconds:.1f} |"
+        )
+    return "\n".join(rows)
+
+
+class TeamRunView:
+    """Turns one run's events into Chainlit messages."""
+
+    def __init__(self, run: TeamRun):
+        self.run = run
+        self.society = run.society
+        self.picture: cl.Message | None = None
+        self.answer: cl.Message | None = None
+
+    async def note(self, content: str) -> None:
+        message = top_level_message(content)
+        message.author = tr("society")
+        await message.send()
+
+    async def redraw(self) -> None:
+        content = society_markdown(self.society)
+        if self.picture is None:
+            self.picture = top_level_message(content)
+            self.picture.author = tr("society")
+            await self.picture.send()
+        elif self.picture.content != content:
+            self.picture.content = content
+            await self.picture.update()
+
+    async def show(self, event: TeamEvent) -> None:
+        if isinstance(event, MessageDelivered):
+            await self.delivered(event)
+        elif isinstance(event, AgentSpawned):
+            if event.parent is not None:
+                await self.note(
+                    tr(
+                        "spawned",
+                        parent=author(self.society, event.parent),
+                        agent=event.agent_id,
+                        role=event.role_name,
+                        brief=brief_markdown(event.brief),
+                    )
+                )
+            await self.redraw()
+        elif isinstance(event, RoleCreated):
+            spec = tr("with_spec") if event.interface_spec else ""
+            await self.note(
+                tr(
+                    "role_created",
+                    by=event.by,
+                    role=event.role_name,
+                    duties=event.duties,
+                    spec=spec,
+                )
+            )
+        elif isinstance(event, ContactAdded):
+            await self.redraw()
+        elif isinstance(event, Introduced):
+            await self.note(tr("introduced", line=intro_line(event)))
+            await self.redraw()
+        elif isinstance(event, Refused):
+            await self.note(
+                tr(
+                    "refused",
+                    agent=event.agent_id,
+                    tool=event.tool,
+                    code=event.code,
+                    message=event.message,
+                )
+            )
+        elif isinstance(event, LimitReached):
+            await self.note(tr("limit", limit=event.limit, detail=event.detail))
+        elif isinstance(event, AgentFailed):
+            await self.note(tr("failed_agent", agent=event.agent_id, error=event.error))
+        elif isinstance(event, AnswerToken):
+            if self.answer is None:
+                self.answer = top_level_message()
+                self.answer.author = author(self.society, ROOT_ID)
+            await self.answer.stream_token(event.text)
+
+    async def delivered(self, event: MessageDelivered) -> None:
+        m = event.message
+        if m["from"] == USER_ID or m["to"] == USER_ID:
+            return  # the user's own task; root's answer is streamed on its own
+        first = tr("first_contact") if event.first_contact else ""
+        head = (
+            f"**{author(self.society, m['from'])}** → **{author(self.society, m['to'])}** · "
+            f"`{m['message_type']}`{first}"
+        )
+        body = [head]
+        if m.get("self_introduction"):
+            body.append(f"_{m['self_introduction']}_")
+        if m["content"].strip():
+            body.append(m["content"].strip())
+        if m["message_type"] == "task_assignment" and m["payload"]:
+            body.append(brief_markdown(m["payload"]))
+        elif m["payload"]:
+            body.append(f"```json\n{json.dumps(m['payload'], ensure_ascii=False, indent=1)}\n```")
+        message = top_level_message("\n\n".join(body))
+        message.author = author(self.society, m["from"])
+        await message.send()
+
+    async def finish(self, done: RunFinished) -> None:
+        await self.redraw()
+        if len(self.society.agents) > 1:
+            await self.note(society_markdown(self.society))  # the final picture, near the answer
+        if done.answer:
+            if self.answer is None:
+                self.answer = top_level_message()
+                self.answer.author = author(self.society, ROOT_ID)
+            self.answer.content = done.answer
+            await self.answer.send()
+        record = await self.run.export()
+        summary = tr(
+            "summary",
+            agents=len(done.agents),
+            messages=len(self.society.messages),
+            seconds=done.seconds,
+            detail=end_text(done.reason),
+        )
+        closing = top_level_message("\n\n".join([summary, stats_markdown(done), tr("record")]))
+        closing.author = tr("society")
+        closing.elements = [
+            cl.File(
+                name="team-record.json",
+                content=json.dumps(record, ensure_ascii=False, indent=2).encode(),
+                mime="application/json",
+            )
+        ]
+        await closing.send()
+
+
+async def on_team_start() -> None:
+    await send_top_level(tr("intro"))
+
+
+async def on_team_message(message: cl.Message) -> None:
+    task = (message.content or "").strip()
+    if not task:
+        return
+    settings = runtime().settings
+    store = EventStore.in_data_dir(settings.data_dir)
+    run = TeamRun(runtime().factory(), TeamConfig.from_settings(settings), store=store)
+    view = TeamRunView(run)
+    try:
+        async for event in run.events(task):
+            if isinstance(event, RunFinished):
+                await view.finish(event)
+            else:
+                await view.show(event)
+    except asyncio.CancelledError:
+        # the stop button: the run's generator stopped every agent; show what was kept
+        if run.finished is not None:
+            await view.finish(run.finished)
+        raise
+    except Exception as exc:  # the engine reports failures as events; this is a last guard
+        log.exception("team run failed")
+        await view.note(f"⚠️ {describe_failure(exc, lang())}")
+    finally:
+        await asyncio.to_thread(store.close)
+        await persist_thread_state()
+
+
+TEAM_MODE = ModeSpec(
+    id="Team",
+    title={"zh": "团队 Team", "en": "Team"},
+    description={
+        "zh": "智能体团队：用任务委托书分派工作，只与认识的联系人通信，通过介绍结识新的协作者。",
+        "en": "A team of agents that delegate with task briefs, talk only to contacts they know, "
+        "and meet new ones through introductions.",
+    },
+    on_message=on_team_message,
+    on_start=on_team_start,
+    starters=[
+        StarterSpec(
+            label={"zh": "校园二手平台 SRS 初稿", "en": "Campus marketplace SRS draft"},
+            message={
+                "zh": "为校园二手交易平台组建团队，写出 SRS 初稿；约束：静态网页前端 + Python 后端",
+                "en": "Form a team to write a first SRS draft for a campus second-hand marketplace; "
+                "constraints: static web front end + Python back end",
+            },
+        ),
+        StarterSpec(
+            label={"zh": "评审座位预约需求", "en": "Review seat-booking requirements"},
+            message={
+                "zh": "组建评审小组，找出图书馆座位预约系统需求中不可测试的条目并改写；约束：微信小程序 + Java 后端",
+                "en": "Form a review team to find and rewrite the untestable requirements of a "
+                "library seat-booking system; constraints: WeChat mini program + Java back end",
+            },
+        ),
+        StarterSpec(
+            label={"zh": "非功能需求清单", "en": "Non-functional requirements"},
+            message={
+                "zh": "请团队为在线考试系统整理可度量的非功能需求（性能、安全、可用性）；约束：Python 后端，部署在校内服务器",
+                "en": "Have the team list measurable non-functional requirements (performance, "
+                "security, availability) for an online exam system; constraints: Python back "
+                "end, hosted on campus servers",
+            },
+        ),
+    ],
+)
