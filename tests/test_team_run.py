@@ -244,3 +244,13 @@ async def test_stop_cancels_every_agent_and_keeps_the_record(
         "root", "agent-1", "agent-2"
     ]  # fmt: skip
     store.close()
+
+
+async def test_root_ending_without_answering_the_user_is_idle_and_its_words_are_kept(
+    factory, llm_server: ScriptedLLMServer
+):
+    llm_server.script(Reply(match=me("root"), content="登录页需求：1. 密码错误三次锁定。"))
+    _, events = await run_team(factory, "登录页的两条需求")
+    finished = events[-1]
+    assert finished.reason == "idle" and finished.answer == ""
+    assert finished.root_note == "登录页需求：1. 密码错误三次锁定。"

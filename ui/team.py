@@ -101,7 +101,10 @@ TEXT = {
         "zh": "共 {agents} 个智能体，{messages} 条消息，{seconds:.1f} 秒。{detail}",
         "en": "{agents} agents, {messages} messages, {seconds:.1f} s. {detail}",
     },
-    "no_answer": {"zh": "（没有答复）", "en": "(no answer)"},
+    "root_note": {
+        "zh": "root 没有用 send_message 答复用户，它最后说：\n\n> {note}",
+        "en": "Root did not answer the user with send_message; its last words:\n\n> {note}",
+    },
     "record": {"zh": "运行记录（JSON）见附件。", "en": "The run's record (JSON) is attached."},
     "intro": {
         "zh": "把需求工程任务交给团队：root 会定义岗位、用任务委托书创建专家，它们通过介绍认识彼此、协作完成，最后由 root 答复你。",
@@ -322,7 +325,10 @@ class TeamRunView:
             seconds=done.seconds,
             detail=end_text(done.reason),
         )
-        closing = top_level_message("\n\n".join([summary, stats_markdown(done), tr("record")]))
+        parts = [summary, stats_markdown(done), tr("record")]
+        if done.root_note:
+            parts.insert(0, tr("root_note", note=done.root_note))
+        closing = top_level_message("\n\n".join(parts))
         closing.author = tr("society")
         closing.elements = [
             cl.File(

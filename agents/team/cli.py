@@ -156,6 +156,8 @@ class EventPrinter:
         if done.answer:
             self.answer.write("\n")
             self.answer.flush()
+        if done.root_note:
+            self.line(f"[root said, without answering the user] {one_line(done.root_note, 400)}")
         self.line(f"[end] {done.reason}: {done.detail} ({done.seconds:.1f} s)")
         for s in done.agents:
             self.line(

@@ -214,6 +214,9 @@ class TeamRun:
         )
         self.society.subscribe(self._record)
         self.minds: dict[str, Mind] = {}
+        # (agent id, start, end) of every model call, monotonic seconds: the benchmark's
+        # critical path (calls of agents in parallel count once)
+        self.model_calls: list[tuple[str, float, float]] = []
         self.finished: RunFinished | None = None
         self._queue: asyncio.Queue[TeamEvent | None] = asyncio.Queue()
         self._wake = asyncio.Event()
@@ -222,6 +225,7 @@ class TeamRun:
         self._stop_detail = ""
         self._started = time.monotonic()
         self._answer_streamed = ""
+        self._root_note = ""
         self._task = ""
         self._early: list[TeamEvent] = list(self.society.events)  # root's creation
 
@@ -253,7 +257,10 @@ class TeamRun:
     def mind(self, agent_id: str) -> Mind:
         if agent_id not in self.minds:
             tools = society_tools(self.society, agent_id)
-            model = self.factory.for_role("team").bind_tools(tools)
+            # Only root's answer streams to anyone; the others' whole answers come faster in
+            # one piece (streamed tool-call arguments cost LangChain a re-parse per chunk).
+            streaming = agent_id == ROOT_ID
+            model = self.factory.for_role("team", streaming=streaming).bind_tools(tools)
             self.minds[agent_id] = Mind(model, {t.name: t for t in tools})
         return self.minds[agent_id]
 
@@ -275,8 +282,10 @@ class TeamRun:
                 label=f"team {agent_id}",
             )
         finally:
+            ended = time.monotonic()
+            self.model_calls.append((agent_id, started, ended))
             if stats:
-                stats.seconds += time.monotonic() - started
+                stats.seconds += ended - started
         for index, call in enumerate([*reply.tool_calls, *reply.invalid_tool_calls]):
             if not call.get("id"):  # some providers send none; results must refer to the call
                 call["id"] = f"call_{agent_id}_{len(messages)}_{index}"
@@ -329,6 +338,8 @@ class TeamRun:
         mind.history = state["messages"]
         last = mind.history[-1]
         note = str(last.content) if isinstance(last, AIMessage) and not last.tool_calls else ""
+        if agent_id == ROOT_ID and note.strip():
+            self._root_note = note.strip()
         self.society.emit(
             TurnFinished(
                 agent_id=agent_id,
@@ -441,6 +452,7 @@ class TeamRun:
             reason=reason,  # type: ignore[arg-type]
             detail=detail,
             answer=answer,
+            root_note="" if answer else self._root_note[:4000],
             agents=[s.model_copy() for s in self.society.stats()],
             limits_hit=list(self.society.limits_hit),
             seconds=round(time.monotonic() - self._started, 3),
