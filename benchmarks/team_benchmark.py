@@ -167,7 +167,7 @@ async def main_async(args: argparse.Namespace) -> str:
         f"| wall time | {med('wall'):.3f} s |",
         f"| model time, serial sum of all calls | {med('serial'):.3f} s |",
         f"| model latency on the critical path (parallel calls counted once) | {med('latency_path'):.3f} s |",
-        f"| model calls on the critical path as the client saw them (latency + streaming the answer + LangChain's chunk parsing) | {med('busy'):.3f} s |",
+        f"| model calls on the critical path as the client timed them (latency + the openai SDK building each request from the growing history + parsing the answer) | {med('busy'):.3f} s |",
         f"| wall / critical-path model latency | {med('wall') / med('latency_path'):.3f} |",
         f"| runtime's own cost per delivered message: (wall − client-side model calls) / messages | {med('per_message_ms'):.2f} ms |",
         f"| protocol alone per message (validate, deliver, event, SQLite record; no model) | {protocol_us:.0f} µs |",
