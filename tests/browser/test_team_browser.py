@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from reqstudio.scripted_server import ScriptedLLMServer
+from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import open_page, send
 from tests.test_team_run import answer, role, spawn, turn
@@ -81,3 +81,25 @@ def test_a_team_of_three_works_in_the_browser(
     page.get_by_text("统计（每个智能体）").scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "team-stats-zh-CN.png")
     assert llm_server.pending == 0
+
+
+def test_the_stop_button_stops_every_agent_and_keeps_the_record(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(
+        *turn("root", role("分析师"), spawn("分析师"), spawn("分析师")),
+        Reply(match="你的 ID：agent-1；", content="想很久", delay=60),
+        Reply(match="你的 ID：agent-2；", content="想很久", delay=60),
+    )
+    page = open_page(browser, app.url, "zh-CN")
+    expect(page.get_by_text("已启用 Chat 对话 模式")).to_be_visible(timeout=30_000)
+    page.locator("#chat-profiles").click()
+    page.get_by_role("option", name="团队 Team").click()
+    expect(page.get_by_text("已启用 团队 Team 模式")).to_be_visible(timeout=30_000)
+    send(page, "写 SRS 初稿；约束：Python 后端")
+    expect(page.get_by_text("创建了 agent-2", exact=False)).to_be_visible(timeout=60_000)
+    page.locator("#stop-button").click()
+    expect(page.get_by_text("已停止所有智能体；运行记录已保留。", exact=False)).to_be_visible()
+    expect(page.get_by_text("team-record.json")).to_be_visible()
+    expect(page.locator("#stop-button")).to_have_count(0)
+    page.screenshot(path=output_dir / "team-stopped-zh-CN.png")
