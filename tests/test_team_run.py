@@ -254,3 +254,29 @@ async def test_root_ending_without_answering_the_user_is_idle_and_its_words_are_
     finished = events[-1]
     assert finished.reason == "idle" and finished.answer == ""
     assert finished.root_note == "登录页需求：1. 密码错误三次锁定。"
+
+
+async def test_agents_with_messages_run_at_once_and_each_event_is_saved_as_it_happens(
+    factory, llm_server: ScriptedLLMServer, tmp_path
+):
+    llm_server.script(
+        *turn("root", role("分析师"), spawn("分析师"), spawn("分析师")),
+        Reply(match=me("agent-1"), content="完成。", delay=0.5),
+        Reply(match=me("agent-2"), content="完成。", delay=0.5),
+    )
+    store = EventStore.in_data_dir(tmp_path)
+    run = TeamRun(factory, TeamConfig(), store=store)
+    saved_before_the_end = None
+    async for event in run.events("写 SRS"):
+        if isinstance(event, MessageDelivered) and event.message["to"] == "agent-2":
+            await store.flush()
+            saved_before_the_end = store.export(run.run_id)
+    assert saved_before_the_end is not None and saved_before_the_end["reason"] is None
+    assert any(
+        e["type"] == "message_delivered" and e["message"]["to"] == "agent-2"
+        for e in saved_before_the_end["events"]
+    )
+    calls = {agent: (start, end) for agent, start, end in run.model_calls if agent != "root"}
+    (start_1, end_1), (start_2, end_2) = calls["agent-1"], calls["agent-2"]
+    assert start_1 < end_2 and start_2 < end_1  # the two workers' model calls overlapped
+    store.close()
