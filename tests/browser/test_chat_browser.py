@@ -153,7 +153,10 @@ def test_with_users_configured_login_is_required_and_threads_are_private(
         page.locator("#email").fill("alice")
         page.locator("#password").fill("wrong")
         page.locator("button[type=submit]").click()
+        expect(page.get_by_text("无法登录")).to_be_visible()  # told so, in Chinese
         expect(page.locator("#password")).to_be_visible()
+        expect(page.get_by_text("已启用")).to_have_count(0)  # and not let in
+        page.screenshot(path=output_dir / "login-rejected.png")
         page.context.close()
 
         alice = login("alice", "alice-pass")
