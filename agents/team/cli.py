@@ -82,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def work(team: TeamRun, args: argparse.Namespace) -> int:
     printer = EventPrinter(sys.stderr, sys.stdout)
+    if team.store is not None:
+        printer.line(f"[run] {team.run_id} · saved as it happens in {team.store.path}")
     finished: RunFinished | None = None
     async for event in team.events(args.task):
         printer.show(event)
