@@ -74,9 +74,7 @@ def test_a_team_of_three_works_in_the_browser(
     expect(page.get_by_text("team-record.json")).to_be_visible()
     picture.first.scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "team-zh-CN.png")
-    page.get_by_text(
-        "root 把 agent-1 介绍给 agent-2", exact=False
-    ).first.scroll_into_view_if_needed()
+    page.get_by_text("unknown_contact", exact=False).first.scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "team-messages-zh-CN.png")
     page.get_by_text("统计（每个智能体）").scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "team-stats-zh-CN.png")
