@@ -60,8 +60,8 @@ TEXT = {
         "en": "🐣 {parent} created **{agent}** ({role}) with this task brief:\n\n{brief}",
     },
     "refused": {
-        "zh": "⛔ 拒绝了 {agent} 的 `{tool}`：**{code}** — {message}",
-        "en": "⛔ Refused {agent}'s `{tool}`: **{code}** — {message}",
+        "zh": "⛔ 拒绝了 {agent} 的 `{tool}`：**{code}**（{meaning}）\n\n> {message}",
+        "en": "⛔ Refused {agent}'s `{tool}`: **{code}** ({meaning})\n\n> {message}",
     },
     "introduced": {"zh": "🤝 {line}", "en": "🤝 {line}"},
     "limit": {
@@ -111,6 +111,31 @@ TEXT = {
         "en": "Give the team a requirements task: root defines roles, creates specialists with "
         "task briefs, they meet through introductions and collaborate, and root answers you.",
     },
+}
+
+# What each refusal code means, for people; the agent itself got the detailed message.
+REFUSALS = {
+    "unknown_contact": {"zh": "对方不在联系人注册表中", "en": "not in the contact registry"},
+    "missing_brief_fields": {"zh": "任务委托书缺少必填字段", "en": "the task brief lacks fields"},
+    "invalid_brief": {"zh": "任务委托书格式无效", "en": "the task brief is malformed"},
+    "invalid_payload": {
+        "zh": "消息内容不符合其类型的要求",
+        "en": "the payload does not fit its type",
+    },
+    "invalid_message_type": {"zh": "未知的消息类型", "en": "unknown message type"},
+    "malformed_tool_call": {"zh": "工具调用参数不是合法 JSON", "en": "tool arguments are not JSON"},
+    "invalid_arguments": {"zh": "工具参数无效", "en": "invalid tool arguments"},
+    "unknown_tool": {"zh": "没有这个工具", "en": "no such tool"},
+    "unknown_role": {"zh": "岗位尚未定义", "en": "the role is not defined"},
+    "invalid_role": {"zh": "岗位缺少名称或说明", "en": "the role lacks a name or prompt"},
+    "role_exists": {"zh": "同名岗位已存在", "en": "a role with that name exists"},
+    "invalid_interface_spec": {"zh": "接口说明格式无效", "en": "the interface spec is malformed"},
+    "unknown_target": {"zh": "被介绍的智能体不存在", "en": "no such agent to introduce"},
+    "agent_limit": {"zh": "智能体数量已达上限", "en": "agent limit reached"},
+    "depth_limit": {"zh": "创建层级已达上限", "en": "spawn depth limit reached"},
+    "message_limit": {"zh": "消息数已达上限", "en": "message limit reached"},
+    "self_message": {"zh": "不能给自己发消息", "en": "a message to oneself"},
+    "run_ended": {"zh": "运行正在结束", "en": "the run is ending"},
 }
 
 tr = Catalog({k: v for k, v in TEXT.items() if k != "end"})
@@ -272,6 +297,7 @@ class TeamRunView:
                     agent=event.agent_id,
                     tool=event.tool,
                     code=event.code,
+                    meaning=REFUSALS.get(event.code, {}).get(lang(), event.code),
                     message=event.message,
                 )
             )
