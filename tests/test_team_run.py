@@ -31,14 +31,18 @@ def me(agent_id: str) -> str:
     return f"你的 ID：{agent_id}；"
 
 
-def turn(agent_id: str, *calls: ToolCallScript, then: str = "好的，等待。") -> list[Reply]:
-    """One turn of an agent: its tool calls, then a plain answer that ends the turn."""
+def turn(
+    agent_id: str, *calls: ToolCallScript, then: str = "好的，等待。", match: str | None = None
+) -> list[Reply]:
+    """One turn of an agent: its tool calls, then a plain answer that ends the turn.
+
+    `match` overrides what the replies wait for: root's requests always carry the user's
+    task, so matching a test's own task text keeps a late request of an earlier test
+    (cancelled when that run ended, but already on the wire) from taking this test's replies."""
+    match = match or me(agent_id)
     if not calls:
-        return [Reply(match=me(agent_id), content=then)]
-    return [
-        Reply(match=me(agent_id), tool_calls=list(calls)),
-        Reply(match=me(agent_id), content=then),
-    ]
+        return [Reply(match=match, content=then)]
+    return [Reply(match=match, tool_calls=list(calls)), Reply(match=match, content=then)]
 
 
 def role(name: str, spec=None) -> ToolCallScript:
@@ -61,9 +65,9 @@ def send(to: str, kind: str, content: str = "", payload=None, reason=None) -> To
     return ToolCallScript("send_message", args)
 
 
-def answer(text: str) -> Reply:
+def answer(text: str, match: str | None = None) -> Reply:
     return Reply(
-        match=me("root"),
+        match=match or me("root"),
         tool_calls=[send("user", "status_report", text, {"status": "done"})],
         chunk_delay=0.001,
     )
@@ -87,11 +91,19 @@ async def test_the_users_python_constraint_reaches_every_descendant(
     factory, llm_server: ScriptedLLMServer, tmp_path
 ):
     llm_server.script(
-        *turn("root", role("分析师"), spawn("分析师")),
+        *turn(
+            "root",
+            role("分析师"),
+            spawn("分析师"),
+            match="写 SRS 初稿；约束：静态网页前端 + Python 后端",
+        ),
         *turn("agent-1", role("助手"), spawn("助手")),
         *turn("agent-2", send("agent-1", "status_report", "FR-1..FR-5 已写好", {"status": "done"})),
         *turn("agent-1", send("root", "status_report", "FR 列表见附", {"status": "done"})),
-        answer("SRS 初稿：FR-1 用户发布商品（Python 后端）……"),
+        answer(
+            "SRS 初稿：FR-1 用户发布商品（Python 后端）……",
+            "写 SRS 初稿；约束：静态网页前端 + Python 后端",
+        ),
     )
     store = EventStore.in_data_dir(tmp_path)
     run, events = await run_team(factory, "写 SRS 初稿；约束：静态网页前端 + Python 后端", store)
@@ -124,20 +136,20 @@ async def test_unknown_contact_then_an_introduction_through_two_introducers(
     # writer introduces agent-3 to root, root forwards it; then the analyst reaches agent-3.
     need = {"reason": "需要统一术语", "required_capability": "术语表"}
     llm_server.script(
-        *turn("root", role("分析师"), role("写作者"), spawn("分析师"), spawn("写作者")),
+        *turn("root", role("分析师"), role("写作者"), spawn("分析师"), spawn("写作者"), match="统一 SRS 术语"),
         *turn("agent-1", send("agent-3", "collaboration_request", "请给术语表"),
               send("root", "introduction_request", "", need)),
         *turn("agent-2", role("术语专家", SPEC), spawn("术语专家")),
         *turn("agent-3", then="就绪。"),
-        *turn("root", send("agent-2", "introduction_request", "替分析师找人", need)),
+        *turn("root", send("agent-2", "introduction_request", "替分析师找人", need), match="统一 SRS 术语"),
         *turn("agent-2", send("root", "introduction_response", "", {"target_id": "agent-3",
               "usage_advice": "发术语列表给他"})),
-        *turn("root", send("agent-1", "introduction_response", "", {"target_id": "agent-3"})),
+        *turn("root", send("agent-1", "introduction_response", "", {"target_id": "agent-3"}), match="统一 SRS 术语"),
         *turn("agent-1", send("agent-3", "collaboration_request", "请给术语表：商品、订单",
               reason="统一 SRS 术语")),
         *turn("agent-3", send("agent-1", "collaboration_response", "商品：在售物品；订单：一次交易")),
         *turn("agent-1", send("root", "status_report", "术语已统一", {"status": "done"})),
-        answer("已完成：术语统一。"),
+        answer("已完成：术语统一。", "统一 SRS 术语"),
     )  # fmt: skip
     run, events = await run_team(factory, "统一 SRS 术语")
     finished = events[-1]
@@ -166,11 +178,11 @@ async def test_a_malformed_tool_call_gets_a_readable_error_and_the_agent_recover
     factory, llm_server: ScriptedLLMServer
 ):
     llm_server.script(
-        Reply(match=me("root"), tool_calls=[ToolCallScript("send_message", '{"to": "user", content: oops}')]),
-        Reply(match=me("root"), tool_calls=[ToolCallScript("send_message", {"to": "user"})]),
-        answer("修正后的答复。"),
+        Reply(match="你好，团队", tool_calls=[ToolCallScript("send_message", '{"to": "user", content: oops}')]),
+        Reply(match="你好，团队", tool_calls=[ToolCallScript("send_message", {"to": "user"})]),
+        answer("修正后的答复。", "你好，团队"),
     )  # fmt: skip
-    _run, events = await run_team(factory, "你好")
+    _run, events = await run_team(factory, "你好，团队")
     assert events[-1].reason == "answered" and events[-1].answer == "修正后的答复。"
     codes = [e.code for e in events if isinstance(e, Refused)]
     assert codes == ["malformed_tool_call", "invalid_arguments"]
@@ -187,18 +199,19 @@ async def test_a_repeated_exchange_between_two_agents_stops_as_a_loop(
     ask = send("root", "collaboration_request", "请确认需求范围")
     back = send("agent-1", "collaboration_response", "请你先确认需求范围")
     llm_server.script(
-        *turn("root", role("分析师"), spawn("分析师")),
-        *turn("agent-1", ask), *turn("root", back), *turn("agent-1", ask), *turn("root", back),
+        *turn("root", role("分析师"), spawn("分析师"), match="循环测试：写 SRS"),
+        *turn("agent-1", ask), *turn("root", back, match="循环测试：写 SRS"),
+        *turn("agent-1", ask), *turn("root", back, match="循环测试：写 SRS"),
     )  # fmt: skip
-    _run, events = await run_team(factory, "写 SRS")
+    _run, events = await run_team(factory, "循环测试：写 SRS")
     finished = events[-1]
     assert finished.reason == "loop" and "loop" in finished.limits_hit
     assert "root" in finished.detail and "agent-1" in finished.detail
 
 
 async def test_the_time_limit_stops_every_agent_and_says_so(factory, llm_server: ScriptedLLMServer):
-    llm_server.script(Reply(match=me("root"), content="想很久", delay=5))
-    _run, events = await run_team(factory, "写 SRS", max_execution_time=0.5)
+    llm_server.script(Reply(match="时限测试", content="想很久", delay=5))
+    _run, events = await run_team(factory, "时限测试", max_execution_time=0.5)
     finished = events[-1]
     assert finished.reason == "time" and "time" in finished.limits_hit
     assert finished.seconds < 3
@@ -206,17 +219,17 @@ async def test_the_time_limit_stops_every_agent_and_says_so(factory, llm_server:
 
 async def test_the_token_and_message_limits_end_the_run(factory, llm_server: ScriptedLLMServer):
     llm_server.script(
-        Reply(match=me("root"), content="嗯", prompt_tokens=900, completion_tokens=200)
+        Reply(match="token 测试", content="嗯", prompt_tokens=900, completion_tokens=200)
     )
-    _, events = await run_team(factory, "写 SRS", max_tokens=1000)
+    _, events = await run_team(factory, "token 测试", max_tokens=1000)
     assert events[-1].reason == "tokens"
 
     llm_server.reset()
     llm_server.script(
-        *turn("root", role("分析师"), spawn("分析师")),
+        *turn("root", role("分析师"), spawn("分析师"), match="消息数测试"),
         *turn("agent-1", *[send("root", "status_report", f"进度 {i}") for i in range(5)]),
     )
-    _, events = await run_team(factory, "写 SRS", max_messages=4)
+    _, events = await run_team(factory, "消息数测试", max_messages=4)
     finished = events[-1]
     assert finished.reason == "messages"
     refused = [e.code for e in events if isinstance(e, Refused)]
@@ -227,14 +240,14 @@ async def test_stop_cancels_every_agent_and_keeps_the_record(
     factory, llm_server: ScriptedLLMServer, tmp_path
 ):
     llm_server.script(
-        *turn("root", role("分析师"), spawn("分析师"), spawn("分析师")),
+        *turn("root", role("分析师"), spawn("分析师"), spawn("分析师"), match="停止测试"),
         Reply(match=me("agent-1"), content="慢", delay=5),
         Reply(match=me("agent-2"), content="慢", delay=5),
     )
     store = EventStore.in_data_dir(tmp_path)
     run = TeamRun(factory, TeamConfig(), store=store)
     seen = []
-    async for event in run.events("写 SRS"):
+    async for event in run.events("停止测试"):
         seen.append(event)
         if isinstance(event, AgentSpawned) and event.agent_id == "agent-2":
             run.stop()
@@ -249,7 +262,7 @@ async def test_stop_cancels_every_agent_and_keeps_the_record(
 async def test_root_ending_without_answering_the_user_is_idle_and_its_words_are_kept(
     factory, llm_server: ScriptedLLMServer
 ):
-    llm_server.script(Reply(match=me("root"), content="登录页需求：1. 密码错误三次锁定。"))
+    llm_server.script(Reply(match="登录页的两条需求", content="登录页需求：1. 密码错误三次锁定。"))
     _, events = await run_team(factory, "登录页的两条需求")
     finished = events[-1]
     assert finished.reason == "idle" and finished.answer == ""
@@ -260,14 +273,14 @@ async def test_agents_with_messages_run_at_once_and_each_event_is_saved_as_it_ha
     factory, llm_server: ScriptedLLMServer, tmp_path
 ):
     llm_server.script(
-        *turn("root", role("分析师"), spawn("分析师"), spawn("分析师")),
+        *turn("root", role("分析师"), spawn("分析师"), spawn("分析师"), match="并发测试"),
         Reply(match=me("agent-1"), content="完成。", delay=0.5),
         Reply(match=me("agent-2"), content="完成。", delay=0.5),
     )
     store = EventStore.in_data_dir(tmp_path)
     run = TeamRun(factory, TeamConfig(), store=store)
     saved_before_the_end = None
-    async for event in run.events("写 SRS"):
+    async for event in run.events("并发测试"):
         if isinstance(event, MessageDelivered) and event.message["to"] == "agent-2":
             await store.flush()
             saved_before_the_end = store.export(run.run_id)
@@ -298,14 +311,14 @@ async def test_through_tool_calls_a_short_brief_is_refused_collaborators_talk_di
     forged = send("agent-1", "collaboration_request", "第 3 节不可测")
     forged.arguments["from"] = "user"  # an agent cannot choose its `from`
     llm_server.script(
-        Reply(match=me("root"), tool_calls=[role("写作者", SPEC), spawn("写作者", short)]),
-        Reply(match=me("root"), tool_calls=[spawn("写作者"), role("评审者"), spawn("评审者", with_writer)]),
-        Reply(match=me("root"), content="等待。"),
+        Reply(match="评审 SRS；约束：Python 后端", tool_calls=[role("写作者", SPEC), spawn("写作者", short)]),
+        Reply(match="评审 SRS；约束：Python 后端", tool_calls=[spawn("写作者"), role("评审者"), spawn("评审者", with_writer)]),
+        Reply(match="评审 SRS；约束：Python 后端", content="等待。"),
         *turn("agent-1", then="等待。"),
         *turn("agent-2", forged),
         *turn("agent-1", send("agent-2", "collaboration_response", "已改")),
         *turn("agent-2", send("root", "status_report", "评审完成", {"status": "done"})),
-        answer("评审完成。"),
+        answer("评审完成。", "评审 SRS；约束：Python 后端"),
     )  # fmt: skip
     run, events = await run_team(factory, "评审 SRS；约束：Python 后端")
     assert events[-1].reason == "answered", events[-1]
