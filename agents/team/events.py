@@ -118,7 +118,7 @@ class RunFinished(TeamEvent):
     reason: StopReason
     detail: str = ""
     answer: str = ""
-    root_note: str = ""  # root's last words when it ended a turn without a tool call
+    root_note: str = ""  # idle runs: root's last words, said without a tool call
     agents: list[AgentStats] = Field(default_factory=list)
     limits_hit: list[str] = Field(default_factory=list)
     seconds: float = 0.0

@@ -452,7 +452,7 @@ class TeamRun:
             reason=reason,  # type: ignore[arg-type]
             detail=detail,
             answer=answer,
-            root_note="" if answer else self._root_note[:4000],
+            root_note=self._root_note[:4000] if reason == "idle" else "",
             agents=[s.model_copy() for s in self.society.stats()],
             limits_hit=list(self.society.limits_hit),
             seconds=round(time.monotonic() - self._started, 3),
