@@ -341,3 +341,14 @@ async def test_through_tool_calls_a_short_brief_is_refused_collaborators_talk_di
     assert direct[0].text.startswith("【来自 评审者（agent-2）的消息】")
     # the writer's interface spec came with the collaborator entry into the reviewer's prompt
     assert "定义表" in requests_of(llm_server, "agent-2")[0][0]["content"]
+
+
+async def test_a_provider_failure_of_root_ends_the_run_in_plain_words(
+    factory, llm_server: ScriptedLLMServer
+):
+    llm_server.script(Reply(match="失败测试", fault="401"))
+    _, events = await run_team(factory, "失败测试")
+    finished = events[-1]
+    assert finished.reason == "failed"
+    assert "401" in finished.detail and "OPENAI_API_KEY" in finished.detail
+    assert "sk-test-not-a-real-key" not in finished.model_dump_json()
