@@ -352,3 +352,22 @@ async def test_a_provider_failure_of_root_ends_the_run_in_plain_words(
     assert finished.reason == "failed"
     assert "401" in finished.detail and "OPENAI_API_KEY" in finished.detail
     assert "sk-test-not-a-real-key" not in finished.model_dump_json()
+
+
+async def test_a_child_whose_model_fails_is_reported_to_its_parent(
+    factory, llm_server: ScriptedLLMServer
+):
+    llm_server.script(
+        *turn("root", role("分析师"), spawn("分析师"), match="子失败测试"),
+        Reply(match=me("agent-1"), fault="401"),
+        answer("分析师失败了，需求未完成。", "子失败测试"),
+    )
+    _, events = await run_team(factory, "子失败测试")
+    finished = events[-1]
+    assert finished.reason == "answered", finished
+    notice = [
+        e for e in events
+        if isinstance(e, MessageDelivered) and e.message["from"] == "agent-1" and e.message["to"] == "root"
+    ]  # fmt: skip
+    assert notice and "（系统代发）agent-1 调用模型失败" in notice[0].text
+    assert notice[0].message["payload"] == {"status": "blocked"}

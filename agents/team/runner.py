@@ -406,6 +406,8 @@ class TeamRun:
         if agent_id == ROOT_ID and self._stop_reason is None:
             self._stop_reason = "failed"
             self._stop_detail = reason
+        elif agent_id != ROOT_ID:
+            self.society.report_failure(agent_id, reason)
 
     async def events(self, task: str) -> AsyncIterator[TeamEvent]:
         """Run the team on `task`, yielding every event as it happens; the last one is

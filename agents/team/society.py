@@ -563,6 +563,25 @@ class AgentSociety:
             self._limit("loop", detail)
             self.halt = Halt("loop", detail)
 
+    def report_failure(self, agent_id: str, reason: str) -> None:
+        """An agent whose model failed cannot report itself; the society tells its parent in
+        its name (marked as such), so the parent can give the work to someone else."""
+        agent = self.agents[agent_id]
+        if agent.parent is None or self.halt is not None:
+            return
+        self._deliver(
+            Message(
+                id=len(self.messages) + 1,
+                sender=agent_id,
+                sender_role=agent.role.name,
+                to=agent.parent,
+                message_type="status_report",
+                content=f"（系统代发）{agent_id} 调用模型失败，任务没有完成：{reason}",
+                payload={"status": "blocked"},
+            ),
+            first_contact=False,
+        )
+
     # --- user side ---------------------------------------------------------------------
 
     def submit_task(self, task: str) -> Message:
