@@ -26,6 +26,12 @@ DEFAULT_RETRIES: dict[str, int] = {
     "evaluation": 5,
     "function_call": 3,
     "answer": 3,
+    # Seed 003: structured answers like the list agents, written sections like DocGenerate.
+    "RewriteOutline": 3,
+    "RewriteFill": 5,
+    "RewriteReview": 3,
+    "RewritePatch": 5,
+    "RewriteQuestions": 3,
 }
 
 

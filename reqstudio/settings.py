@@ -31,6 +31,11 @@ ModelRole = Literal[
     "evaluation",
     "function_call",
     "answer",
+    "RewriteOutline",
+    "RewriteFill",
+    "RewriteReview",
+    "RewritePatch",
+    "RewriteQuestions",
 ]
 
 
@@ -143,6 +148,22 @@ class Settings(BaseSettings):
     srs_max_iterations: int = Field(
         default=5, ge=1, le=20, validation_alias=AliasChoices("SRS_MAX_ITERATIONS")
     )
+    # Rewrite mode (seed 003)
+    temp_rewrite: float = Field(
+        default=0.3, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REWRITE")
+    )
+    rewrite_max_review_rounds: int = Field(
+        default=3, ge=0, le=10, validation_alias=AliasChoices("REWRITE_MAX_REVIEW_ROUNDS")
+    )
+    rewrite_format_repairs: int = Field(
+        default=2, ge=0, le=5, validation_alias=AliasChoices("REWRITE_FORMAT_REPAIRS")
+    )
+    rewrite_reviewer: Literal["expert", "panel"] = Field(
+        default="expert", validation_alias=AliasChoices("REWRITE_REVIEWER")
+    )
+    rewrite_max_questions: int = Field(
+        default=5, ge=0, le=10, validation_alias=AliasChoices("REWRITE_MAX_QUESTIONS")
+    )
     reference_max_mb: float = Field(
         default=10.0, gt=0, le=100, validation_alias=AliasChoices("REQSTUDIO_REFERENCE_MAX_MB")
     )
@@ -219,6 +240,11 @@ class Settings(BaseSettings):
             "evaluation": self.temp_evaluation,
             "function_call": 0.0,
             "answer": self.temp_chat,
+            "RewriteOutline": self.temp_rewrite,
+            "RewriteFill": self.temp_rewrite,
+            "RewriteReview": min(self.temp_rewrite, self.temp_evaluation),
+            "RewritePatch": self.temp_rewrite,
+            "RewriteQuestions": self.temp_rewrite,
         }[role]
 
 

@@ -1,0 +1,84 @@
+"""`RewriteChain` (seed 003, section 4.3): a request and an optional progress handler in, a
+`RewriteResult` out. The same engine serves the CLI, the browser and the tests."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from agents.rewrite.callbacks import ProgressCallbackHandler
+from agents.rewrite.errors import RewriteStageError
+from agents.rewrite.graph import build_graph, recursion_limit
+from agents.rewrite.models import RewriteRequest, RewriteResult
+from agents.rewrite.reviewers import ExpertReviewer, SectionReviewer
+from agents.rewrite.state import RewriteContext, RewriteOptions, initial_state
+from reqstudio.llm import ModelFactory
+from reqstudio.usage import UsageTracker
+
+
+class RewriteChain:
+    """Outline first, then section by section, then reviewed and patched.
+
+    `reviewer`: who reviews in stage three (default: the single review expert); anything with
+    the `SectionReviewer` shape fits, e.g. Review mode's panel behind an adapter.
+    Options default to the settings (`REWRITE_MAX_REVIEW_ROUNDS`, `REWRITE_FORMAT_REPAIRS`).
+    """
+
+    def __init__(
+        self,
+        factory: ModelFactory,
+        *,
+        reviewer: SectionReviewer | None = None,
+        options: RewriteOptions | None = None,
+    ):
+        settings = factory.settings
+        self.factory = factory
+        self.options = options or RewriteOptions(
+            max_review_rounds=settings.rewrite_max_review_rounds,
+            format_repairs=settings.rewrite_format_repairs,
+        )
+        self.reviewer = reviewer or ExpertReviewer(
+            factory, self.options.format_repairs, self.options.retry_backoff
+        )
+        self.graph = build_graph(self.options.max_review_rounds)
+
+    async def ainvoke(
+        self,
+        request: RewriteRequest,
+        callback_handler: ProgressCallbackHandler | None = None,
+        *,
+        tracker: UsageTracker | None = None,
+    ) -> RewriteResult:
+        """Raises `RewriteStageError` (naming the stage, with the partial document) on failure."""
+        tracker = tracker if tracker is not None else UsageTracker()
+        started = time.perf_counter()
+        context = RewriteContext(
+            factory=self.factory,
+            tracker=tracker,
+            reviewer=self.reviewer,
+            options=self.options,
+            handler=callback_handler,
+        )
+        state = await self.graph.ainvoke(
+            initial_state(request.original_content, request.clarifications),
+            {"recursion_limit": recursion_limit(self.options.max_review_rounds)},
+            context=context,
+        )
+        document = state["document_structure"]
+        if document is None:  # cannot happen: the graph ends after filling
+            raise RewriteStageError("content_filling", "no document was produced")
+        return RewriteResult(
+            structured_document=document,
+            review_rounds=state["review_rounds"],
+            usage=tracker.as_dict(),
+            seconds=round(time.perf_counter() - started, 3),
+        )
+
+    def invoke(
+        self,
+        request: RewriteRequest,
+        callback_handler: ProgressCallbackHandler | None = None,
+        *,
+        tracker: UsageTracker | None = None,
+    ) -> RewriteResult:
+        return asyncio.run(self.ainvoke(request, callback_handler, tracker=tracker))
