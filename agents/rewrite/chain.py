@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from agents.rewrite.callbacks import ProgressCallbackHandler
 from agents.rewrite.errors import RewriteStageError
@@ -14,6 +17,24 @@ from agents.rewrite.reviewers import ExpertReviewer, SectionReviewer
 from agents.rewrite.state import RewriteContext, RewriteOptions, initial_state
 from reqstudio.llm import ModelFactory
 from reqstudio.usage import UsageTracker
+
+T = TypeVar("T")
+
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run `coroutine` on one event loop kept for this process's synchronous calls.
+
+    langchain-openai caches its async HTTP client per endpoint, bound to the loop that first
+    used it; a fresh `asyncio.run` per call would break the second call in a process."""
+    global _loop
+    with _loop_lock:
+        if _loop is None:
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="rewrite-sync", daemon=True).start()
+    return asyncio.run_coroutine_threadsafe(coroutine, _loop).result()
 
 
 class RewriteChain:
@@ -81,4 +102,4 @@ class RewriteChain:
         *,
         tracker: UsageTracker | None = None,
     ) -> RewriteResult:
-        return asyncio.run(self.ainvoke(request, callback_handler, tracker=tracker))
+        return run_sync(self.ainvoke(request, callback_handler, tracker=tracker))
