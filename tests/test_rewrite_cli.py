@@ -177,7 +177,7 @@ def test_a_failed_stage_exits_1_naming_it_and_keeps_the_partial_document(
 
 
 BAD_CLARIFICATIONS = {
-    "not-json": ("[{'question': 1}", "is not valid JSON (line 1, column 3"),
+    "not-json": ("[{'question': 1}", "not valid JSON (line 1, column 3"),
     "object": ('{"question": "q", "answer": "a"}', "must hold a JSON list of objects"),
     "entry-not-object": ('[{"question": "q", "answer": "a"}, "q2"]', "entry 2 must be an object"),
     "missing-answer": (

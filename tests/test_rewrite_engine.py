@@ -338,3 +338,55 @@ def test_invoke_works_twice_in_one_process(llm_server, tmp_path):
 def test_request_refuses_an_empty_original():
     with pytest.raises(ValueError, match="empty"):
         RewriteRequest(original_content="  \n", clarifications=[])
+
+
+async def test_questions_answered_one_at_a_time_reach_the_background(factory, llm_server):
+    from agents.rewrite.questions import Reply as UserReply
+    from agents.rewrite.questions import ask_one_at_a_time, propose_questions
+    from tests.rewrite_support import QUESTIONS, fenced
+
+    asked = ["How do owners pay?", "Which vets use it?", "When are reminders sent?", "Extra?"]
+    llm_server.script(Reply(content=fenced({"questions": asked}), match=QUESTIONS))
+    questions = await propose_questions(ORIGINAL_EN, factory, max_questions=3)
+    assert questions == asked[:3]  # at most N
+    assert "at most 3 clarifying" in prompts_for(llm_server, QUESTIONS)[0]
+
+    replies = iter(
+        [
+            UserReply("answer", "By card at the clinic."),
+            UserReply("skip"),
+            UserReply("answer", "SMS, a day before."),
+        ]
+    )
+    seen: list[tuple[int, int, str]] = []
+
+    async def ask(index: int, total: int, question: str) -> UserReply:
+        seen.append((index, total, question))
+        return next(replies)
+
+    outcome = await ask_one_at_a_time(questions, ask)
+    assert seen == [(i + 1, 3, q) for i, q in enumerate(questions)]
+    assert outcome.skipped == ["Which vets use it?"]
+
+    llm_server.script(outline_reply(), *fill_replies(), review_reply())
+    await chain(factory).ainvoke(
+        RewriteRequest(original_content=ORIGINAL_EN, clarifications=outcome.clarifications)
+    )
+    background = prompts_for(llm_server, FILL)[0]
+    assert "1. Q: How do owners pay?\n   A: By card at the clinic." in background
+    assert "2. Q: When are reminders sent?\n   A: SMS, a day before." in background
+    assert "Which vets use it?" not in background  # skipped
+
+
+async def test_stop_asking_leaves_the_rest_unasked():
+    from agents.rewrite.questions import Reply as UserReply
+    from agents.rewrite.questions import ask_one_at_a_time
+
+    replies = iter([UserReply("answer", "Yes."), UserReply("stop")])
+
+    async def ask(index, total, question):
+        return next(replies)
+
+    outcome = await ask_one_at_a_time(["A?", "B?", "C?"], ask)
+    assert [c.question for c in outcome.clarifications] == ["A?"]
+    assert outcome.not_asked == ["B?", "C?"]

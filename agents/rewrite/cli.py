@@ -12,12 +12,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from agents.rewrite.callbacks import CLICallbackHandler
 from agents.rewrite.chain import RewriteChain
 from agents.rewrite.errors import RewriteStageError
 from agents.rewrite.models import ClarificationItem, RewriteRequest, RewriteResult
+from agents.rewrite.questions import ClarificationsError, parse_clarifications
 from agents.srs.documents import ReferenceDocumentError, load_reference
 from reqstudio.cli import UsageError
 from reqstudio.runtime import AppRuntime
@@ -57,37 +57,11 @@ def read_clarifications(path: Path) -> list[ClarificationItem]:
     if not path.is_file():
         raise UsageError(f"{flag}: no such file: {path}")
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8-sig"))
+        return parse_clarifications(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError:
         raise UsageError(f"{flag}: {path} is not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"{flag}: {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    if not isinstance(data, list):
-        raise UsageError(
-            f"{flag}: {path} must hold a JSON list of objects with question and answer, "
-            f"not a {type(data).__name__}"
-        )
-    items = []
-    for number, entry in enumerate(data, start=1):
-        if not isinstance(entry, dict):
-            raise UsageError(
-                f"{flag}: entry {number} must be an object with question and answer, "
-                f"not a {type(entry).__name__}"
-            )
-        for field in ("question", "answer"):
-            if field not in entry:
-                raise UsageError(f"{flag}: entry {number}: field '{field}' is missing")
-            if not isinstance(entry[field], str):
-                raise UsageError(
-                    f"{flag}: entry {number}: field '{field}' must be a string, "
-                    f"not {type(entry[field]).__name__}"
-                )
-        if not entry["question"].strip():
-            raise UsageError(f"{flag}: entry {number}: field 'question' is empty")
-        items.append(ClarificationItem(question=entry["question"], answer=entry["answer"]))
-    return items
+    except ClarificationsError as exc:
+        raise UsageError(f"{flag}: {path}: {exc}") from None
 
 
 def check_writable(path: Path | None, flag: str) -> None:
