@@ -93,6 +93,10 @@ TEXT = {
         "zh": "**问题 {index}/{total}**：{question}",
         "en": "**Question {index}/{total}**: {question}",
     },
+    "answer_or_skip": {
+        "zh": "回答这个问题、跳过，还是不再提问？",
+        "en": "Answer this question, skip it, or stop asking?",
+    },
     "answer": {"zh": "回答", "en": "Answer"},
     "skip": {"zh": "跳过", "en": "Skip"},
     "stop_asking": {"zh": "不再提问，开始重写", "en": "Stop asking, rewrite"},
@@ -155,6 +159,20 @@ ACCEPT = {
 }
 
 
+KINDS = {
+    "contradiction": ("矛盾", "contradiction"),
+    "omission": ("遗漏", "omission"),
+    "unresolved_clarification": ("未采纳澄清", "clarification ignored"),
+    "inconsistency": ("前后不一致", "inconsistency"),
+    "other": ("其他", "other"),
+}
+
+
+def kind_label(kind: str) -> str:
+    zh, en = KINDS.get(kind, (kind, kind))
+    return zh if lang() == "zh" else en
+
+
 def cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "/")
 
@@ -174,7 +192,7 @@ def issues_table(issues: list[ReviewIssue], document: DocumentStructure | None) 
     for issue in issues:
         where = f"{issue.section_id} {titles.get(issue.section_id, '')}".strip()
         rows.append(
-            f"| {cell(where)} | {issue.kind} | {cell(issue.description)} | {cell(issue.suggestion)} |"
+            f"| {cell(where)} | {kind_label(issue.kind)} | {cell(issue.description)} | {cell(issue.suggestion)} |"
         )
     return "\n".join(rows)
 
@@ -401,8 +419,11 @@ async def ask_questions(original: str) -> list[ClarificationItem]:
         return []
 
     async def ask(index: int, total: int, question: str) -> Reply:
+        # The question as a message of its own: Chainlit replaces an answered
+        # AskActionMessage's text with the choice, and the question should stay readable.
+        await cl.Message(content=tr("question", index=index, total=total, question=question)).send()
         picked = await cl.AskActionMessage(
-            content=tr("question", index=index, total=total, question=question),
+            content=tr("answer_or_skip"),
             actions=[
                 cl.Action(name="answer", payload={"a": "answer"}, label=tr("answer")),
                 cl.Action(name="skip", payload={"a": "skip"}, label=tr("skip")),
