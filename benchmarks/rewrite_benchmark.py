@@ -164,7 +164,7 @@ def script_run(server: ScriptedLLMServer, delay: float) -> None:
 
 async def one_run(factory: ModelFactory, request: RewriteRequest) -> dict[str, Any]:
     intervals, tracker, counter = CallIntervals(), UsageTracker(), StreamCounter()
-    chain = RewriteChain(factory, options=RewriteOptions(max_review_rounds=3, retry_backoff=0))
+    chain = RewriteChain(factory, options=RewriteOptions(max_review_rounds=3))
     reviewer = chain.reviewer  # the reviewer's calls are timed too
     original_review = reviewer.review
 

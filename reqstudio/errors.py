@@ -7,6 +7,7 @@ import asyncio
 import httpx
 import openai
 
+from reqstudio.calls import IncompleteAnswerError
 from reqstudio.structured import StructuredOutputError
 
 
@@ -43,6 +44,18 @@ def describe_failure(error: BaseException, language: str = "zh") -> str:
             "与模型服务的连接中断（流式输出中途断开或无法连接）。"
             if zh
             else "The connection to the model provider broke (stream cut off, or unreachable)."
+        )
+    if isinstance(error, IncompleteAnswerError):
+        if error.reason == "length":
+            return (
+                "模型的回答达到长度上限，没有完整给出（未当作完整结果）。"
+                if zh
+                else "The model's answer hit its length limit and is not complete (not taken as a result)."
+            )
+        return (
+            "模型的回答中途中断（没有结束标记），重试后仍未成功。"
+            if zh
+            else "The model's answer broke off before it finished, still after retries."
         )
     if isinstance(error, StructuredOutputError):
         return (

@@ -10,29 +10,12 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
+from reqstudio.calls import RetryPolicy, policy_for
 from reqstudio.settings import ModelRole, ModelSpec, Settings
 from reqstudio.structured import json_schema_format
 
 EMBEDDED_MODEL_NAME = "smollm2-135m-instruct"
 NO_KEY = "sk-no-key-required"
-
-# Seed 000: three attempts for the list agents, five for DocGenerate and evaluation.
-DEFAULT_RETRIES: dict[str, int] = {
-    "chat": 2,
-    "ReqParse": 3,
-    "ReqExplore": 3,
-    "ReqClarify": 3,
-    "DocGenerate": 5,
-    "evaluation": 5,
-    "function_call": 3,
-    "answer": 3,
-    # Seed 003: structured answers like the list agents, written sections like DocGenerate.
-    "RewriteOutline": 3,
-    "RewriteFill": 5,
-    "RewriteReview": 3,
-    "RewritePatch": 5,
-    "RewriteQuestions": 3,
-}
 
 
 @dataclass(frozen=True)
@@ -66,11 +49,10 @@ def endpoint_from_settings(settings: Settings, embedded_base_url: str | None = N
 
 
 class ModelFactory:
-    """Builds `ChatOpenAI` clients per role: temperature, streaming with usage, timeout, retries.
+    """Builds `ChatOpenAI` clients per role: temperature, streaming with usage, timeout.
 
-    The openai SDK underneath retries 408/409/429/5xx and connection errors with exponential
-    backoff (honouring Retry-After); `max_retries` per role bounds it.
-    """
+    The SDK's own retries are off: every call is retried by its one policy in
+    `reqstudio.calls` (`policy(role)`), so attempts are counted once and logged."""
 
     def __init__(self, settings: Settings, endpoint: Endpoint):
         self.settings = settings
@@ -98,6 +80,10 @@ class ModelFactory:
         dialect = "llama_cpp" if self.endpoint.embedded else "openai"
         return json_schema_format(schema, dialect=dialect, json_schema=json_schema)
 
+    def policy(self, role: str) -> RetryPolicy:
+        """The retry policy for calls of `role` (seed counts; OPENAI_MAX_RETRIES overrides)."""
+        return policy_for(role, self.settings)
+
     def for_role(
         self,
         role: ModelRole,
@@ -121,9 +107,6 @@ class ModelFactory:
             if spec.temperature is not None and temperature is None:
                 temperature = spec.temperature
             extra = dict(spec.params)
-        retries = self.settings.max_retries
-        if retries is None:
-            retries = DEFAULT_RETRIES[role]
         return ChatOpenAI(
             model=model,
             base_url=base_url,
@@ -132,7 +115,7 @@ class ModelFactory:
             streaming=streaming,
             stream_usage=True,
             timeout=self.settings.request_timeout,
-            max_retries=retries,
+            max_retries=0,
             callbacks=list(callbacks) or None,
             metadata={"reqstudio_role": role, "reqstudio_model": model},
             tags=[f"role:{role}"],

@@ -45,7 +45,10 @@ class Reply:
     """One scripted answer.
 
     fault: None | "401" | "429" | "500" | "cut" (stream stops midway, connection dropped)
+           | "truncated" (the stream ends cleanly midway: no finish reason, no [DONE])
            | "malformed" (a body or SSE chunk that is not JSON)
+    finish_reason: what the answer ends with (default "stop", or "tool_calls"); "length"
+           plays an answer cut at the token limit.
     delay: seconds before the first byte; chunk_delay: seconds between streamed chunks.
     """
 
@@ -53,6 +56,7 @@ class Reply:
     tool_calls: list[ToolCallScript] = field(default_factory=list)
     match: str | None = None
     fault: str | None = None
+    finish_reason: str | None = None
     delay: float = 0.0
     chunk_delay: float = 0.0
     chunk_chars: int = 8
@@ -245,7 +249,8 @@ class ScriptedLLMServer:
                     {
                         "index": 0,
                         "message": message,
-                        "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                        "finish_reason": reply.finish_reason
+                        or ("tool_calls" if reply.tool_calls else "stop"),
                     }
                 ],
                 "usage": usage,
@@ -271,6 +276,8 @@ class ScriptedLLMServer:
         for index, piece in enumerate(pieces):
             if reply.fault == "cut" and index >= max(1, len(pieces) // 2):
                 raise ConnectionResetError("scripted cut")  # drops the connection mid-stream
+            if reply.fault == "truncated" and index >= max(1, len(pieces) // 2):
+                return  # a clean close, as a provider that gave up: no finish reason, no [DONE]
             if reply.fault == "malformed" and index == len(pieces) // 2:
                 yield 'data: {"choices": [{"delta": {"content": "bro\n\n'
             if reply.chunk_delay:
@@ -306,7 +313,9 @@ class ScriptedLLMServer:
                         ]
                     }
                 )
-        yield chunk({}, "tool_calls" if reply.tool_calls else "stop")
+        if reply.fault == "truncated":
+            return
+        yield chunk({}, reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop"))
         if include_usage:
             payload = {
                 "id": completion_id,

@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     max_retries: int | None = Field(
         default=None, ge=0, le=10, validation_alias=AliasChoices("OPENAI_MAX_RETRIES")
     )
+    retry_backoff_scale: float = Field(
+        default=1.0, ge=0.0, le=1.0, validation_alias=AliasChoices("REQSTUDIO_RETRY_BACKOFF_SCALE")
+    )
     structured_output: Literal["auto", "json_schema", "prompt"] = Field(
         default="auto", validation_alias=AliasChoices("REQSTUDIO_STRUCTURED_OUTPUT")
     )
@@ -154,9 +157,6 @@ class Settings(BaseSettings):
     )
     rewrite_max_review_rounds: int = Field(
         default=3, ge=0, le=10, validation_alias=AliasChoices("REWRITE_MAX_REVIEW_ROUNDS")
-    )
-    rewrite_format_repairs: int = Field(
-        default=2, ge=0, le=5, validation_alias=AliasChoices("REWRITE_FORMAT_REPAIRS")
     )
     rewrite_reviewer: Literal["expert", "panel"] = Field(
         default="expert", validation_alias=AliasChoices("REWRITE_REVIEWER")

@@ -3,13 +3,12 @@
 1. Ask with `response_format` = JSON schema where the provider supports it.
 2. Read the answer: a ```json fence, else the bare JSON, else the outermost brackets,
    then `json_repair` for the small damage models do (trailing commas, quotes, cut-off ends).
-3. Validate with Pydantic. If that fails, re-ask a bounded number of times, telling the
-   model exactly what was wrong with its previous answer.
+3. Validate with Pydantic. If that fails, re-ask within the call's one retry policy
+   (`reqstudio.calls`), telling the model exactly what was wrong with its previous answer.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Sequence
@@ -17,10 +16,20 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 import json_repair
-import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
+
+from reqstudio.calls import (
+    IncompleteAnswerError,
+    RetryCallback,
+    RetryPolicy,
+    is_transient,
+    notify,
+    retrying,
+    stream_once,
+)
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -110,51 +119,72 @@ REASK_TEMPLATE = (
     "Your previous answer could not be used: {error}.\n"
     "Reply again with only the JSON described above, in a ```json fence, and nothing else."
 )
-
-# Errors worth asking again for: a transport problem the SDK does not retry itself
-# (a stream cut midway, a body that is not JSON). HTTP status errors were already retried.
-# A schema-constrained answer cut off at the length limit is asked for again too.
-_TRANSIENT = (
-    openai.APIConnectionError,
-    openai.APIResponseValidationError,
-    openai.LengthFinishReasonError,
-    json.JSONDecodeError,
+LENGTH_REASK = (
+    "your answer was cut off at the length limit before the JSON was complete; give the "
+    "complete JSON, more concisely"
 )
 
 
+class UnreadableAnswer(ValueError):
+    """An answer that arrived whole but could not be used; the next try re-asks."""
+
+
 async def ask_structured(
-    model: BaseChatModel,
+    model: BaseChatModel | Runnable,
     messages: Sequence[BaseMessage],
     schema: type[T],
     *,
     response_format: dict[str, Any] | None,
-    max_attempts: int = 3,
-    backoff_base: float = 1.0,
+    policy: RetryPolicy,
+    label: str = "",
+    on_retry: RetryCallback | None = None,
 ) -> StructuredResult[T]:
-    """Call `model` until its answer validates against `schema`, at most `max_attempts` times.
+    """Call `model` until its answer validates against `schema`, within one `policy`.
 
+    Transport faults, cut streams and unusable answers all spend tries of the same policy
+    (the seed's counts), so a call is never tried more often than the policy says. An answer
+    cut at the length limit is re-asked, never repaired into a shorter valid one.
     `response_format`: from `ModelFactory.response_format` (None: the prompt alone asks)."""
     runnable = model.bind(response_format=response_format) if response_format else model
     conversation = list(messages)
     errors: list[str] = []
     raw = ""
-    for attempt in range(1, max_attempts + 1):
-        try:
-            reply = await runnable.ainvoke(conversation)
-        except _TRANSIENT as exc:
-            errors.append(f"transport: {type(exc).__name__}")
-            if attempt == max_attempts:
-                raise
-            await asyncio.sleep(backoff_base * 2 ** (attempt - 1))
-            continue
-        raw = reply.content if isinstance(reply.content, str) else str(reply.content)
-        try:
-            return StructuredResult(parse_structured(raw, schema), raw, attempt, errors)
-        except ValueError as exc:
-            errors.append(str(exc))
-            conversation += [AIMessage(content=raw), HumanMessage(REASK_TEMPLATE.format(error=exc))]
-    raise StructuredOutputError(
-        f"the model's answer was not valid JSON after {max_attempts} attempts: {errors[-1]}",
-        raw,
-        max_attempts,
-    )
+
+    def worth_retrying(error: BaseException) -> bool:
+        return isinstance(error, UnreadableAnswer) or is_transient(error)
+
+    async def note_retry(attempt: int, error: BaseException, wait: float) -> None:
+        if not isinstance(error, UnreadableAnswer):
+            errors.append(f"transport: {type(error).__name__}")
+        await notify(on_retry, attempt, error, wait)
+
+    try:
+        async for attempt in retrying(policy, label, note_retry, worth_retrying):
+            with attempt:
+                try:
+                    reply = await stream_once(runnable, conversation, None, label)
+                except IncompleteAnswerError as exc:
+                    if exc.reason != "length":
+                        raise
+                    raw = exc.partial
+                    errors.append(LENGTH_REASK)
+                    conversation += [
+                        AIMessage(raw),
+                        HumanMessage(REASK_TEMPLATE.format(error=LENGTH_REASK)),
+                    ]
+                    raise UnreadableAnswer(LENGTH_REASK) from None
+                raw = reply.content if isinstance(reply.content, str) else str(reply.content)
+                try:
+                    value = parse_structured(raw, schema)
+                except ValueError as exc:
+                    errors.append(str(exc))
+                    conversation += [AIMessage(raw), HumanMessage(REASK_TEMPLATE.format(error=exc))]
+                    raise UnreadableAnswer(str(exc)) from None
+                return StructuredResult(value, raw, attempt.retry_state.attempt_number, errors)
+    except UnreadableAnswer:
+        raise StructuredOutputError(
+            f"the model's answer was not valid JSON after {policy.attempts} attempts: {errors[-1]}",
+            raw,
+            policy.attempts,
+        ) from None
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -39,6 +39,7 @@ def settings(llm_server: ScriptedLLMServer, tmp_path: Path) -> Settings:
         OPENAI_MODEL="scripted-model",
         REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
         OPENAI_TIMEOUT=10,
+        REQSTUDIO_RETRY_BACKOFF_SCALE=0.01,  # the seed's tries, with waits of milliseconds
     )
 
 

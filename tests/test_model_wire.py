@@ -7,6 +7,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
+from reqstudio.calls import RetryPolicy, complete
 from reqstudio.errors import describe_failure
 from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
@@ -56,11 +57,14 @@ async def test_tool_call_arguments_arrive_whole(
     assert message.tool_calls[0]["args"] == {"query": "IEEE 830 SRS 模板"}
 
 
+FAST = RetryPolicy(3, (0.01,))
+
+
 async def test_rate_limit_is_retried_then_succeeds(
     factory: ModelFactory, llm_server: ScriptedLLMServer
 ):
     llm_server.script(Reply(fault="429"), Reply(content="ok"))
-    reply = await factory.for_role("chat").ainvoke([HumanMessage("hi")])
+    reply = await complete(factory.for_role("chat"), [HumanMessage("hi")], policy=FAST)
     assert reply.content == "ok"
     assert len(llm_server.requests) == 2
 
@@ -69,9 +73,10 @@ async def test_persistent_server_error_is_described_in_plain_words(
     factory: ModelFactory, llm_server: ScriptedLLMServer
 ):
     llm_server.script(*[Reply(fault="500") for _ in range(5)])
+    policy = factory.policy("chat").scaled(0.01)
     with pytest.raises(openai.InternalServerError) as error:
-        await factory.for_role("chat").ainvoke([HumanMessage("hi")])
-    assert len(llm_server.requests) == 3  # chat: 1 try + 2 retries
+        await complete(factory.for_role("chat"), [HumanMessage("hi")], policy=policy)
+    assert len(llm_server.requests) == 3  # chat: 3 tries, the SDK adds none
     assert "500" in describe_failure(error.value, "zh")
     assert "retries" in describe_failure(error.value, "en")
 
@@ -79,9 +84,12 @@ async def test_persistent_server_error_is_described_in_plain_words(
 async def test_timeout_is_reported(factory: ModelFactory, llm_server: ScriptedLLMServer):
     llm_server.script(*[Reply(content="late", delay=2.5) for _ in range(2)])
     impatient = factory.settings.model_copy(update={"request_timeout": 1.0, "max_retries": 1})
-    model = ModelFactory(impatient, factory.endpoint).for_role("chat")
+    slow_factory = ModelFactory(impatient, factory.endpoint)
     with pytest.raises(openai.APITimeoutError) as error:
-        await model.ainvoke([HumanMessage("hi")])
+        await complete(
+            slow_factory.for_role("chat"), [HumanMessage("hi")],
+            policy=slow_factory.policy("chat").scaled(0.01),
+        )  # fmt: skip
     assert len(llm_server.requests) == 2  # one retry, then the user is told
     assert "超时" in describe_failure(error.value, "zh")
 
@@ -102,6 +110,7 @@ async def test_schema_output_is_requested_when_supported(
         [HumanMessage("解析")],
         RequirementList,
         response_format=factory.response_format(RequirementList),
+        policy=FAST,
     )
     assert result.value.items[0].id == "FR-01"
     response_format = llm_server.requests[-1]["response_format"]
@@ -116,8 +125,9 @@ async def test_fenced_array_with_damage_is_repaired_without_reasking(
         Reply(content='好的：\n```json\n[{"id":"FR-01","content":"导出报表",},]\n```')
     )
     result = await ask_structured(
-        factory.for_role("ReqParse"), [HumanMessage("解析")], RequirementList, response_format=None
-    )
+        factory.for_role("ReqParse"), [HumanMessage("解析")], RequirementList,
+        response_format=None, policy=FAST,
+    )  # fmt: skip
     assert [r.id for r in result.value.items] == ["FR-01"]
     assert result.attempts == 1
     assert "response_format" not in llm_server.requests[-1]
@@ -131,8 +141,9 @@ async def test_unparseable_answer_is_reasked_with_the_parse_error(
         Reply(content='```json\n[{"id": "FR-01", "content": "用户登录"}]\n```'),
     )
     result = await ask_structured(
-        factory.for_role("ReqParse"), [HumanMessage("解析")], RequirementList, response_format=None
-    )
+        factory.for_role("ReqParse"), [HumanMessage("解析")], RequirementList,
+        response_format=None, policy=FAST,
+    )  # fmt: skip
     assert result.attempts == 2
     reask = llm_server.requests[-1]["messages"][-1]["content"]
     assert "could not be used" in reask and "no JSON" in reask
@@ -146,7 +157,7 @@ async def test_reasking_is_bounded(factory: ModelFactory, llm_server: ScriptedLL
             [HumanMessage("x")],
             RequirementList,
             response_format=None,
-            max_attempts=3,
+            policy=FAST,
         )
     assert error.value.attempts == 3
     assert len(llm_server.requests) == 3
@@ -164,7 +175,7 @@ async def test_broken_response_body_is_retried(
         [HumanMessage("x")],
         RequirementList,
         response_format=None,
-        backoff_base=0.01,
+        policy=FAST,
     )
     assert result.value.items[0].id == "NFR-01"
     assert result.parse_errors and result.parse_errors[0].startswith("transport")

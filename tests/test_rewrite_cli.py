@@ -62,6 +62,7 @@ def run(llm_server, tmp_path):
         OPENAI_MODEL="scripted-model",
         OPENAI_TIMEOUT="10",
         REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
+        REQSTUDIO_RETRY_BACKOFF_SCALE="0.01",
         PYTHONIOENCODING="utf-8",
         PYTHONPATH=str(ROOT),
     )

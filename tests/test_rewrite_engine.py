@@ -16,6 +16,7 @@ from agents.rewrite import (
     RewriteRequest,
     RewriteStageError,
 )
+from reqstudio.calls import policy_for
 from reqstudio.scripted_server import Reply
 from tests.rewrite_support import (
     BODIES,
@@ -46,7 +47,7 @@ REQUEST = RewriteRequest(
 
 
 def chain(factory, **options) -> RewriteChain:
-    return RewriteChain(factory, options=RewriteOptions(retry_backoff=0.0, **options))
+    return RewriteChain(factory, options=RewriteOptions(**options))
 
 
 async def test_outline_is_parsed_into_the_document_model(factory, llm_server):
@@ -197,12 +198,15 @@ async def test_format_repair_succeeds_on_the_second_answer(factory, llm_server):
 
 
 async def test_outline_stage_fails_by_name_after_the_repair_limit(factory, llm_server):
-    llm_server.script(*[Reply(content="no JSON, sorry", match=OUTLINE) for _ in range(2)])
+    tries = policy_for("RewriteOutline", factory.settings).attempts
+    assert tries == 3  # the first answer and two repairs
+    llm_server.script(*[Reply(content="no JSON, sorry", match=OUTLINE) for _ in range(tries)])
     with pytest.raises(RewriteStageError) as failure:
-        await chain(factory, format_repairs=1).ainvoke(REQUEST)
+        await chain(factory).ainvoke(REQUEST)
     assert failure.value.stage == "outline_generation"
     assert "outline_generation" in str(failure.value)
-    assert "2 attempts" in failure.value.reason
+    assert "3 attempts" in failure.value.reason
+    assert len(prompts_for(llm_server, OUTLINE)) == 3
     assert failure.value.partial is None
     assert prompts_for(llm_server, FILL) == []  # nothing written from a failed outline
 
@@ -236,7 +240,8 @@ async def test_a_cut_stream_is_retried_not_accepted(factory, llm_server):
 
 
 async def test_a_stream_cut_on_every_attempt_fails_the_filling_stage(factory, llm_server):
-    attempts = 5  # DEFAULT_RETRIES["RewriteFill"]
+    attempts = policy_for("RewriteFill", factory.settings).attempts
+    assert attempts == 5
     llm_server.script(
         outline_reply(),
         Reply(content=BODIES[0], match=FILL),

@@ -354,8 +354,7 @@ async def test_rate_limit_then_success(llm_server, factory):
     assert len(llm_server.requests) == 4
 
 
-async def test_cut_document_stream_starts_again(llm_server, factory, monkeypatch):
-    monkeypatch.setattr(nodes, "DOC_RETRY_BACKOFF", 0.0)
+async def test_cut_document_stream_starts_again(llm_server, factory):
     llm_server.script(
         parse_reply(("FR-01", "Place an order.")),
         doc_reply("# Half of a document that will be cut off midway\n" * 4, fault="cut"),

@@ -45,10 +45,22 @@ async def on_chat_message(message: cl.Message) -> None:
     answer = ""
     notice = ""
     cancelled = False
+
+    async def show(token: str) -> None:
+        nonlocal answer
+        answer += token
+        await reply.stream_token(token)
+
+    async def start_again(attempt: int, error: BaseException, wait: float) -> None:
+        # The broken try's text is dropped: the answer shown is always one whole answer.
+        nonlocal answer
+        answer = ""
+        reply.content = t("retrying", attempt=attempt)
+        await reply.update()
+        reply.content = ""
+
     try:
-        async for token in engine.stream_reply(memory, text):
-            answer += token
-            await reply.stream_token(token)
+        await engine.reply(memory, text, on_token=show, on_retry=start_again)
     except asyncio.CancelledError:
         cancelled = True
         notice = t("stopped")

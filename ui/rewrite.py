@@ -404,7 +404,6 @@ async def ask_questions(original: str) -> list[ClarificationItem]:
                 original,
                 runtime().factory(),
                 max_questions=settings.rewrite_max_questions,
-                format_repairs=settings.rewrite_format_repairs,
             )
         except Exception as error:
             log.warning("rewrite: no questions", exc_info=True)

@@ -36,6 +36,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "zh": "tokens 未知（模型服务未返回用量）· {seconds:.1f} 秒",
         "en": "tokens unknown (the provider sent no usage) · {seconds:.1f} s",
     },
+    "retrying": {
+        "zh": "⟳ 回答中途中断，正在重试（第 {attempt} 次尝试）…",
+        "en": "⟳ The answer broke off; trying again (try {attempt})…",
+    },
     "stopped": {"zh": "⏹ 已停止生成，已保留收到的内容。", "en": "⏹ Stopped; what arrived is kept."},
     "failed_kept": {
         "zh": "⚠️ {reason} 已保留收到的内容，可以重新发送。",

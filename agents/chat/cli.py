@@ -28,10 +28,20 @@ def run(args: argparse.Namespace) -> int:
 async def _answer(runtime: AppRuntime, message: str) -> int:
     tracker = UsageTracker()
     engine = ChatEngine(runtime.factory(), callbacks=[tracker])
+
+    def show(token: str) -> None:
+        sys.stdout.write(token)
+        sys.stdout.flush()
+
+    def retrying(attempt: int, error: BaseException, wait: float) -> None:
+        print(
+            f"\nreqstudio: the answer broke off ({describe_failure(error, 'en')}); "
+            f"try {attempt} in {wait:.0f} s, the text after this line replaces the text above",
+            file=sys.stderr,
+        )
+
     try:
-        async for token in engine.stream_reply(ChatMemory(), message):
-            sys.stdout.write(token)
-            sys.stdout.flush()
+        await engine.reply(ChatMemory(), message, on_token=show, on_retry=retrying)
     except Exception as exc:
         print(f"\nreqstudio: {describe_failure(exc, 'en')}", file=sys.stderr)
         return 1

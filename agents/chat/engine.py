@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -10,6 +10,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
+from reqstudio.calls import RetryCallback, TokenCallback, complete
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
 
@@ -46,16 +47,29 @@ class ChatMemory:
 class ChatEngine:
     def __init__(self, factory: ModelFactory, callbacks: Sequence[BaseCallbackHandler] = ()):
         self.model = factory.for_role("chat", callbacks=callbacks)
+        self.policy = factory.policy("chat")
         self.system_prompt = render_prompt("chat/system.md")
 
-    async def stream_reply(self, memory: ChatMemory, user_text: str) -> AsyncIterator[str]:
-        """Stream the answer to `user_text`. The caller records the turn in `memory`,
-        including a partial answer if the stream stops or fails."""
+    async def reply(
+        self,
+        memory: ChatMemory,
+        user_text: str,
+        *,
+        on_token: TokenCallback | None = None,
+        on_retry: RetryCallback | None = None,
+    ) -> str:
+        """The whole answer to `user_text`, streamed through `on_token`.
+
+        A try that breaks off is started again (`on_retry` tells the caller to drop what it
+        showed of it); the answer is returned only when the model finished it. The caller
+        records the turn in `memory`, a partial answer included if the call fails."""
         messages = [
             SystemMessage(self.system_prompt),
             *memory.as_messages(),
             HumanMessage(user_text),
         ]
-        async for chunk in self.model.astream(messages):
-            if isinstance(chunk.content, str) and chunk.content:
-                yield chunk.content
+        answer = await complete(
+            self.model, messages, policy=self.policy, on_token=on_token, on_retry=on_retry,
+            label="chat",
+        )  # fmt: skip
+        return str(answer.content)

@@ -37,6 +37,7 @@ from agents.react.events import (
 )
 from agents.react.graph import RunContext, bind_tools, build_agent_graph, react_system_prompt
 from agents.react.state import AgentConfig, AgentMemory, history_messages
+from reqstudio.calls import ROLE_POLICIES
 from reqstudio.errors import describe_failure
 from reqstudio.llm import ModelFactory
 from reqstudio.structured import StructuredOutputError
@@ -113,6 +114,10 @@ class ReactAgent:
         self.tracker = tracker if tracker is not None else UsageTracker()
         self.memory = memory if memory is not None else AgentMemory()
         self.tools = list(tools)
+        self.function_call_policy = (
+            factory.policy("function_call") if factory else ROLE_POLICIES["function_call"]
+        )
+        self.answer_policy = factory.policy("answer") if factory else ROLE_POLICIES["answer"]
         callbacks = [self.tracker]
         if function_call_llm is None:
             if factory is None:
@@ -190,6 +195,8 @@ class ReactAgent:
             function_call_model_name=self.function_call_model_name,
             answer_model_name=self.answer_model_name,
             tools={tool.name: tool for tool in self.tools},
+            function_call_policy=self.function_call_policy,
+            answer_policy=self.answer_policy,
         )
         initial = {
             "messages": [SystemMessage(self.system_prompt()), *prior, HumanMessage(question)],

@@ -31,7 +31,6 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.messages.utils import message_chunk_to_message
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
@@ -55,6 +54,7 @@ from agents.react.events import (
     say,
 )
 from agents.react.state import AgentConfig, AgentState, ToolResult, Verdict
+from reqstudio.calls import ROLE_POLICIES, RetryPolicy, complete
 from reqstudio.prompts import render_prompt
 from tools.mcp_tools import content_to_text
 from tools.web_search import WEB_SEARCH_TOOL_NAME, SearchHit
@@ -78,6 +78,10 @@ class RunContext:
     function_call_model_name: str
     answer_model_name: str
     tools: dict[str, BaseTool]
+    function_call_policy: RetryPolicy = field(
+        default_factory=lambda: ROLE_POLICIES["function_call"]
+    )
+    answer_policy: RetryPolicy = field(default_factory=lambda: ROLE_POLICIES["answer"])
     started: float = field(default_factory=time.monotonic)
     handed_over_at: float | None = None
     gathered: list[ToolResult] = field(default_factory=list)
@@ -163,15 +167,24 @@ async def reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, A
 
     emit(ThinkingStarted(model=ctx.function_call_model_name, round=round_number))
     thought: list[str] = []
-    full: AIMessageChunk | None = None
+
+    def think(piece: str) -> None:
+        thought.append(piece)
+        emit(ThinkingToken(text=piece, round=round_number))
+
+    def start_again(attempt: int, error: BaseException, wait: float) -> None:
+        thought.clear()  # the broken try's thinking is not part of the answer
+
     try:
         async with asyncio.timeout(ctx.remaining()):
-            async for chunk in ctx.reasoning_model.astream(state["messages"]):
-                full = chunk if full is None else full + chunk
-                piece = chunk_text(chunk)
-                if piece:
-                    thought.append(piece)
-                    emit(ThinkingToken(text=piece, round=round_number))
+            message = await complete(
+                ctx.reasoning_model,
+                state["messages"],
+                policy=ctx.function_call_policy,
+                on_token=think,
+                on_retry=start_again,
+                label="Agent function-call model",
+            )
     except TimeoutError:
         emit(ThinkingFinished(text="".join(thought), round=round_number))
         verdict = limit_verdict(ctx.config, round_number, ctx.elapsed(), ctx.language)
@@ -179,8 +192,6 @@ async def reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, A
         emit_decision(emit, verdict, round_number)
         return {"round": round_number, "verdict": verdict}
 
-    message = message_chunk_to_message(full) if full is not None else AIMessage("")
-    assert isinstance(message, AIMessage)
     for index, call in enumerate([*message.tool_calls, *message.invalid_tool_calls]):
         if not call.get("id"):  # some providers send none; results must refer to the call
             call["id"] = f"call_{round_number}_{index}"
@@ -412,12 +423,24 @@ async def write_answer(state: AgentState, runtime: Runtime[RunContext]) -> dict[
     )
     messages = answer_messages(ctx, state, verdict)
     parts: list[str] = []
-    async for chunk in ctx.answer_model.astream(messages):
-        piece = chunk.content if isinstance(chunk.content, str) else chunk_text(chunk)
-        if piece:
-            parts.append(piece)
-            ctx.answer_so_far = "".join(parts)
-            emit(AnswerToken(text=piece))
+
+    def write(piece: str) -> None:
+        parts.append(piece)
+        ctx.answer_so_far = "".join(parts)
+        emit(AnswerToken(text=piece))
+
+    def start_again(attempt: int, error: BaseException, wait: float) -> None:
+        parts.clear()
+        ctx.answer_so_far = ""
+
+    await complete(
+        ctx.answer_model,
+        messages,
+        policy=ctx.answer_policy,
+        on_token=write,
+        on_retry=start_again,
+        label="Agent answer model",
+    )
     answer = "".join(parts)
     emit(AnswerFinished(text=answer))
     ctx.trace("agent answer: %s", answer)

@@ -42,7 +42,8 @@ class RewriteChain:
 
     `reviewer`: who reviews in stage three (default: the single review expert); anything with
     the `SectionReviewer` shape fits, e.g. Review mode's panel behind an adapter.
-    Options default to the settings (`REWRITE_MAX_REVIEW_ROUNDS`, `REWRITE_FORMAT_REPAIRS`).
+    Options default to the settings (`REWRITE_MAX_REVIEW_ROUNDS`); retries and format repairs
+    follow each role's policy in `reqstudio.calls`.
     """
 
     def __init__(
@@ -55,12 +56,9 @@ class RewriteChain:
         settings = factory.settings
         self.factory = factory
         self.options = options or RewriteOptions(
-            max_review_rounds=settings.rewrite_max_review_rounds,
-            format_repairs=settings.rewrite_format_repairs,
+            max_review_rounds=settings.rewrite_max_review_rounds
         )
-        self.reviewer = reviewer or ExpertReviewer(
-            factory, self.options.format_repairs, self.options.retry_backoff
-        )
+        self.reviewer = reviewer or ExpertReviewer(factory)
         self.graph = build_graph(self.options.max_review_rounds)
 
     async def ainvoke(

@@ -8,12 +8,11 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from agents.rewrite.callbacks import notify
 from agents.rewrite.errors import RewriteStageError
-from agents.rewrite.model_calls import IncompleteAnswerError, RetryPolicy, complete, policy_for
 from agents.rewrite.models import (
     DocumentSection,
     OutlinePlan,
@@ -23,6 +22,7 @@ from agents.rewrite.models import (
 )
 from agents.rewrite.reviewers import ReviewInput, draft_with_ids
 from agents.rewrite.state import RewriteContext, RewriteState
+from reqstudio.calls import IncompleteAnswerError, RetryPolicy, complete_text, policy_for
 from reqstudio.errors import describe_failure
 from reqstudio.prompts import render_prompt
 from reqstudio.settings import ModelRole
@@ -31,12 +31,6 @@ from reqstudio.structured import StructuredOutputError, ask_structured
 log = logging.getLogger("reqstudio.rewrite")
 
 OUTLINE, FILLING, REVIEW = "outline_generation", "content_filling", "review_revision"
-
-CONTINUE = {
-    "zh": "你的回答在长度上限处被截断了。请从中断处直接接着写，不要重复已写的内容。",
-    "en": "Your answer was cut off at the length limit. Continue exactly where it stopped, "
-    "without repeating what you already wrote.",
-}
 
 # The embedded 135M model decodes against the schema: short one-line strings and few sections
 # keep its answers inside its context window.
@@ -62,7 +56,7 @@ def reason_for(error: BaseException) -> str:
 
 
 def _policy(ctx: RewriteContext, role: ModelRole) -> RetryPolicy:
-    return policy_for(role, ctx.factory.settings, base=ctx.options.retry_backoff)
+    return policy_for(role, ctx.factory.settings)
 
 
 def _model(ctx: RewriteContext, role: ModelRole) -> Any:
@@ -117,8 +111,8 @@ async def generate_outline(state: RewriteState, runtime: Runtime[RewriteContext]
             [HumanMessage(prompt)],
             OutlinePlan,
             response_format=ctx.factory.response_format(OutlinePlan, _outline_schema(ctx)),
-            max_attempts=ctx.options.format_repairs + 1,
-            backoff_base=ctx.options.retry_backoff,
+            policy=_policy(ctx, "RewriteOutline"),
+            label="RewriteOutline",
         )
     except Exception as error:
         raise RewriteStageError(OUTLINE, reason_for(error)) from error
@@ -146,37 +140,25 @@ async def write_section_text(
     ctx: RewriteContext,
     role: ModelRole,
     messages: list[BaseMessage],
-    language: str,
     *,
     on_token: Any = None,
     on_retry: Any = None,
     label: str,
 ) -> str:
-    """A section's text, whole: cut streams retried by the policy, a `length` finish continued
-    (at most `max_continuations` times), an empty answer refused."""
-    model = _model(ctx, role)
-    text = ""
-    for _ in range(ctx.options.max_continuations + 1):
-        try:
-            reply = await complete(
-                model,
-                messages,
-                policy=_policy(ctx, role),
-                on_token=on_token,
-                on_retry=on_retry,
-                label=label,
-            )
-        except IncompleteAnswerError as error:
-            if error.reason != "length":
-                raise
-            text += error.partial
-            messages = [*messages, AIMessage(error.partial), HumanMessage(CONTINUE[language])]
-            continue
-        text += reply.content if isinstance(reply.content, str) else str(reply.content)
-        if not text.strip():
-            raise ValueError("the model's answer was empty")
-        return text.strip("\n") + "\n"
-    raise IncompleteAnswerError("length", text)
+    """A section's text, whole: cut streams retried by the role's policy, a `length` finish
+    continued (at most `max_continuations` times), an empty answer refused."""
+    text = await complete_text(
+        _model(ctx, role),
+        messages,
+        policy=_policy(ctx, role),
+        on_token=on_token,
+        on_retry=on_retry,
+        max_continuations=ctx.options.max_continuations,
+        label=label,
+    )
+    if not text.strip():
+        raise ValueError("the model's answer was empty")
+    return text.strip("\n") + "\n"
 
 
 async def fill_content(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict[str, Any]:
@@ -224,7 +206,6 @@ async def fill_content(state: RewriteState, runtime: Runtime[RewriteContext]) ->
                 ctx,
                 "RewriteFill",
                 [HumanMessage(prompt)],
-                state["language"],
                 on_token=on_token,
                 on_retry=on_retry,
                 label=f"RewriteFill {section.id}",
@@ -328,7 +309,6 @@ async def patch_sections(state: RewriteState, runtime: Runtime[RewriteContext]) 
                 ctx,
                 "RewritePatch",
                 [HumanMessage(prompt)],
-                state["language"],
                 label=f"RewritePatch {section.id}",
             )
         except Exception as error:

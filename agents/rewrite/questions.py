@@ -12,6 +12,7 @@ from langchain_core.messages import HumanMessage
 
 from agents.rewrite.models import ClarificationItem, ClarifyingQuestions
 from agents.rewrite.nodes import document_language
+from reqstudio.calls import policy_for
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
 from reqstudio.structured import ask_structured
@@ -61,7 +62,6 @@ async def propose_questions(
     *,
     max_questions: int,
     callbacks: Sequence[Any] = (),
-    format_repairs: int = 2,
 ) -> list[str]:
     """Up to `max_questions` clarifying questions about the original's gaps and ambiguities,
     in the original's language."""
@@ -78,7 +78,8 @@ async def propose_questions(
         [HumanMessage(prompt)],
         ClarifyingQuestions,
         response_format=factory.response_format(ClarifyingQuestions),
-        max_attempts=format_repairs + 1,
+        policy=policy_for("RewriteQuestions", factory.settings),
+        label="RewriteQuestions",
     )
     questions = [q.strip() for q in answer.value.questions if q and q.strip()]
     return list(dict.fromkeys(questions))[:max_questions]

@@ -11,6 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_core.messages import HumanMessage
 
 from agents.rewrite.models import DocumentStructure, ReviewIssue, ReviewReport
+from reqstudio.calls import policy_for
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
 from reqstudio.structured import ask_structured
@@ -32,7 +33,7 @@ class SectionReviewer(Protocol):
         """Issues found in the draft; an empty list when nothing must change.
 
         `callbacks` are LangChain callback handlers (usage accounting) for every model call.
-        Unparseable answers raise `StructuredOutputError` after the bounded re-asks."""
+        Unparseable answers raise `StructuredOutputError` once the role's tries are spent."""
         ...
 
 
@@ -51,8 +52,6 @@ class ExpertReviewer:
     """Seed 003's single "文档评审专家"."""
 
     factory: ModelFactory
-    format_repairs: int = 2
-    retry_backoff: float = 1.0
     name: str = "expert"
 
     async def review(self, draft: ReviewInput, callbacks: Sequence[Any]) -> list[ReviewIssue]:
@@ -66,7 +65,7 @@ class ExpertReviewer:
             [HumanMessage(prompt)],
             ReviewReport,
             response_format=self.factory.response_format(ReviewReport),
-            max_attempts=self.format_repairs + 1,
-            backoff_base=self.retry_backoff,
+            policy=policy_for("RewriteReview", self.factory.settings),
+            label=f"RewriteReview round {draft.round}",
         )
         return answer.value.issues

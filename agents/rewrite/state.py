@@ -25,8 +25,6 @@ class RewriteState(TypedDict):
 @dataclass
 class RewriteOptions:
     max_review_rounds: int = 3  # review-and-patch rounds at most (seed: "例如3次")
-    format_repairs: int = 2  # re-asks after an answer that is not the JSON asked for
-    retry_backoff: float = 1.0  # seconds before the first retry, doubled after each
     max_continuations: int = 2  # a section cut at the length limit is continued this often
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
+from reqstudio.calls import complete
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
 from reqstudio.usage import UsageTracker
@@ -184,14 +185,16 @@ async def evaluate_srs(
     tracker: UsageTracker | None = None,
 ) -> dict[str, Any]:
     """Score `candidate` against `reference`. Model: OPENAI_EVALUATION_MODEL, else
-    OPENAI_MODEL (role "evaluation", temperature 0.2 by default, five SDK retries)."""
+    OPENAI_MODEL (role "evaluation", temperature 0.2 by default, six tries: 2/4/8/16/32 s)."""
     callbacks = [tracker] if tracker is not None else []
     model = factory.for_role("evaluation", callbacks=callbacks)
     response_format = factory.response_format(EvaluationAnswer)
     if response_format is not None:
         model = model.bind(response_format=response_format)
     prompt = render_prompt("srs/evaluation.md", standard_srs=reference, evaluated_srs=candidate)
-    reply = await model.ainvoke([HumanMessage(prompt)])
+    reply = await complete(
+        model, [HumanMessage(prompt)], policy=factory.policy("evaluation"), label="evaluation"
+    )
     content = reply.content if isinstance(reply.content, str) else str(reply.content)
     result = parse_evaluation_output(content)
     composites = calculate_comprehensive_score(result)

@@ -6,7 +6,6 @@ Each node returns only the state keys it changes. Every LLM interaction appends 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
@@ -15,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import openai
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
@@ -30,6 +28,7 @@ from agents.srs.state import (
     ScoreList,
     SrsContext,
 )
+from reqstudio.calls import complete_text
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
 from reqstudio.settings import ModelRole
@@ -38,10 +37,6 @@ from reqstudio.usage import UsageTracker
 
 log = logging.getLogger("reqstudio.srs")
 
-# Seed 000: three attempts for the list agents, five for DocGenerate.
-LIST_AGENT_ATTEMPTS = 3
-DOC_STREAM_ATTEMPTS = 5
-DOC_RETRY_BACKOFF = 0.5  # seconds, doubled per attempt
 
 _ID_SHAPE = re.compile(r"^(FR|NFR|CON|SUG)[\s_\-–]*0*(\d+)$", re.IGNORECASE)
 
@@ -52,15 +47,6 @@ class EmptyRequirementList(RuntimeError):
 
 class EmptyDocument(ValueError):
     """DocGenerate's answer was empty."""
-
-
-# A stream that breaks after the SDK's own HTTP retries: worth starting the document again.
-_STREAM_FAILURES = (
-    openai.APIConnectionError,
-    openai.APIResponseValidationError,
-    json.JSONDecodeError,
-    EmptyDocument,
-)
 
 
 # --- list rules ---------------------------------------------------------------------------
@@ -290,7 +276,8 @@ async def ask_for(
         messages,
         schema,
         response_format=factory.response_format(schema, json_schema=bounded),
-        max_attempts=LIST_AGENT_ATTEMPTS,
+        policy=factory.policy(role),
+        label=role,
     )
 
 
@@ -468,26 +455,30 @@ async def doc_generate(state: GraphState, runtime: Runtime[SrsContext]) -> dict[
     prompt = render_prompt("srs/doc_generate.md", effective_req_list_json=to_json(effective))
     messages = [HumanMessage(prompt)]
     model = chat_model(ctx.factory, "DocGenerate", [ctx.tracker, clock.usage])
-    document = ""
     errors: list[str] = []
-    for attempt in range(1, DOC_STREAM_ATTEMPTS + 1):
-        parts: list[str] = []
-        try:
-            async for chunk in model.astream(messages):
-                if isinstance(chunk.content, str) and chunk.content:
-                    parts.append(chunk.content)
-                    runtime.stream_writer({"type": "document_token", "text": chunk.content})
-            document = "".join(parts)
-            if not document.strip():
-                raise EmptyDocument("DocGenerate: the model's answer was empty")
-            break
-        except _STREAM_FAILURES as exc:
-            errors.append(f"{type(exc).__name__}: {exc}")
-            if attempt == DOC_STREAM_ATTEMPTS:
-                raise
-            log.warning("DocGenerate: attempt %d failed (%s); starting again", attempt, exc)
-            runtime.stream_writer({"type": "document_reset", "attempt": attempt + 1})
-            await asyncio.sleep(DOC_RETRY_BACKOFF * 2 ** (attempt - 1))
+
+    def show(text: str) -> None:
+        runtime.stream_writer({"type": "document_token", "text": text})
+
+    def start_again(attempt: int, error: BaseException, wait: float) -> None:
+        errors.append(f"{type(error).__name__}: {error}")
+        runtime.stream_writer({"type": "document_reset", "attempt": attempt})
+
+    def continue_after_length(count: int) -> None:
+        errors.append("length: continued")
+        runtime.stream_writer({"type": "document_continued", "count": count})
+
+    document = await complete_text(
+        model,
+        messages,
+        policy=ctx.factory.policy("DocGenerate"),
+        on_token=show,
+        on_retry=start_again,
+        on_continue=continue_after_length,
+        label="DocGenerate",
+    )
+    if not document.strip():
+        raise EmptyDocument("DocGenerate: the model's answer was empty")
     # Seed: raw_output is None here because the document was streamed; it is in srs_output.
     entry = interaction_log(
         iteration=state["iteration"],

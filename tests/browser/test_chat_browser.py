@@ -64,9 +64,10 @@ def test_memory_within_a_thread(browser: Browser, app: AppProcess, llm_server: S
 def test_cut_stream_keeps_partial_answer_and_app_keeps_running(
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
+    cut = Reply(content="第一部分内容已经到达。" + "后续内容永远不会到达。" * 3, fault="cut",
+                chunk_chars=11)  # fmt: skip
     llm_server.script(
-        Reply(content="第一部分内容已经到达。" + "后续内容永远不会到达。" * 3, fault="cut",
-              chunk_chars=11),
+        cut, cut,  # the try and its one retry (OPENAI_MAX_RETRIES=1) both break off
         Reply(fault="429"), Reply(fault="429"),
         Reply(content="恢复正常。"),
     )  # fmt: skip
@@ -77,7 +78,8 @@ def test_cut_stream_keeps_partial_answer_and_app_keeps_running(
     expect(page.get_by_text("连接中断", exact=False)).to_be_visible()
     expect(page.get_by_text("已保留收到的内容", exact=False)).to_be_visible()
     page.screenshot(path=output_dir / "chat-error-kept.png")
-    send(page, "再试一次")  # 429, one SDK retry (OPENAI_MAX_RETRIES=1), 429 again
+    assert len(llm_server.requests) == 2
+    send(page, "再试一次")  # 429, one retry (OPENAI_MAX_RETRIES=1), 429 again
     expect(page.get_by_text("限流（429）", exact=False)).to_be_visible()
     send(page, "第三次")
     expect(page.get_by_text("恢复正常。")).to_be_visible()
@@ -151,7 +153,10 @@ def test_with_users_configured_login_is_required_and_threads_are_private(
         page.locator("#email").fill("alice")
         page.locator("#password").fill("wrong")
         page.locator("button[type=submit]").click()
+        expect(page.get_by_text("无法登录")).to_be_visible()  # told so, in Chinese
         expect(page.locator("#password")).to_be_visible()
+        expect(page.get_by_text("已启用")).to_have_count(0)  # and not let in
+        page.screenshot(path=output_dir / "login-rejected.png")
         page.context.close()
 
         alice = login("alice", "alice-pass")
@@ -167,3 +172,21 @@ def test_with_users_configured_login_is_required_and_threads_are_private(
         bob.screenshot(path=output_dir / "login-bob-threads.png")
     finally:
         app.stop()
+
+
+def test_an_answer_that_ends_early_is_retried_and_shown_whole_once(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer
+):
+    whole = "完整的回答：第一句。第二句。第三句在最后。"
+    llm_server.script(
+        Reply(content=whole, fault="truncated", chunk_chars=4),  # no finish reason, no [DONE]
+        Reply(content=whole, chunk_chars=4),
+    )
+    page = open_page(browser, app.url)
+    expect(page.get_by_text("已启用")).to_be_visible()
+    send(page, "请完整回答")
+    answer = page.locator(".step").filter(has_text="第三句在最后。").last
+    expect(answer).to_be_visible()
+    expect(page.locator("#stop-button")).to_have_count(0)
+    assert answer.inner_text().count("完整的回答") == 1  # the broken try is not kept beside it
+    assert len(llm_server.requests) == 2

@@ -36,7 +36,8 @@ async def test_chat_engine_streams_from_the_embedded_model(
     with AppRuntime(settings) as runtime:
         assert runtime.endpoint.embedded
         engine = ChatEngine(runtime.factory(), callbacks=[tracker])
-        tokens = [t async for t in engine.stream_reply(ChatMemory(), "Name one fruit.")]
+        tokens: list[str] = []
+        await engine.reply(ChatMemory(), "Name one fruit.", on_token=tokens.append)
         process = runtime.embedded._process
     answer = "".join(tokens)
     assert len(tokens) > 1  # it streamed

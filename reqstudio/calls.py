@@ -1,0 +1,266 @@
+"""The one way ReqStudio calls a model: whole answers only, one retry policy per call.
+
+- An answer is complete only when the provider ended it with a finish reason. A stream that
+  stops without one (connection closed, no `[DONE]`) is a fault, retried like a dropped
+  connection; a `length` finish is never taken as a whole answer (`IncompleteAnswerError`).
+- Each call has one retry policy (`RetryPolicy`), counted once: the SDK's own retries are off
+  (`ModelFactory` builds clients with `max_retries=0`) and nothing else retries the same call.
+  Tenacity runs the loop; every retry is logged with the call's label.
+- Failures that retrying cannot fix (401, 400, a `length` finish) are raised at once.
+
+Worst case for one call, with a provider that never answers: `attempts × OPENAI_TIMEOUT`
+plus the backoff waits (`RetryPolicy.worst_case_seconds`); the README lists it per role.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.messages.utils import message_chunk_to_message
+from langchain_core.runnables import Runnable
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+)
+
+log = logging.getLogger("reqstudio.calls")
+
+TokenCallback = Callable[[str], Awaitable[None] | None]
+RetryCallback = Callable[[int, BaseException, float], Awaitable[None] | None]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often one call is tried and how long to wait between tries.
+
+    `attempts` counts every try, the first included; `backoff[i]` is the wait before try i+2
+    (the last value repeats if there are more tries than waits)."""
+
+    attempts: int
+    backoff: tuple[float, ...] = ()
+
+    def wait_before(self, attempt: int) -> float:
+        """Seconds to wait before try number `attempt` (2, 3, ...)."""
+        if attempt < 2 or not self.backoff:
+            return 0.0
+        return self.backoff[min(attempt - 2, len(self.backoff) - 1)]
+
+    def worst_case_seconds(self, timeout: float) -> float:
+        """A provider that never answers: every try times out, every wait is taken."""
+        waits = sum(self.wait_before(a) for a in range(2, self.attempts + 1))
+        return self.attempts * timeout + waits
+
+    def scaled(self, factor: float) -> RetryPolicy:
+        """The same tries with shorter waits (tests and benchmarks)."""
+        return RetryPolicy(self.attempts, tuple(w * factor for w in self.backoff))
+
+
+def exponential(attempts: int, first: float = 1.0) -> RetryPolicy:
+    """Seed 000's backoff: wait 2^k × `first` seconds before try k+2."""
+    return RetryPolicy(attempts, tuple(first * 2**k for k in range(max(attempts - 1, 0))))
+
+
+# Seed 000: three tries for the list agents, five for DocGenerate (2^attempt s); the
+# evaluation agent tries six times waiting 2, 4, 8, 16, 32 s. Seed 002 names no count for the
+# Agent's models: three, like the list agents. Roles of newer modes default to three.
+ROLE_POLICIES: dict[str, RetryPolicy] = {
+    "chat": exponential(3),
+    "ReqParse": exponential(3),
+    "ReqExplore": exponential(3),
+    "ReqClarify": exponential(3),
+    "DocGenerate": exponential(5),
+    "evaluation": exponential(6, first=2.0),
+    "function_call": exponential(3),
+    "answer": exponential(3),
+    # Seed 003 (Rewrite): structured answers like the list agents (their tries bound the
+    # format repairs), written sections like DocGenerate.
+    "RewriteOutline": exponential(3),
+    "RewriteFill": exponential(5),
+    "RewriteReview": exponential(3),
+    "RewritePatch": exponential(5),
+    "RewriteQuestions": exponential(3),
+}
+DEFAULT_POLICY = exponential(3)
+
+
+def policy_for(role: str, settings: Any = None) -> RetryPolicy:
+    """The role's policy; `OPENAI_MAX_RETRIES` (retries after the first try) overrides counts."""
+    policy = ROLE_POLICIES.get(role, DEFAULT_POLICY)
+    override = getattr(settings, "max_retries", None)
+    if override is not None:
+        policy = RetryPolicy(override + 1, policy.backoff)
+    scale = getattr(settings, "retry_backoff_scale", 1.0)
+    return policy.scaled(scale) if scale != 1.0 else policy
+
+
+class IncompleteAnswerError(RuntimeError):
+    """The model's answer did not end properly.
+
+    reason "cut": the stream stopped without a finish reason (retried as transient);
+    reason "length": the answer hit the length limit (not retried here: the caller re-asks
+    for JSON, or continues a document)."""
+
+    def __init__(self, reason: str, partial: str, label: str = ""):
+        self.reason = reason
+        self.partial = partial
+        self.label = label
+        what = "stopped before it finished" if reason == "cut" else "hit the length limit"
+        super().__init__(f"{label + ': ' if label else ''}the model's answer {what}")
+
+
+_TRANSIENT_STATUS = {408, 409, 429}
+
+
+def is_transient(error: BaseException) -> bool:
+    """Worth another try: the same request may well succeed."""
+    if isinstance(error, IncompleteAnswerError):
+        return error.reason == "cut"
+    if isinstance(error, openai.APIStatusError):
+        return error.status_code in _TRANSIENT_STATUS or error.status_code >= 500
+    return isinstance(
+        error,
+        openai.APIConnectionError  # includes APITimeoutError
+        | openai.APIResponseValidationError
+        | httpx.TransportError
+        | json.JSONDecodeError
+        | asyncio.TimeoutError,
+    )
+
+
+async def notify(callback: Callable[..., Any] | None, *args: Any) -> None:
+    if callback is None:
+        return
+    result = callback(*args)
+    if inspect.isawaitable(result):
+        await result
+
+
+def retrying(
+    policy: RetryPolicy, label: str, on_retry: RetryCallback | None, retry_on
+) -> AsyncRetrying:
+    async def before_sleep(state: RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        wait = policy.wait_before(state.attempt_number + 1)
+        log.warning(
+            "%s: try %d of %d failed (%s); trying again in %.1f s",
+            label or "model call",
+            state.attempt_number,
+            policy.attempts,
+            _short(error),
+            wait,
+        )
+        await notify(on_retry, state.attempt_number + 1, error, wait)
+
+    return AsyncRetrying(
+        stop=stop_after_attempt(max(policy.attempts, 1)),
+        wait=lambda state: policy.wait_before(state.attempt_number + 1),
+        retry=retry_if_exception(retry_on),
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+
+
+def _short(error: BaseException | None) -> str:
+    if error is None:
+        return "unknown"
+    status = getattr(error, "status_code", None)
+    return f"{type(error).__name__}{f' {status}' if status else ''}"
+
+
+def finish_reason(message: BaseMessage) -> str | None:
+    meta = getattr(message, "response_metadata", None) or {}
+    return meta.get("finish_reason") or meta.get("stop_reason") or meta.get("done_reason")
+
+
+async def stream_once(
+    model: Runnable,
+    messages: Sequence[BaseMessage],
+    on_token: TokenCallback | None,
+    label: str,
+) -> AIMessage:
+    merged: AIMessageChunk | None = None
+    async for chunk in model.astream(list(messages)):
+        merged = chunk if merged is None else merged + chunk
+        if on_token is not None and isinstance(chunk.content, str) and chunk.content:
+            await notify(on_token, chunk.content)
+    if merged is None:
+        raise IncompleteAnswerError("cut", "", label)
+    text = merged.content if isinstance(merged.content, str) else str(merged.content)
+    reason = finish_reason(merged)
+    if reason is None:
+        raise IncompleteAnswerError("cut", text, label)
+    if reason == "length":
+        raise IncompleteAnswerError("length", text, label)
+    return message_chunk_to_message(merged)
+
+
+async def complete(
+    model: BaseChatModel | Runnable,
+    messages: Sequence[BaseMessage],
+    *,
+    policy: RetryPolicy,
+    on_token: TokenCallback | None = None,
+    on_retry: RetryCallback | None = None,
+    label: str = "",
+) -> AIMessage:
+    """One whole answer from `model`, streamed through `on_token`, tried per `policy`.
+
+    `on_retry(next_attempt, error, wait_s)` runs before each new try, so a UI can discard
+    what it showed of the failed one. Raises the last error when the tries run out."""
+    async for attempt in retrying(policy, label, on_retry, is_transient):
+        with attempt:
+            return await stream_once(model, messages, on_token, label)
+    raise AssertionError("unreachable")  # pragma: no cover - tenacity reraises
+
+
+CONTINUE_PROMPT = (
+    "Your previous answer was cut off at the length limit. Continue exactly where it stopped, "
+    "without repeating anything and without any preface. / 你的上一个回答因长度限制被截断。"
+    "请从中断处继续，不要重复，也不要加任何开场白。"
+)
+
+
+async def complete_text(
+    model: BaseChatModel | Runnable,
+    messages: Sequence[BaseMessage],
+    *,
+    policy: RetryPolicy,
+    on_token: TokenCallback | None = None,
+    on_retry: RetryCallback | None = None,
+    on_continue: Callable[[int], Awaitable[None] | None] | None = None,
+    max_continuations: int = 2,
+    label: str = "",
+) -> str:
+    """A whole prose answer (a document): a `length` finish is continued, up to
+    `max_continuations` times, and `on_continue(n)` says so; past that it is an error."""
+    conversation = list(messages)
+    parts: list[str] = []
+    for continuation in range(max_continuations + 1):
+        try:
+            reply = await complete(
+                model, conversation, policy=policy, on_token=on_token, on_retry=on_retry,
+                label=label,
+            )  # fmt: skip
+            parts.append(str(reply.content))
+            return "".join(parts)
+        except IncompleteAnswerError as exc:
+            if exc.reason != "length" or continuation == max_continuations:
+                exc.partial = "".join(parts) + exc.partial
+                raise
+            parts.append(exc.partial)
+            log.warning("%s: answer hit the length limit; asking the model to continue", label)
+            await notify(on_continue, continuation + 1)
+            conversation += [AIMessage(exc.partial), HumanMessage(CONTINUE_PROMPT)]
+    raise AssertionError("unreachable")  # pragma: no cover
