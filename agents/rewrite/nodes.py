@@ -11,6 +11,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
+from agents.rewrite import embedded
 from agents.rewrite.callbacks import notify
 from agents.rewrite.errors import RewriteStageError
 from agents.rewrite.models import (
@@ -31,11 +32,6 @@ from reqstudio.structured import StructuredOutputError, ask_structured
 log = logging.getLogger("reqstudio.rewrite")
 
 OUTLINE, FILLING, REVIEW = "outline_generation", "content_filling", "review_revision"
-
-# The embedded 135M model decodes against the schema: short one-line strings and few sections
-# keep its answers inside its context window.
-EMBEDDED_LIMITS = {"title": r'^[^"\\\n]{1,80}$', "goal": r'^[^"\\\n]{1,200}$'}
-EMBEDDED_SECTION_TOKENS = 400
 
 
 def document_language(text: str) -> str:
@@ -62,21 +58,10 @@ def _policy(ctx: RewriteContext, role: ModelRole) -> RetryPolicy:
 def _model(ctx: RewriteContext, role: ModelRole) -> Any:
     model = ctx.factory.for_role(role, callbacks=[ctx.tracker])
     if ctx.factory.endpoint.embedded:
-        # llama-cpp-python reads `max_tokens`; bounded, a section fits the small context.
-        return model.bind(extra_body={"max_tokens": EMBEDDED_SECTION_TOKENS})
+        # llama-cpp-python reads `max_tokens` (ChatOpenAI would send max_completion_tokens).
+        extra = {"grammar": embedded.SECTION_GRAMMAR, "max_tokens": embedded.SECTION_TOKENS}
+        return model.bind(extra_body=extra)
     return model
-
-
-def _outline_schema(ctx: RewriteContext) -> dict[str, Any] | None:
-    if not ctx.factory.endpoint.embedded:
-        return None
-    schema = OutlinePlan.model_json_schema()
-    schema["properties"]["title"]["pattern"] = EMBEDDED_LIMITS["title"]
-    schema["properties"]["sections"]["maxItems"] = 6
-    section = schema["$defs"]["OutlineSection"]["properties"]
-    section["title"]["pattern"] = EMBEDDED_LIMITS["title"]
-    section["goal"]["pattern"] = EMBEDDED_LIMITS["goal"]
-    return schema
 
 
 # --- ContextBuilder -------------------------------------------------------------------
@@ -110,7 +95,7 @@ async def generate_outline(state: RewriteState, runtime: Runtime[RewriteContext]
             ctx.factory.for_role("RewriteOutline", callbacks=[ctx.tracker]),
             [HumanMessage(prompt)],
             OutlinePlan,
-            response_format=ctx.factory.response_format(OutlinePlan, _outline_schema(ctx)),
+            response_format=embedded.response_format(ctx.factory, OutlinePlan),
             policy=_policy(ctx, "RewriteOutline"),
             label="RewriteOutline",
         )

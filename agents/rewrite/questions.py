@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
 
+from agents.rewrite import embedded
 from agents.rewrite.models import ClarificationItem, ClarifyingQuestions
 from agents.rewrite.nodes import document_language
 from reqstudio.calls import policy_for
@@ -77,7 +78,7 @@ async def propose_questions(
         factory.for_role("RewriteQuestions", callbacks=list(callbacks)),
         [HumanMessage(prompt)],
         ClarifyingQuestions,
-        response_format=factory.response_format(ClarifyingQuestions),
+        response_format=embedded.response_format(factory, ClarifyingQuestions),
         policy=policy_for("RewriteQuestions", factory.settings),
         label="RewriteQuestions",
     )

@@ -10,6 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.messages import HumanMessage
 
+from agents.rewrite import embedded
 from agents.rewrite.models import DocumentStructure, ReviewIssue, ReviewReport
 from reqstudio.calls import policy_for
 from reqstudio.llm import ModelFactory
@@ -64,7 +65,7 @@ class ExpertReviewer:
             self.factory.for_role("RewriteReview", callbacks=callbacks),
             [HumanMessage(prompt)],
             ReviewReport,
-            response_format=self.factory.response_format(ReviewReport),
+            response_format=embedded.response_format(self.factory, ReviewReport),
             policy=policy_for("RewriteReview", self.factory.settings),
             label=f"RewriteReview round {draft.round}",
         )
