@@ -395,3 +395,38 @@ async def test_stop_asking_leaves_the_rest_unasked():
     outcome = await ask_one_at_a_time(["A?", "B?", "C?"], ask)
     assert [c.question for c in outcome.clarifications] == ["A?"]
     assert outcome.not_asked == ["B?", "C?"]
+
+
+async def test_another_reviewer_plugs_in_and_only_named_sections_are_patched(factory, llm_server):
+    from agents.rewrite import ReviewInput
+    from agents.rewrite.models import ReviewIssue
+
+    class PanelLike:
+        name = "panel"
+
+        def __init__(self) -> None:
+            self.seen: list[int] = []
+
+        async def review(self, draft: ReviewInput, callbacks) -> list[ReviewIssue]:
+            self.seen.append(draft.round)
+            if draft.round == 1:
+                return [ReviewIssue(section_id="sec-03", description="Card only, per answer 1.")]
+            return []
+
+    panel = PanelLike()
+    llm_server.script(outline_reply(), *fill_replies(), patch_reply("Card at the clinic only.\n"))
+    result = await RewriteChain(factory, reviewer=panel).ainvoke(REQUEST)
+    assert panel.seen == [1, 2]
+    assert [s.content for s in result.structured_document.sections] == [
+        BODIES[0],
+        BODIES[1],
+        "Card at the clinic only.\n",
+    ]
+
+
+def test_panel_setting_falls_back_to_the_expert_until_review_mode_provides_it(settings, factory):
+    from agents.rewrite import ExpertReviewer
+
+    panel_settings = settings.model_copy(update={"rewrite_reviewer": "panel"})
+    panel_factory = type(factory)(panel_settings, factory.endpoint)
+    assert isinstance(RewriteChain(panel_factory).reviewer, ExpertReviewer)

@@ -13,7 +13,7 @@ from agents.rewrite.callbacks import ProgressCallbackHandler
 from agents.rewrite.errors import RewriteStageError
 from agents.rewrite.graph import build_graph, recursion_limit
 from agents.rewrite.models import RewriteRequest, RewriteResult
-from agents.rewrite.reviewers import ExpertReviewer, SectionReviewer
+from agents.rewrite.reviewers import SectionReviewer, reviewer_for
 from agents.rewrite.state import RewriteContext, RewriteOptions, initial_state
 from reqstudio.llm import ModelFactory
 from reqstudio.usage import UsageTracker
@@ -58,7 +58,7 @@ class RewriteChain:
         self.options = options or RewriteOptions(
             max_review_rounds=settings.rewrite_max_review_rounds
         )
-        self.reviewer = reviewer or ExpertReviewer(factory)
+        self.reviewer = reviewer or reviewer_for(factory)
         self.graph = build_graph(self.options.max_review_rounds)
 
     async def ainvoke(

@@ -4,6 +4,8 @@ the id of the section that must change; the engine patches those sections and no
 
 from __future__ import annotations
 
+import importlib
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -16,6 +18,13 @@ from reqstudio.calls import policy_for
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
 from reqstudio.structured import ask_structured
+
+log = logging.getLogger("reqstudio.rewrite")
+
+# Where Review mode's four-perspective panel plugs in (REWRITE_REVIEWER=panel): a module
+# exposing `panel_reviewer(factory) -> SectionReviewer`. Until Review mode provides it, the
+# single expert reviews and the log says so.
+PANEL_ADAPTER = "agents.review.rewrite_panel"
 
 
 @dataclass(frozen=True)
@@ -70,3 +79,19 @@ class ExpertReviewer:
             label=f"RewriteReview round {draft.round}",
         )
         return answer.value.issues
+
+
+def reviewer_for(factory: ModelFactory) -> SectionReviewer:
+    """The reviewer `REWRITE_REVIEWER` asks for: the single expert, or Review mode's panel."""
+    if factory.settings.rewrite_reviewer == "panel":
+        try:
+            adapter = importlib.import_module(PANEL_ADAPTER)
+        except ModuleNotFoundError:
+            log.warning(
+                "REWRITE_REVIEWER=panel, but Review mode's panel (%s) is not available; "
+                "the single review expert reviews",
+                PANEL_ADAPTER,
+            )
+        else:
+            return adapter.panel_reviewer(factory)
+    return ExpertReviewer(factory)
