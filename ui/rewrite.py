@@ -98,6 +98,8 @@ TEXT = {
         "en": "Answer this question, skip it, or stop asking?",
     },
     "answer": {"zh": "回答", "en": "Answer"},
+    "chosen": {"zh": "已选择：{label}", "en": "Chosen: {label}"},
+    "timed_out": {"zh": "等待超时，未作选择。", "en": "Timed out; nothing was chosen."},
     "skip": {"zh": "跳过", "en": "Skip"},
     "stop_asking": {"zh": "不再提问，开始重写", "en": "Stop asking, rewrite"},
     "your_answer": {
@@ -370,7 +372,7 @@ async def read_clarifications_file(path: Path, name: str) -> list[ClarificationI
 
 
 async def choose_clarifications(original: str) -> list[ClarificationItem]:
-    choice = await cl.AskActionMessage(
+    ask = cl.AskActionMessage(
         content=tr("how_clarify"),
         actions=[
             cl.Action(name="ask", payload={"choice": "ask"}, label=tr("let_app_ask")),
@@ -378,7 +380,11 @@ async def choose_clarifications(original: str) -> list[ClarificationItem]:
             cl.Action(name="none", payload={"choice": "none"}, label=tr("no_clarify")),
         ],
         timeout=ASK_TIMEOUT,
-    ).send()
+    )
+    asked = ask.content
+    choice = await ask.send()
+    ask.content = asked
+    await record_choice(ask, choice)
     picked = (choice or {}).get("payload", {}).get("choice", "none")
     if picked == "upload":
         files = await cl.AskFileMessage(
@@ -418,18 +424,21 @@ async def ask_questions(original: str) -> list[ClarificationItem]:
         return []
 
     async def ask(index: int, total: int, question: str) -> Reply:
-        # The question as a message of its own: Chainlit replaces an answered
-        # AskActionMessage's text with the choice, and the question should stay readable.
-        await cl.Message(content=tr("question", index=index, total=total, question=question)).send()
-        picked = await cl.AskActionMessage(
-            content=tr("answer_or_skip"),
+        choice = cl.AskActionMessage(
+            content=tr("question", index=index, total=total, question=question)
+            + "\n\n"
+            + tr("answer_or_skip"),
             actions=[
                 cl.Action(name="answer", payload={"a": "answer"}, label=tr("answer")),
                 cl.Action(name="skip", payload={"a": "skip"}, label=tr("skip")),
                 cl.Action(name="stop", payload={"a": "stop"}, label=tr("stop_asking")),
             ],
             timeout=ASK_TIMEOUT,
-        ).send()
+        )
+        asked = choice.content
+        picked = await choice.send()
+        choice.content = asked
+        await record_choice(choice, picked)
         action = (picked or {}).get("payload", {}).get("a", "stop")
         if action != "answer":
             return Reply(action)
@@ -448,6 +457,17 @@ async def ask_questions(original: str) -> list[ClarificationItem]:
         )
     ).send()
     return outcome.clarifications
+
+
+async def record_choice(choice: cl.AskActionMessage, picked: dict | None) -> None:
+    """Chainlit replaces an answered question's text with "**Selected:** <label>" (in English):
+    keep the question readable and say what was chosen in the user's language."""
+    question = choice.content
+    picked_label = (picked or {}).get("label")
+    asked = question.split("\n\n")[0]
+    outcome = tr("chosen", label=picked_label) if picked_label else tr("timed_out")
+    choice.content = f"{asked}\n\n{outcome}"
+    await choice.update()
 
 
 async def on_rewrite_message(message: cl.Message) -> None:
