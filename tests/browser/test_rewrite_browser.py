@@ -13,7 +13,9 @@ from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import open_page, send
 from tests.rewrite_support import (
+    FILL,
     FILL_ZH,
+    ORIGINAL_EN,
     ORIGINAL_ZH,
     PATCH_ZH,
     QUESTIONS_ZH,
@@ -25,6 +27,8 @@ from tests.rewrite_support import (
 )
 
 pytestmark = pytest.mark.browser
+
+UPLOADS = Path(__file__).resolve().parent.parent / "data" / "srs" / "uploads"
 
 QUESTIONS = ["如何支付？", "提醒通过什么渠道发送？", "兽医能否调整排班？"]
 SECTIONS = [
@@ -38,6 +42,14 @@ BODIES = [
     "仅支持到店刷卡支付，不提供在线支付。就诊前 24 小时通过短信提醒。\n",
 ]
 PATCHED = "主人选择兽医与空闲时段完成预约；就诊前 2 小时以前可改约或取消。\n"
+
+
+def attach(page, path: Path) -> None:
+    """Attach a file and wait until the composer shows it (sending earlier drops it)."""
+    page.locator("#upload-button-input").set_input_files(str(path))
+    expect(
+        page.locator("#chat-input").locator("xpath=../../..").get_by_text(path.name)
+    ).to_be_visible()
 
 
 def switch_mode(page, title: str) -> None:
@@ -131,3 +143,56 @@ def test_rewrite_end_to_end(
     assert "问：兽医能否调整排班？\n   答：可以，兽医每周调整一次排班。" in background
     assert "提醒通过什么渠道发送？" not in background
     assert llm_server.pending == 0
+
+
+def test_rewrite_refuses_bad_files_and_stop_keeps_what_was_written(
+    browser: Browser,
+    app: AppProcess,
+    llm_server: ScriptedLLMServer,
+    tmp_path: Path,
+    output_dir: Path,
+):
+    def fresh_page():
+        # A new chat per upload: the composer takes one set of files per page reliably.
+        page = open_page(browser, app.url, "en-US")
+        switch_mode(page, "Rewrite")
+        expect(page.get_by_text("Rewrite mode is on")).to_be_visible()
+        return page
+
+    bad = tmp_path / "answers.json"
+    bad.write_text('[{"question": "How to pay?"}]', encoding="utf-8")
+    page = fresh_page()
+    attach(page, bad)
+    send(page, "Rewrite this")
+    expect(page.get_by_text("entry 1: field 'answer' is missing", exact=False)).to_be_visible()
+    page.context.close()
+    page = fresh_page()
+    attach(page, UPLOADS / "corrupt.pdf")
+    send(page, "Rewrite this")
+    refusal = "corrupt.pdf: the PDF could not be read (damaged or not a PDF)"
+    expect(page.get_by_text(refusal, exact=False)).to_be_visible()
+    page.context.close()
+    assert llm_server.requests == []  # nothing was asked of the model
+
+    page = fresh_page()
+    llm_server.script(
+        outline_reply(),
+        Reply(content="Owners book visits online; vets see their day.\n", match=FILL),
+        Reply(content="never shown", match=FILL, delay=30),  # still being written at the stop
+    )
+    original = tmp_path / "clinic.md"
+    original.write_text(ORIGINAL_EN, encoding="utf-8")
+    attach(page, original)
+    send(page, "Rewrite this")
+    page.get_by_role("button", name="Rewrite without").click()
+    expect(page.get_by_text("Owners book visits online; vets see their day.").first).to_be_visible(
+        timeout=30_000
+    )
+    page.locator("#stop-button").click()
+    expect(page.get_by_text("⏹ Stopped. What was written is kept.").first).to_be_visible()
+    expect(page.get_by_text("Owners book visits online; vets see their day.").first).to_be_visible()
+    with page.expect_download() as download:
+        page.get_by_text("rewritten-partial.md").click()
+    kept = Path(download.value.path()).read_text(encoding="utf-8")
+    assert "## Overview\n\nOwners book visits online; vets see their day." in kept
+    page.screenshot(path=output_dir / "rewrite-stopped-en-US.png")
