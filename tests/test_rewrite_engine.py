@@ -430,3 +430,11 @@ def test_panel_setting_falls_back_to_the_expert_until_review_mode_provides_it(se
     panel_settings = settings.model_copy(update={"rewrite_reviewer": "panel"})
     panel_factory = type(factory)(panel_settings, factory.endpoint)
     assert isinstance(RewriteChain(panel_factory).reviewer, ExpertReviewer)
+
+
+async def test_an_empty_section_fails_the_filling_stage_with_a_plain_reason(factory, llm_server):
+    llm_server.script(outline_reply(), Reply(content="\n\n", match=FILL))
+    with pytest.raises(RewriteStageError) as failure:
+        await chain(factory).ainvoke(REQUEST)
+    assert (failure.value.stage, failure.value.section_id) == ("content_filling", "sec-01")
+    assert failure.value.reason == "the model's answer was empty"

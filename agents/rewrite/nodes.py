@@ -44,6 +44,8 @@ def document_language(text: str) -> str:
 def reason_for(error: BaseException) -> str:
     if isinstance(error, StructuredOutputError):
         return str(error)
+    if type(error) is ValueError:  # our own checks, e.g. an empty section
+        return str(error)
     if isinstance(error, IncompleteAnswerError):
         if error.reason == "length":
             return "the answer was cut off at the length limit, also after continuing"
