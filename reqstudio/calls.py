@@ -84,6 +84,13 @@ ROLE_POLICIES: dict[str, RetryPolicy] = {
     "evaluation": exponential(6, first=2.0),
     "function_call": exponential(3),
     "answer": exponential(3),
+    # Seed 003 (Rewrite): structured answers like the list agents (their tries bound the
+    # format repairs), written sections like DocGenerate.
+    "RewriteOutline": exponential(3),
+    "RewriteFill": exponential(5),
+    "RewriteReview": exponential(3),
+    "RewritePatch": exponential(5),
+    "RewriteQuestions": exponential(3),
 }
 DEFAULT_POLICY = exponential(3)
 

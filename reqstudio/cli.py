@@ -10,7 +10,13 @@ from collections.abc import Sequence
 from reqstudio.settings import SettingsError
 
 # Modules that expose `register(subparsers)`; a mode appears here when its issue lands.
-SUBCOMMAND_MODULES = ("agents.chat.cli", "agents.srs.cli", "agents.react.cli", "agents.team.cli")
+SUBCOMMAND_MODULES = (
+    "agents.chat.cli",
+    "agents.srs.cli",
+    "agents.react.cli",
+    "agents.team.cli",
+    "agents.rewrite.cli",
+)
 
 
 class UsageError(Exception):

@@ -32,6 +32,11 @@ ModelRole = Literal[
     "function_call",
     "answer",
     "team",
+    "RewriteOutline",
+    "RewriteFill",
+    "RewriteReview",
+    "RewritePatch",
+    "RewriteQuestions",
 ]
 
 
@@ -147,6 +152,19 @@ class Settings(BaseSettings):
     srs_max_iterations: int = Field(
         default=5, ge=1, le=20, validation_alias=AliasChoices("SRS_MAX_ITERATIONS")
     )
+    # Rewrite mode (seed 003)
+    temp_rewrite: float = Field(
+        default=0.3, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REWRITE")
+    )
+    rewrite_max_review_rounds: int = Field(
+        default=3, ge=0, le=10, validation_alias=AliasChoices("REWRITE_MAX_REVIEW_ROUNDS")
+    )
+    rewrite_reviewer: Literal["expert", "panel"] = Field(
+        default="expert", validation_alias=AliasChoices("REWRITE_REVIEWER")
+    )
+    rewrite_max_questions: int = Field(
+        default=5, ge=0, le=10, validation_alias=AliasChoices("REWRITE_MAX_QUESTIONS")
+    )
     reference_max_mb: float = Field(
         default=10.0, gt=0, le=100, validation_alias=AliasChoices("REQSTUDIO_REFERENCE_MAX_MB")
     )
@@ -247,6 +265,11 @@ class Settings(BaseSettings):
             "function_call": 0.0,
             "answer": self.temp_chat,
             "team": self.team_temperature,
+            "RewriteOutline": self.temp_rewrite,
+            "RewriteFill": self.temp_rewrite,
+            "RewriteReview": min(self.temp_rewrite, self.temp_evaluation),
+            "RewritePatch": self.temp_rewrite,
+            "RewriteQuestions": self.temp_rewrite,
         }[role]
 
 

@@ -1,0 +1,68 @@
+"""Seed 003's three stages as a LangGraph graph:
+
+    build_context -> generate_outline -> fill_content -> review_document
+    review_document --issues--> patch_sections --rounds left--> review_document
+    review_document --no issues--> finish_review -> END
+    patch_sections --limit reached--> finish_review
+
+A round is one review and, when it found issues, the patch of those sections. At most
+`max_review_rounds` rounds run; with 0 the review is skipped.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from agents.rewrite.nodes import (
+    build_context,
+    fill_content,
+    finish_review,
+    generate_outline,
+    patch_sections,
+    review_document,
+)
+from agents.rewrite.state import RewriteContext, RewriteState
+
+
+def route_after_fill(max_review_rounds: int):
+    def route(state: RewriteState) -> Literal["review_document", "finish_review"]:
+        return "review_document" if max_review_rounds > 0 else "finish_review"
+
+    return route
+
+
+def route_after_review(state: RewriteState) -> Literal["patch_sections", "finish_review"]:
+    """The seed's conditional edge: issues go to the patch node, none ends the loop."""
+    return "patch_sections" if state["revision_issues"] else "finish_review"
+
+
+def route_after_patch(max_review_rounds: int):
+    def route(state: RewriteState) -> Literal["review_document", "finish_review"]:
+        return "review_document" if state["review_round"] < max_review_rounds else "finish_review"
+
+    return route
+
+
+def build_graph(max_review_rounds: int) -> CompiledStateGraph:
+    builder = StateGraph(RewriteState, context_schema=RewriteContext)
+    builder.add_node("build_context", build_context)
+    builder.add_node("generate_outline", generate_outline)
+    builder.add_node("fill_content", fill_content)
+    builder.add_node("review_document", review_document)
+    builder.add_node("patch_sections", patch_sections)
+    builder.add_node("finish_review", finish_review)
+    builder.add_edge(START, "build_context")
+    builder.add_edge("build_context", "generate_outline")
+    builder.add_edge("generate_outline", "fill_content")
+    builder.add_conditional_edges("fill_content", route_after_fill(max_review_rounds))
+    builder.add_conditional_edges("review_document", route_after_review)
+    builder.add_conditional_edges("patch_sections", route_after_patch(max_review_rounds))
+    builder.add_edge("finish_review", END)
+    return builder.compile(name="rewrite")
+
+
+def recursion_limit(max_review_rounds: int) -> int:
+    return 2 * max_review_rounds + 10

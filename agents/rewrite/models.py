@@ -1,0 +1,175 @@
+"""Seed 003's data models (section 4.1) in Pydantic v2, and the shapes the models answer in.
+
+`DocumentStructure` / `DocumentSection` are the document model shared with Review mode
+(`reqstudio.document_model`); the rest belongs to Rewrite mode.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+
+from reqstudio.document_model import DocumentSection, DocumentStructure, section_id_for
+
+__all__ = [
+    "ClarificationItem",
+    "ClarifyingQuestions",
+    "DocumentSection",
+    "DocumentStructure",
+    "IssueKind",
+    "OutlinePlan",
+    "OutlineSection",
+    "ReviewIssue",
+    "ReviewReport",
+    "ReviewRound",
+    "RewriteRequest",
+    "RewriteResult",
+    "SectionPatch",
+]
+
+
+class ClarificationItem(BaseModel):
+    """One clarifying question and its answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1)
+    answer: str
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+
+class RewriteRequest(BaseModel):
+    """What to rewrite: the original document and the clarifications gathered for it."""
+
+    original_content: str
+    clarifications: list[ClarificationItem] = Field(default_factory=list)
+
+    @field_validator("original_content")
+    @classmethod
+    def _has_text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the original document is empty")
+        return value
+
+
+# --- what the models answer ------------------------------------------------------------
+
+ONE_LINE = r"^[^\n]{1,300}$"
+
+
+class OutlineSection(BaseModel):
+    """One planned section: the architect's title, writing goal and heading level."""
+
+    title: str = Field(min_length=1, max_length=200)
+    goal: str = Field(min_length=1, max_length=1200)
+    level: int = Field(default=2, ge=1, le=4)
+
+
+class OutlinePlan(BaseModel):
+    """The outline stage's answer: the new document's title and its sections, in order."""
+
+    title: str = Field(min_length=1, max_length=200)
+    sections: list[OutlineSection] = Field(min_length=1, max_length=30)
+
+    def to_structure(self, language: str) -> DocumentStructure:
+        return DocumentStructure(
+            title=self.title.strip(),
+            sections=[
+                DocumentSection(
+                    id=section_id_for(order),
+                    title=planned.title.strip(),
+                    goal=planned.goal.strip(),
+                    level=planned.level,
+                    order=order,
+                    content="",
+                )
+                for order, planned in enumerate(self.sections)
+            ],
+            metadata={"language": language},
+        )
+
+
+IssueKind = Literal[
+    "contradiction", "omission", "unresolved_clarification", "inconsistency", "other"
+]
+
+
+class ReviewIssue(BaseModel):
+    """One problem the review found, addressed to the section that must change."""
+
+    section_id: str = Field(min_length=1, description="the id of the section to fix, e.g. sec-02")
+    kind: IssueKind = "other"
+    description: str = Field(min_length=1, max_length=2000)
+    suggestion: str = ""
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _known_kind(cls, value: Any) -> Any:
+        allowed = {"contradiction", "omission", "unresolved_clarification", "inconsistency"}
+        return value if value in allowed else "other"
+
+
+class ReviewReport(BaseModel):
+    """The review expert's answer: the issues found (an empty list: nothing to fix)."""
+
+    issues: list[ReviewIssue] = Field(default_factory=list, max_length=40)
+
+
+class ClarifyingQuestions(BaseModel):
+    """Questions about the original's gaps and ambiguities, to ask the user before rewriting."""
+
+    questions: list[str] = Field(default_factory=list, max_length=10)
+
+
+# --- what the engine records -----------------------------------------------------------
+
+
+class SectionPatch(BaseModel):
+    """One targeted fix: a section's content before and after, and the issues it answered."""
+
+    section_id: str
+    title: str
+    before: str
+    after: str
+    issues: list[ReviewIssue]
+
+
+class ReviewRound(BaseModel):
+    """One pass of the review loop: what was found and what was patched."""
+
+    round: int
+    issues: list[ReviewIssue] = Field(default_factory=list)
+    ignored: list[ReviewIssue] = Field(
+        default_factory=list, description="issues naming no section of the document"
+    )
+    patches: list[SectionPatch] = Field(default_factory=list)
+
+
+class RewriteResult(BaseModel):
+    """Seed 003's result: `rewritten_content` is always `structured_document` serialised."""
+
+    structured_document: DocumentStructure
+    review_rounds: list[ReviewRound] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(default_factory=dict)
+    seconds: float = 0.0
+    complete: bool = True
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def rewritten_content(self) -> str:
+        return self.structured_document.to_markdown()
+
+    @property
+    def issues_fixed(self) -> int:
+        return sum(len(p.issues) for r in self.review_rounds for p in r.patches)
+
+    @property
+    def rounds(self) -> int:
+        return len(self.review_rounds)

@@ -1,0 +1,271 @@
+"""How much time the Rewrite engine adds on top of waiting for the model.
+
+A rewrite of a real document (the PURE e-store SRS, about 20 KB) into 6 sections against the
+scripted OpenAI-compatible server over real HTTP, every model call answering after a fixed
+latency: outline, 6 sections in order (streamed to a progress handler), a review finding issues
+in 2 sections, the 2 patches run concurrently, a second review finding none. 11 calls, 10 on the
+critical path. Model time on the critical path is the time at least one model call was in
+flight (the union of the calls' intervals, measured by a LangChain callback), so the two
+concurrent patches count once. Goal: wall time within 5 % of it.
+
+    .venv/bin/python benchmarks/rewrite_benchmark.py [--delay 0.2] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import statistics
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
+
+from agents.rewrite import RewriteChain, RewriteOptions, RewriteRequest  # noqa: E402
+from agents.rewrite.models import ClarificationItem  # noqa: E402
+from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
+from reqstudio.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
+from reqstudio.settings import load_settings  # noqa: E402
+from reqstudio.usage import UsageTracker  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results" / "rewrite.md"
+CASE = "2007-e-store-doc/reference.md"
+CANDIDATES = [
+    ROOT.parent / "shared" / "data" / "pure",
+    ROOT.parent.parent / "shared" / "data" / "pure",
+]
+HEADER = (
+    "| run | sections | LLM calls | tokens | section tokens streamed | wall s "
+    "| model s (critical path) | wall/model | app adds |\n|---|---|---|---|---|---|---|---|---|"
+)
+SECTIONS = [
+    ("Introduction", "Purpose, scope, definitions and references of the E-Store SRS."),
+    ("Overall description", "Product perspective, users, constraints and assumptions."),
+    ("Catalog and configuration", "Browsing the catalog and configuring a computer."),
+    ("Orders and payment", "Shopping cart, checkout, credit-card payment, order tracking."),
+    ("Customer accounts", "Profiles, sign-in, order history, newsletters."),
+    ("Quality requirements", "Availability 24x7, performance, security, maintainability."),
+]
+
+
+def find_document(path: Path | None) -> Path:
+    if path is not None:
+        return path
+    for base in CANDIDATES:
+        if (base / CASE).is_file():
+            return base / CASE
+    raise SystemExit(f"no {CASE} under {', '.join(map(str, CANDIDATES))}; pass --document")
+
+
+class CallIntervals(BaseCallbackHandler):
+    """(start, end) of every chat-model call."""
+
+    run_inline = True
+
+    def __init__(self) -> None:
+        self.started: dict[UUID, float] = {}
+        self.intervals: list[tuple[float, float]] = []
+
+    def on_chat_model_start(self, serialized, messages, *, run_id: UUID, **kwargs: Any) -> None:
+        self.started[run_id] = time.perf_counter()
+
+    def on_llm_end(self, response, *, run_id: UUID, **kwargs: Any) -> None:
+        self.intervals.append((self.started.pop(run_id), time.perf_counter()))
+
+    def busy_seconds(self) -> float:
+        """Length of the union of the intervals: time with a model call in flight."""
+        total, end = 0.0, float("-inf")
+        for start, stop in sorted(self.intervals):
+            if start > end:
+                total += stop - start
+                end = stop
+            elif stop > end:
+                total += stop - end
+                end = stop
+        return total
+
+
+class StreamCounter:
+    """A progress handler like the CLI's and the browser's: receives every streamed piece."""
+
+    def __init__(self) -> None:
+        self.tokens = 0
+        self.messages: list[str] = []
+
+    def on_stage_start(self, stage_name: str, **kwargs: Any) -> None:
+        self.messages.append(stage_name)
+
+    def on_stage_end(self, stage_name: str, **kwargs: Any) -> None:
+        self.messages.append(stage_name)
+
+    def on_stage_progress(self, stage_name: str, message: str, **kwargs: Any) -> None:
+        self.messages.append(message)
+
+    def on_section_token(self, section_id: str, text: str) -> None:
+        self.tokens += 1
+
+
+def fenced(value: Any) -> str:
+    return "```json\n" + json.dumps(value, ensure_ascii=False) + "\n```"
+
+
+def section_body(title: str) -> str:
+    sentence = (
+        f"The E-Store shall support {title.lower()} as the clarifications settled, with every "
+        "input validated, failures logged and a confirmation shown to the customer.\n"
+    )
+    return "".join(f"{n}. {sentence}" for n in range(1, 13))
+
+
+def script_run(server: ScriptedLLMServer, delay: float) -> None:
+    plan = {"title": "E-Store Software Requirements Specification",
+            "sections": [{"title": t, "goal": g, "level": 2} for t, g in SECTIONS]}  # fmt: skip
+    server.script(Reply(content=fenced(plan), match="senior solution architect", delay=delay))
+    for title, _ in SECTIONS:
+        server.script(
+            Reply(
+                content=section_body(title),
+                match="section by section from an agreed outline",
+                delay=delay,
+                chunk_chars=16,
+            )
+        )
+    issues = [
+        {"section_id": "sec-04", "kind": "unresolved_clarification",
+         "description": "Payment by credit card only, as clarified.", "suggestion": "Say so."},
+        {"section_id": "sec-06", "kind": "omission",
+         "description": "Availability target missing.", "suggestion": "State 99.5 %."},
+    ]  # fmt: skip
+    server.script(
+        Reply(content=fenced({"issues": issues}), match="meticulous document reviewer", delay=delay)
+    )
+    for title in ("Orders and payment", "Quality requirements"):
+        server.script(
+            Reply(
+                content=section_body(title + " (revised)"),
+                match="Rewrite only this section's body",
+                delay=delay,
+                chunk_chars=16,
+            )
+        )
+    server.script(
+        Reply(content=fenced({"issues": []}), match="meticulous document reviewer", delay=delay)
+    )
+
+
+async def one_run(factory: ModelFactory, request: RewriteRequest) -> dict[str, Any]:
+    intervals, tracker, counter = CallIntervals(), UsageTracker(), StreamCounter()
+    chain = RewriteChain(factory, options=RewriteOptions(max_review_rounds=3))
+    reviewer = chain.reviewer  # the reviewer's calls are timed too
+    original_review = reviewer.review
+
+    async def timed_review(draft, callbacks):
+        return await original_review(draft, [*callbacks, intervals])
+
+    reviewer.review = timed_review  # type: ignore[method-assign]
+    factory_for_role = factory.for_role
+
+    def for_role(role, *, callbacks=(), **kwargs):
+        return factory_for_role(role, callbacks=[*callbacks, intervals], **kwargs)
+
+    factory.for_role = for_role  # type: ignore[method-assign]
+    try:
+        started = time.perf_counter()
+        result = await chain.ainvoke(request, counter, tracker=tracker)
+        wall = time.perf_counter() - started
+    finally:
+        factory.for_role = factory_for_role  # type: ignore[method-assign]
+    if len(result.structured_document.sections) != len(SECTIONS) or result.issues_fixed != 2:
+        raise RuntimeError("the benchmark run did not go as scripted")
+    return {
+        "sections": len(result.structured_document.sections),
+        "calls": tracker.calls,
+        "tokens": tracker.total_tokens,
+        "streamed": counter.tokens,
+        "wall": wall,
+        "model": intervals.busy_seconds(),
+    }
+
+
+def row(name: str, stats: dict[str, Any]) -> str:
+    ratio = stats["wall"] / stats["model"]
+    return (
+        f"| {name} | {stats['sections']} | {stats['calls']} | {stats['tokens']} "
+        f"| {stats['streamed']} | {stats['wall']:.3f} | {stats['model']:.3f} | {ratio:.3f} "
+        f"| {(ratio - 1) * 100:.1f} % |"
+    )
+
+
+async def benchmark(delay: float, runs: int, document: Path) -> list[str]:
+    request = RewriteRequest(
+        original_content=document.read_text(encoding="utf-8"),
+        clarifications=[
+            ClarificationItem(question="How do customers pay?", answer="By credit card only."),
+            ClarificationItem(question="Availability target?", answer="99.5 % per month."),
+        ],
+    )
+    rows = []
+    with ScriptedLLMServer() as server:
+        settings = load_settings(
+            OPENAI_BASE_URL=server.base_url,
+            OPENAI_API_KEY="sk-benchmark",
+            OPENAI_MODEL="scripted-model",
+        )
+        factory = ModelFactory(
+            settings, Endpoint(server.base_url, "sk-benchmark", "scripted-model")
+        )
+        warm = []
+        for index in range(runs + 1):
+            server.reset()
+            script_run(server, delay)
+            stats = await one_run(factory, request)
+            if index == 0:
+                rows.append(row("cold (first run in the process)", stats))
+            else:
+                warm.append(stats)
+        median = sorted(warm, key=lambda s: s["wall"] / s["model"])[len(warm) // 2]
+        rows.append(row(f"warm (median of {runs})", median))
+        worst = max(warm, key=lambda s: s["wall"] / s["model"])
+        rows.append(row(f"warm (worst of {runs})", worst))
+        spread = statistics.pstdev(s["wall"] for s in warm)
+        print(f"warm wall time spread: {spread * 1000:.1f} ms", file=sys.stderr)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
+    parser.add_argument("--runs", type=int, default=5, help="warm runs")
+    parser.add_argument("--document", type=Path, help=f"original document (default: PURE {CASE})")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    document = find_document(args.document)
+    rows = asyncio.run(benchmark(args.delay, args.runs, document))
+    print(HEADER)
+    print("\n".join(rows))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
+        "# Rewrite engine overhead\n\n"
+        f"{date.today().isoformat()}, Python {platform.python_version()}, {platform.machine()}; "
+        f"original: PURE `{CASE}` ({document.stat().st_size // 1024} KB); scripted server over "
+        f"HTTP, {args.delay} s latency per model call; 6 sections, 2 review rounds, 2 sections "
+        "patched concurrently (11 calls, 10 on the critical path). `model s` = time with at "
+        "least one model call in flight; `app adds` = the rest of the wall time, relative to "
+        "it.\n\n" + f"{HEADER}\n" + "\n".join(rows) + "\n",
+        encoding="utf-8",
+    )
+    print(f"\nwritten to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,266 @@
+"""`reqstudio rewrite` and `python -m agents.rewrite` as a user runs them: a real process talking
+HTTP to the scripted server, progress on stderr, the document on stdout or in files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reqstudio.scripted_server import Reply
+from tests.rewrite_support import (
+    BODIES,
+    CLARIFICATIONS,
+    FILL,
+    ORIGINAL_EN,
+    SECTIONS,
+    fill_replies,
+    outline_reply,
+    review_reply,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+REQSTUDIO = Path(sys.executable).with_name("reqstudio")
+EXPECTED_MD = "# Pet Clinic Booking System\n\n" + "".join(
+    f"## {title}\n\n{body.strip()}\n\n"
+    for (title, _, _), body in zip(SECTIONS, BODIES, strict=True)
+)
+PROGRESS = [
+    "INFO: Stage start: outline_generation...",
+    "INFO: Stage end: outline_generation.",
+    "INFO: Stage start: content_filling...",
+    "INFO: [content_filling] 正在生成第 1/3 节...",
+    "INFO: [content_filling] 正在生成第 2/3 节...",
+    "INFO: [content_filling] 正在生成第 3/3 节...",
+    "INFO: Stage end: content_filling.",
+    "INFO: Stage start: review_revision...",
+    "INFO: [review_revision] 第 1 轮评审中...",
+    "INFO: [review_revision] 第 1 轮评审：发现 0 个问题",
+    "INFO: Stage end: review_revision.",
+]
+
+
+@pytest.fixture
+def inputs(tmp_path) -> tuple[Path, Path]:
+    original = tmp_path / "original.md"
+    original.write_text(ORIGINAL_EN, encoding="utf-8")
+    clarifications = tmp_path / "clarifications.json"
+    clarifications.write_text(json.dumps(CLARIFICATIONS), encoding="utf-8")
+    return original, clarifications
+
+
+@pytest.fixture
+def run(llm_server, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
+    env.update(
+        OPENAI_BASE_URL=llm_server.base_url,
+        OPENAI_API_KEY="sk-test-not-a-real-key",
+        OPENAI_MODEL="scripted-model",
+        OPENAI_TIMEOUT="10",
+        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
+        REQSTUDIO_RETRY_BACKOFF_SCALE="0.01",
+        PYTHONIOENCODING="utf-8",
+        PYTHONPATH=str(ROOT),
+    )
+
+    def run_command(*args: str, module: bool = False) -> subprocess.CompletedProcess:
+        command = (
+            [sys.executable, "-m", "agents.rewrite"] if module else [str(REQSTUDIO), "rewrite"]
+        )
+        return subprocess.run(
+            [*command, *[str(a) for a in args]],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=120,
+        )
+
+    return run_command
+
+
+@pytest.fixture
+def run_in_process(llm_server, tmp_path, monkeypatch, capsys):
+    """Bad inputs stop before any model is started: the command's `main`, in this process."""
+    from reqstudio.cli import main
+
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "REQSTUDIO_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.chdir(tmp_path)
+
+    def run_command(*args: str) -> subprocess.CompletedProcess:
+        code = main(["rewrite", *[str(a) for a in args]])
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out, err)
+
+    return run_command
+
+
+def script_rewrite(server) -> None:
+    server.script(outline_reply(), *fill_replies(), review_reply())
+
+
+@pytest.mark.parametrize("module", [False, True], ids=["reqstudio", "python-m"])
+def test_markdown_to_stdout_without_output_flags(run, inputs, llm_server, module):
+    script_rewrite(llm_server)
+    done = run("--original-doc", inputs[0], "--clarifications", inputs[1], module=module)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == EXPECTED_MD
+    lines = done.stderr.splitlines()
+    assert lines[: len(PROGRESS)] == PROGRESS
+    assert lines[-1].startswith("INFO: Done: 3 sections, 1 review round(s), 0 issue(s) fixed")
+
+
+def test_output_md_only(run, inputs, llm_server, tmp_path):
+    script_rewrite(llm_server)
+    out = tmp_path / "new.md"
+    done = run("--original-doc", inputs[0], "--clarifications", inputs[1], "--output-md", out)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert out.read_text(encoding="utf-8") == EXPECTED_MD
+    assert not (tmp_path / "new.json").exists()
+
+
+def test_output_json_only(run, inputs, llm_server, tmp_path):
+    script_rewrite(llm_server)
+    out = tmp_path / "structure.json"
+    done = run("--original-doc", inputs[0], "--clarifications", inputs[1], "--output-json", out)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["rewritten_content"] == EXPECTED_MD
+    document = data["structured_document"]
+    assert document["title"] == "Pet Clinic Booking System"
+    assert [(s["title"], s["goal"], s["level"], s["order"]) for s in document["sections"]] == [
+        (t, g, lv, i) for i, (t, g, lv) in enumerate(SECTIONS)
+    ]
+    assert [s["content"] for s in document["sections"]] == BODIES
+
+
+def test_both_outputs(run, inputs, llm_server, tmp_path):
+    script_rewrite(llm_server)
+    md, js = tmp_path / "a.md", tmp_path / "a.json"
+    done = run(
+        "--original-doc", inputs[0], "--clarifications", inputs[1],
+        "--output-md", md, "--output-json", js, module=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert md.read_text(encoding="utf-8") == EXPECTED_MD
+    assert json.loads(js.read_text(encoding="utf-8"))["rewritten_content"] == EXPECTED_MD
+    assert CLARIFICATIONS[0]["answer"] in json.dumps(llm_server.requests[0])
+
+
+def test_a_failed_stage_exits_1_naming_it_and_keeps_the_partial_document(
+    run, inputs, llm_server, tmp_path
+):
+    llm_server.script(
+        outline_reply(),
+        Reply(content=BODIES[0], match=FILL),
+        *[Reply(content="x" * 40, match=FILL, fault="cut") for _ in range(5)],
+    )
+    out = tmp_path / "new.md"
+    done = run("--original-doc", inputs[0], "--clarifications", inputs[1], "--output-md", out)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ERROR: stage content_filling failed (section sec-02):")
+    assert not out.exists()
+    partial = (tmp_path / "new.partial.md").read_text(encoding="utf-8")
+    assert BODIES[0].strip() in partial
+
+
+BAD_CLARIFICATIONS = {
+    "not-json": ("[{'question': 1}", "not valid JSON (line 1, column 3"),
+    "object": ('{"question": "q", "answer": "a"}', "must hold a JSON list of objects"),
+    "entry-not-object": ('[{"question": "q", "answer": "a"}, "q2"]', "entry 2 must be an object"),
+    "missing-answer": (
+        '[{"question": "q", "answer": "a"}, {"question": "q2"}]',
+        "entry 2: field 'answer' is missing",
+    ),
+    "missing-question": ('[{"answer": "a"}]', "entry 1: field 'question' is missing"),
+    "number-answer": (
+        '[{"question": "q", "answer": 3}]',
+        "entry 1: field 'answer' must be a string",
+    ),
+    "empty-question": ('[{"question": "  ", "answer": "a"}]', "entry 1: field 'question' is empty"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CLARIFICATIONS))
+def test_bad_clarifications_exit_2_naming_entry_and_field(
+    run_in_process, inputs, llm_server, tmp_path, case
+):
+    text, expected = BAD_CLARIFICATIONS[case]
+    bad = tmp_path / "bad.json"
+    bad.write_text(text, encoding="utf-8")
+    done = run_in_process("--original-doc", inputs[0], "--clarifications", bad)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr  # one line
+    assert expected in done.stderr
+    assert done.stderr.startswith("reqstudio: --clarifications:")
+    assert llm_server.requests == []  # before any model call
+
+
+def test_an_empty_clarifications_list_is_accepted(run, inputs, llm_server, tmp_path):
+    script_rewrite(llm_server)
+    empty = tmp_path / "none.json"
+    empty.write_text("[]", encoding="utf-8")
+    done = run("--original-doc", inputs[0], "--clarifications", empty)
+    assert done.returncode == 0, done.stderr
+    assert "(no clarifications)" in json.dumps(llm_server.requests[0], ensure_ascii=False)
+
+
+@pytest.mark.parametrize(
+    "flag_args, expected",
+    [
+        (("--original-doc", "missing.md"), "--original-doc: missing.md: the file was not found"),
+        (("--clarifications", "missing.json"), "--clarifications: no such file: missing.json"),
+        (("--output-md", "no/such/folder/x.md"), "--output-md: the folder no/such/folder"),
+        (("--output-json", "."), "--output-json: . is a folder, not a file"),
+        (("--output-md", "/proc/rewrite.md"), "--output-md: /proc/rewrite.md cannot be written"),
+    ],
+    ids=["missing-doc", "missing-clarifications", "no-folder", "folder", "unwritable"],
+)
+def test_bad_paths_exit_2_with_one_line(run_in_process, inputs, llm_server, flag_args, expected):
+    args = {"--original-doc": inputs[0], "--clarifications": inputs[1]}
+    args[flag_args[0]] = flag_args[1]
+    done = run_in_process(*[part for pair in args.items() for part in pair])
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert expected in done.stderr
+    assert llm_server.requests == []
+
+
+def test_unsupported_original_is_refused(run_in_process, inputs, llm_server, tmp_path):
+    sheet = tmp_path / "original.xlsx"
+    sheet.write_bytes(b"PK\x03\x04")
+    done = run_in_process("--original-doc", sheet, "--clarifications", inputs[1])
+    assert done.returncode == 2
+    assert "--original-doc: original.xlsx: the file type .xlsx is not supported" in done.stderr
+    assert llm_server.requests == []
+
+
+def test_required_flags(run_in_process, inputs):
+    with pytest.raises(SystemExit) as exit_:
+        run_in_process("--clarifications", inputs[1])
+    assert exit_.value.code == 2
+    with pytest.raises(SystemExit) as exit_:
+        run_in_process("--original-doc", inputs[0])
+    assert exit_.value.code == 2
+
+
+def test_required_flag_message(run, inputs):
+    done = run("--clarifications", inputs[1])
+    assert done.returncode == 2
+    assert "the following arguments are required: --original-doc" in done.stderr
+    done = run("--original-doc", inputs[0])
+    assert done.returncode == 2
+    assert "the following arguments are required: --clarifications" in done.stderr
