@@ -438,3 +438,17 @@ async def test_an_empty_section_fails_the_filling_stage_with_a_plain_reason(fact
         await chain(factory).ainvoke(REQUEST)
     assert (failure.value.stage, failure.value.section_id) == ("content_filling", "sec-01")
     assert failure.value.reason == "the model's answer was empty"
+
+
+async def test_a_section_cut_at_the_length_limit_is_continued_not_shortened(factory, llm_server):
+    first, rest = "Owners pick a vet and a free slot; ", "the booking is confirmed by e-mail.\n"
+    llm_server.script(
+        outline_reply(),
+        Reply(content=BODIES[0], match=FILL),
+        Reply(content=first, match=FILL, finish_reason="length"),
+        Reply(content=rest, match="Continue exactly where it stopped"),
+        Reply(content=BODIES[2], match=FILL),
+        review_reply(),
+    )
+    result = await chain(factory).ainvoke(REQUEST, RecordingHandler())
+    assert result.structured_document.sections[1].content.strip() == (first + rest).strip()
