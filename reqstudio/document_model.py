@@ -92,11 +92,16 @@ def section_id_for(order: int) -> str:
 
 
 def _with_trailing_break(content: str, original: DocumentSection) -> str:
-    """Keep the blank line that separated a parsed section from the next heading."""
+    """Keep the blank lines that separated a parsed section's body from its heading and from
+    the next heading."""
     if original.heading is None:
         return content
+    leading = original.content[: len(original.content) - len(original.content.lstrip("\n"))]
+    if not original.content.strip():
+        leading = "\n" if original.heading else ""
     trailing = original.content[len(original.content.rstrip("\n")) :] or "\n"
-    return content.rstrip("\n") + (trailing if len(trailing) > 1 else "\n\n")
+    body = content.strip("\n")
+    return leading + body + (trailing if len(trailing) > 1 else "\n\n")
 
 
 def _heading_spans(text: str) -> list[tuple[int, int, int, str]]:
@@ -157,3 +162,21 @@ def parse_markdown(text: str, *, default_title: str = "") -> DocumentStructure:
         preamble=preamble,
         title_heading=title_heading,
     )
+
+
+def document_language(text: str) -> str:
+    """ "zh" when Chinese characters carry the text, else "en"."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    letters = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "zh" if cjk * 3 >= letters and cjk > 0 else "en"
+
+
+def with_ids(document: DocumentStructure) -> str:
+    """The document as reviewers see it: each section's source text after its id in brackets."""
+    parts = []
+    for section in document.sections:
+        heading = section.heading if section.heading is not None else ""
+        if not heading.strip():
+            heading = f"{'#' * section.level} {section.title}\n"
+        parts.append(f"[{section.id}] {heading.rstrip()}\n\n{section.content.strip()}\n")
+    return "\n".join(parts)
