@@ -72,8 +72,9 @@ class DocumentStructure(BaseModel):
     def with_content(self, section_id: str, content: str) -> DocumentStructure:
         """A copy in which only `section_id`'s content is `content`; everything else shared."""
         self.section(section_id)  # KeyError for an unknown id
+        last = self.sections[-1].id
         sections = [
-            s.model_copy(update={"content": _with_trailing_break(content, s)})
+            s.model_copy(update={"content": _with_trailing_break(content, s, s.id == last)})
             if s.id == section_id
             else s
             for s in self.sections
@@ -91,7 +92,7 @@ def section_id_for(order: int) -> str:
     return f"sec-{order + 1:02d}"
 
 
-def _with_trailing_break(content: str, original: DocumentSection) -> str:
+def _with_trailing_break(content: str, original: DocumentSection, last: bool = False) -> str:
     """Keep the blank lines that separated a parsed section's body from its heading and from
     the next heading."""
     if original.heading is None:
@@ -101,6 +102,8 @@ def _with_trailing_break(content: str, original: DocumentSection) -> str:
         leading = "\n" if original.heading else ""
     trailing = original.content[len(original.content.rstrip("\n")) :] or "\n"
     body = content.strip("\n")
+    if last:  # the document's end: as it ended before
+        return leading + body + trailing
     return leading + body + (trailing if len(trailing) > 1 else "\n\n")
 
 

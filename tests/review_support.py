@@ -95,22 +95,24 @@ def client_reply(score: int = 75, **kw: Any) -> Reply:
     return Reply(content=fenced(body), match=CLIENT, **kw)
 
 
-def judge_reply(score: int = 75, conflicts: bool = True, **kw: Any) -> Reply:
+def judge_reply(
+    score: int = 75, conflicts: bool = True, agent_id: str = "sec-03", **kw: Any
+) -> Reply:
     body = {
         "prioritized_improvements": [
-            {"priority": 1, "agent_id": "sec-03", "task": "give the search time", "rationale": "x"}
+            {"priority": 1, "agent_id": agent_id, "task": "give the search time", "rationale": "x"}
         ],
         "consensus_issues": [
             {
                 "issue": "search speed has no number",
-                "agent_id": "sec-03",
+                "agent_id": agent_id,
                 "raised_by": ["red_team", "client"],
             }
         ],
         "conflicting_views": [
             {
                 "aspect": "booking_flow",
-                "agent_id": "sec-03",
+                "agent_id": agent_id,
                 "red_team": "the flow lacks cancellation",
                 "blue_team": "the flow is clear as it is",
                 "ruling": "keep the flow, add cancellation as one sentence",

@@ -1,0 +1,128 @@
+"""Review mode in a real browser: upload a document, watch two rounds, open a reviewer's
+findings, see a section's diff, the trajectory and its chart, and download the results."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from reqstudio.scripted_server import ScriptedLLMServer
+from tests.apps import AppProcess
+from tests.browser_support import open_page, send
+from tests.review_support import (
+    DOCUMENT_ZH,
+    author_reply,
+    blue_reply,
+    client_reply,
+    improvement,
+    judge_reply,
+    red_reply,
+)
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+UPLOADS = ROOT / "tests" / "data" / "srs" / "uploads"
+ISSUE = "查询空闲时段“要快”没有给出响应时间"
+EXPECTED = "补充：95% 的查询在 2 秒内返回空闲时段"
+REVISED = "主人在线预约兽医；95% 的空闲时段查询在 2 秒内返回结果。\n"
+
+
+def switch_mode(page, title: str) -> None:
+    page.locator("#chat-profiles").click()
+    page.get_by_role("option", name=title).click()
+
+
+def test_review_two_rounds_in_the_browser(
+    browser: Browser,
+    app: AppProcess,
+    llm_server: ScriptedLLMServer,
+    tmp_path: Path,
+    output_dir: Path,
+):
+    document = tmp_path / "预约需求.md"
+    document.write_text(DOCUMENT_ZH, encoding="utf-8")
+    llm_server.script(
+        red_reply(improvement("sec-02", "high", ISSUE, EXPECTED), improvement("sec-01", "low"),
+                  delay=0.5),
+        blue_reply([("sec-02", "预约流程")], delay=0.5),
+        client_reply(delay=0.5),
+        judge_reply(agent_id="sec-02"),
+        author_reply("sec-02", REVISED, chunk_chars=4, chunk_delay=0.05),
+        red_reply(improvement("sec-01", "low")),
+        blue_reply(),
+        client_reply(),
+        judge_reply(conflicts=False, agent_id="sec-02"),
+    )  # fmt: skip
+    page = open_page(browser, app.url, "zh-CN")
+    switch_mode(page, "审阅")
+    expect(page.get_by_text("已启用 审阅 模式")).to_be_visible()
+    expect(page.get_by_text("请上传要审阅的需求文档")).to_be_visible()
+
+    page.locator("#upload-button-input").set_input_files(str(document))
+    expect(
+        page.locator("#chat-input").locator("xpath=../../..").get_by_text(document.name)
+    ).to_be_visible()
+    send(page, "请审阅这份文档")
+    expect(page.get_by_text("已读取文档《预约需求.md》", exact=False)).to_be_visible()
+    expect(page.locator('[id="step-审阅 · 第 1 轮"]')).to_be_visible()
+    expect(page.locator('[id="step-审阅 · 第 2 轮"]')).to_be_visible(timeout=60_000)
+    final = page.get_by_text("✅ 审阅结束：没有高优先级问题（quality_sufficient）", exact=False)
+    expect(final).to_be_visible(timeout=60_000)
+    expect(
+        page.get_by_text("第1轮发现2个问题 → 修正；第2轮发现1个问题（无高优先级） → 完成").first
+    ).to_be_visible()
+
+    # Round 1: the red team's findings as a table, then the revised section's diff.
+    page.locator('[id="step-审阅 · 第 1 轮"]').click()
+    page.locator('[id="step-红队"]').first.click()
+    expect(page.get_by_role("cell", name=ISSUE)).to_be_visible()
+    expect(page.get_by_role("cell", name=EXPECTED)).to_be_visible()
+    page.locator('[id="step-修订 · 2. 预约"]').first.click()
+    diff = page.locator("code").filter(has_text="sec-02 after").first
+    expect(diff).to_contain_text("+" + REVISED.strip())
+    expect(diff).to_contain_text("-主人在线预约兽医，查询空闲时段要快。")
+    diff.scroll_into_view_if_needed()
+    page.screenshot(path=output_dir / "review-round-zh-CN.png")
+
+    # The disagreements side by side, and the chart of issues per round.
+    expect(page.get_by_role("cell", name="the flow is clear as it is").last).to_be_visible()
+    chart = page.locator(".js-plotly-plot").first
+    expect(chart).to_be_visible(timeout=30_000)
+    chart.scroll_into_view_if_needed()
+    page.screenshot(path=output_dir / "review-zh-CN.png")
+    screenshots = ROOT / "docs" / "screenshots"
+    shutil.copy(output_dir / "review-zh-CN.png", screenshots / "review-zh-CN.png")
+    shutil.copy(output_dir / "review-round-zh-CN.png", screenshots / "review-round-zh-CN.png")
+
+    with page.expect_download() as md_download:
+        page.get_by_text("improved.md").click()
+    markdown = Path(md_download.value.path()).read_text(encoding="utf-8")
+    assert markdown == DOCUMENT_ZH.replace("主人在线预约兽医，查询空闲时段要快。\n", REVISED)
+    with page.expect_download() as json_download:
+        page.get_by_text("reviews.json").click()
+    data = json.loads(Path(json_download.value.path()).read_text(encoding="utf-8"))
+    assert data["stop_reason"] == "quality_sufficient"
+    assert data["improvement_trajectory"]["round_1"]["improvements_needed"] == 2
+    assert data["rounds"][0]["red_team"]["improvements"][0]["issue"] == ISSUE
+    assert llm_server.pending == 0
+
+
+def test_review_refuses_an_unreadable_file(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer
+):
+    page = open_page(browser, app.url, "en-US")
+    switch_mode(page, "Review")
+    expect(page.get_by_text("Review mode is on")).to_be_visible()
+    page.locator("#upload-button-input").set_input_files(str(UPLOADS / "corrupt.pdf"))
+    expect(
+        page.locator("#chat-input").locator("xpath=../../..").get_by_text("corrupt.pdf")
+    ).to_be_visible()
+    send(page, "Review this")
+    refusal = "corrupt.pdf: the PDF could not be read (damaged or not a PDF)"
+    expect(page.get_by_text(refusal, exact=False)).to_be_visible()
+    assert llm_server.requests == []
