@@ -18,6 +18,7 @@ from chainlit.input_widget import Slider, Switch
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.review import ReviewRequest, ReviewResult, run_review
+from agents.review.documents import load_document
 from agents.review.events import (
     AuthorReset,
     AuthorStarted,
@@ -41,7 +42,7 @@ from agents.review.models import (
     SectionRevision,
 )
 from agents.review.trajectory import counts_per_round
-from agents.srs.documents import ReferenceDocumentError, load_reference
+from agents.srs.documents import ReferenceDocumentError
 from reqstudio.document_model import parse_markdown
 from reqstudio.errors import describe_failure
 from reqstudio.usage import UsageTracker
@@ -597,7 +598,7 @@ async def read_document(message: cl.Message) -> tuple[str, str] | None:
         if not path:
             continue
         try:
-            loaded = load_reference(Path(path), element.name, max_mb=max_mb)
+            loaded = load_document(Path(path), element.name, max_mb=max_mb)
         except ReferenceDocumentError as error:
             await cl.Message(content=f"⚠️ {error.message(lang())}").send()
             return None
