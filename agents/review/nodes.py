@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -53,6 +54,7 @@ from agents.rewrite import embedded
 from reqstudio.calls import IncompleteAnswerError, complete_text, policy_for
 from reqstudio.document_model import DocumentStructure, with_ids
 from reqstudio.errors import describe_failure
+from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
 from reqstudio.structured import StructuredOutputError, ask_structured
 
@@ -91,6 +93,21 @@ async def ask_reviewer(
     **extra: Any,
 ) -> Any:
     """One reviewer's answer through the shared structured path (re-asks included)."""
+    return await ask_panel_member(
+        ctx.factory, [ctx.tracker], reviewer, document, language, round_number, **extra
+    )
+
+
+async def ask_panel_member(
+    factory: ModelFactory,
+    callbacks: Sequence[Any],
+    reviewer: str,
+    document: DocumentStructure,
+    language: str,
+    round_number: int,
+    **extra: Any,
+) -> Any:
+    """`ask_reviewer` for callers without a review run (Rewrite's panel adapter)."""
     schema = ANSWER_MODELS[reviewer]
     prompt = render_prompt(
         f"review/{reviewer}.md",
@@ -99,13 +116,13 @@ async def ask_reviewer(
         language=language,
         **extra,
     )
-    bounded = embedded.bounded_schema(schema, ID_FIELDS) if ctx.factory.endpoint.embedded else None
+    bounded = embedded.bounded_schema(schema, ID_FIELDS) if factory.endpoint.embedded else None
     answer = await ask_structured(
-        ctx.factory.for_role("ReviewPanel", callbacks=[ctx.tracker]),
+        factory.for_role("ReviewPanel", callbacks=list(callbacks)),
         [HumanMessage(prompt)],
         schema,
-        response_format=ctx.factory.response_format(schema, json_schema=bounded),
-        policy=policy_for("ReviewPanel", ctx.factory.settings),
+        response_format=factory.response_format(schema, json_schema=bounded),
+        policy=policy_for("ReviewPanel", factory.settings),
         label=f"Review {reviewer} round {round_number}",
     )
     return answer.value
