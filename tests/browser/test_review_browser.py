@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from reqstudio.scripted_server import ScriptedLLMServer
+from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import open_page, send
 from tests.review_support import (
@@ -126,3 +126,71 @@ def test_review_refuses_an_unreadable_file(
     refusal = "corrupt.pdf: the PDF could not be read (damaged or not a PDF)"
     expect(page.get_by_text(refusal, exact=False)).to_be_visible()
     assert llm_server.requests == []
+
+
+SRS = "# 软件需求规格说明\n\n## 1. 引言\n\n本文档描述 e-Store 的需求。\n\n## 3. 具体需求\n\n- FR-01 顾客可以浏览商品目录。\n"
+SRS_REVISED = "- FR-01 顾客可以按类别浏览商品目录，每页显示 20 件商品，2 秒内加载完成。\n"
+
+
+def test_srs_review_and_improve_then_evaluate_the_improved_srs(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer
+):
+    from tests.test_srs_support import (
+        E_STORE,
+        EVALUATE,
+        clarify_reply,
+        doc_reply,
+        explore_reply,
+        parse_reply,
+    )
+
+    metrics = {
+        "metrics": {
+            "coverage": 0.5,
+            "completeness": 0.6,
+            "consistency": 0.9,
+            "testability": 0.7,
+            "clarity": 0.8,
+            "traceability": 0.4,
+            "scope_discipline": 0.9,
+        }
+    }
+    llm_server.script(
+        parse_reply(("FR-01", "顾客可以浏览商品目录"), ("NFR-01", "系统 7×24 小时可用")),
+        explore_reply(("FR-01", "顾客可以按类别浏览商品目录"), ("NFR-01", "系统全年可用率不低于 99.9%")),
+        clarify_reply(FR_01=2, NFR_01=1),
+        explore_reply(("NFR-01", "系统全年可用率不低于 99.9%，按月统计")),
+        clarify_reply(NFR_01=2),
+        doc_reply(SRS),
+        red_reply(improvement("sec-02", "high", "浏览商品目录没有分页和响应时间", "补充每页数量和加载时间")),
+        blue_reply(),
+        client_reply(),
+        judge_reply(agent_id="sec-02"),
+        author_reply("sec-02", SRS_REVISED),
+        red_reply(),
+        blue_reply(),
+        client_reply(),
+        judge_reply(conflicts=False, agent_id="sec-02"),
+        Reply(match=EVALUATE, content=json.dumps(metrics)),
+    )  # fmt: skip
+    page = open_page(browser, app.url, "zh-CN")
+    switch_mode(page, "SRS 生成")
+    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
+    page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+    send(page, "我们要做一个在线电子商店，顾客浏览商品目录，系统 7×24 小时可用。")
+    expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+
+    page.get_by_role("button", name="审阅并改进").click()
+    expect(page.locator('[id="step-审阅 · 第 2 轮"]')).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("✅ 审阅结束", exact=False)).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("SRS 已改进", exact=False)).to_be_visible()
+    page.get_by_role("button", name="评估 / Evaluate").last.click()
+    expect(page.get_by_text("Comprehensive_Score_Weighted")).to_be_visible(timeout=30_000)
+    evaluated = [
+        text
+        for text in ("\n".join(str(m.get("content") or "") for m in r["messages"])
+                     for r in llm_server.requests)
+        if EVALUATE in text
+    ]  # fmt: skip
+    assert evaluated and SRS_REVISED.strip() in evaluated[-1]
+    assert llm_server.pending == 0
