@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from chainlit.input_widget import Slider, Switch
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.review import ReviewRequest, ReviewResult, run_review
+from agents.review import ReviewRequest, ReviewResult, pending_review, run_review, saved_review
 from agents.review.documents import load_document
 from agents.review.events import (
     AuthorReset,
@@ -150,6 +150,11 @@ TEXT = {
         "en": "Send the new body of “{title}” (without its heading). Now:\n\n{content}",
     },
     "edit_noted": {"zh": "已记下对「{title}」的修改。", "en": "Edit of “{title}” noted."},
+    "resume": {"zh": "继续审阅", "en": "Resume the review"},
+    "resume_offer": {
+        "zh": "上次的审阅没有完成，已完成的轮次已保存。要从那里继续吗？",
+        "en": "The last review did not finish; its finished rounds are saved. Resume from there?",
+    },
     "settings_rounds": {"zh": "最大审阅轮数", "en": "Max review rounds"},
     "settings_pause": {"zh": "每轮后暂停", "en": "Pause after each round"},
     "chart_title": {
@@ -377,27 +382,40 @@ class RoundView:
 
 
 async def render_review(
-    document: str, name: str, *, thread_suffix: str = "review", resume: bool = False
+    document: str,
+    name: str,
+    *,
+    thread_suffix: str = "review",
+    resume_key: str | None = None,
 ) -> ReviewResult | None:
-    """Run the review loop on `document` and show it; the result, or None if it failed."""
+    """Run the review loop on `document` and show it (or, with `resume_key`, continue that saved
+    run from its last finished round); the result, or None if it did not finish."""
     settings = runtime().settings
     chosen = cl.user_session.get("chat_settings") or {}
     request = ReviewRequest(
-        document=document,
+        document=document or "(resumed)",
         title=Path(name).stem,
         max_rounds=int(chosen.get("review_max_rounds", settings.review_max_rounds)),
         pause_after_round=bool(chosen.get("review_pause", settings.review_pause_after_round)),
     )
-    sequence = int(cl.user_session.get("review_run_seq") or 0) + 1
-    cl.user_session.set("review_run_seq", sequence)
-    run_key = f"{cl.context.session.thread_id}:{thread_suffix}:{sequence}"
+    if resume_key is None:
+        sequence = int(cl.user_session.get("review_run_seq") or 0) + 1
+        cl.user_session.set("review_run_seq", sequence)
+        run_key = f"{cl.context.session.thread_id}:{thread_suffix}:{sequence}"
+        cl.user_session.set("review_active_run", run_key)
+        await persist_thread_state()
+    else:
+        run_key = resume_key
     tracker = UsageTracker()
     titles = {s.id: s.title for s in parse_markdown(document).sections}
     view: RoundView | None = None
     edits: dict[str, str] | None = None
-    resume_now = resume
+    resume_now = resume_key is not None
     try:
         async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
+            if resume_now:
+                saved = await saved_review(saver, run_key)
+                titles = {s.id: s.title for s in saved.document.sections} if saved else {}
             while True:
                 outcome: Any = None
                 async for event in run_review(
@@ -461,12 +479,14 @@ async def render_review(
                     note = tr("failed", reason=reason)
                     if view is not None:
                         await view.close(note, error=True)
-                    await show_partial(outcome.partial, note)
+                    await show_partial(outcome.partial, note, run_key)
                 return None
     except asyncio.CancelledError:
         if view is not None:
             await view.close(tr("stopped"), error=True)
-        await top_level_message(tr("stopped")).send()
+        stopped = top_level_message(tr("stopped"))
+        stopped.actions = [resume_action(run_key)]
+        await stopped.send()
         raise
     except Exception as error:  # keep the app running; finished rounds are in the checkpoint
         log.exception("review failed")
@@ -556,11 +576,47 @@ async def show_result(result: ReviewResult) -> None:
     await persist_thread_state()
 
 
-async def show_partial(partial: Any, note: str) -> None:
+async def show_partial(partial: Any, note: str, run_key: str) -> None:
     message = top_level_message(note)
     if isinstance(partial, ReviewResult) and partial.rounds:
         message.elements = downloads(partial, stem="improved-partial")
+    message.actions = [resume_action(run_key)]
     await message.send()
+
+
+def resume_action(run_key: str) -> cl.Action:
+    return cl.Action(name="review_resume", payload={"run": run_key}, label=tr("resume"))
+
+
+@cl.action_callback("review_resume")
+async def on_resume_action(action: cl.Action) -> None:
+    await action.remove()
+    run_key = action.payload.get("run") or cl.user_session.get("review_active_run")
+    if run_key:
+        await render_review("", "", resume_key=run_key)
+
+
+# (browser session, run) pairs already offered: restoring a thread reconnects the browser,
+# which runs on_chat_resume a second time.
+_OFFERED: set[tuple[str, str]] = set()
+
+
+async def on_review_resume(thread: dict) -> None:
+    await cl.ChatSettings(settings_widgets()).send()
+    # Chainlit sends the stored thread after this handler returns; a task's message comes later.
+    asyncio.get_running_loop().create_task(offer_resume())
+
+
+async def offer_resume() -> None:
+    run_key = cl.user_session.get("review_active_run")
+    offer_key = (cl.context.session.id, str(run_key))
+    if not run_key or offer_key in _OFFERED:
+        return
+    _OFFERED.add(offer_key)
+    async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
+        pending = await pending_review(saver, run_key)
+    if pending:
+        await cl.Message(content=tr("resume_offer"), actions=[resume_action(run_key)]).send()
 
 
 # --- the conversation ----------------------------------------------------------------------
@@ -650,6 +706,7 @@ REVIEW_MODE = ModeSpec(
     },
     on_message=on_review_message,
     on_start=on_review_start,
+    on_resume=on_review_resume,
     starters=[
         StarterSpec(
             label={"zh": "审阅一份预约系统 SRS", "en": "Review a booking system SRS"},

@@ -194,3 +194,46 @@ def test_srs_review_and_improve_then_evaluate_the_improved_srs(
     ]  # fmt: skip
     assert evaluated and SRS_REVISED.strip() in evaluated[-1]
     assert llm_server.pending == 0
+
+
+def test_a_failed_round_keeps_the_finished_ones_and_resumes(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer
+):
+    from tests.review_support import BLUE, CLIENT, JUDGE, RED
+
+    llm_server.script(
+        red_reply(improvement("sec-02", "high", ISSUE, EXPECTED)),
+        blue_reply(),
+        client_reply(),
+        judge_reply(agent_id="sec-02"),
+        author_reply("sec-02", REVISED),
+        # Round 2: the red team and the judge never answer (both tries a 500).
+        *[Reply(fault="500", match=RED)] * 2,
+        Reply(fault="500", match=BLUE),
+        Reply(fault="500", match=BLUE),
+        Reply(fault="500", match=CLIENT),
+        Reply(fault="500", match=CLIENT),
+    )
+    page = open_page(browser, app.url, "zh-CN")
+    switch_mode(page, "审阅")
+    expect(page.get_by_text("已启用 审阅 模式")).to_be_visible()
+    send(page, DOCUMENT_ZH)
+    failed = page.get_by_text("⚠️ 审阅未能完成", exact=False).last
+    expect(failed).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("improved-partial.md")).to_be_visible()
+    assert llm_server.pending == 0
+    assert not any(
+        JUDGE in str(m.get("content") or "") for r in llm_server.requests[5:] for m in r["messages"]
+    ), "the judge is not asked when no perspective could be read"
+
+    llm_server.script(red_reply(), blue_reply(), client_reply(), judge_reply(conflicts=False))
+    page.get_by_role("button", name="继续审阅").click()
+    expect(page.get_by_text("✅ 审阅结束", exact=False)).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("第1轮发现1个问题 → 修正；第2轮无新问题 → 完成").first).to_be_visible()
+    with page.expect_download() as md_download:
+        page.get_by_text("improved.md").last.click()
+    markdown = Path(md_download.value.path()).read_text(encoding="utf-8")
+    # Pasted text arrives without its final line end; the rest is byte for byte.
+    assert markdown.rstrip("\n") == DOCUMENT_ZH.replace(
+        "主人在线预约兽医，查询空闲时段要快。\n", REVISED
+    ).rstrip("\n")
