@@ -33,7 +33,7 @@ def test_one_review_round_with_the_embedded_model(tmp_path):
     done = subprocess.run(
         [str(REQSTUDIO), "review", "--doc", str(DOCUMENT), "--max-rounds", "1",
          "--out", str(out), "--json", str(reviews)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8", timeout=900,
+        cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8", timeout=1500,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     data = json.loads(reviews.read_text(encoding="utf-8"))

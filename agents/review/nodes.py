@@ -61,6 +61,31 @@ from reqstudio.structured import StructuredOutputError, ask_structured
 log = logging.getLogger("reqstudio.review")
 
 ID_FIELDS = ("agent_id",)
+# The bundled 135M model decodes against the schema: few, short findings keep a reviewer's
+# answer to a few hundred tokens (four such answers make a round).
+EMBEDDED_ITEMS = 2
+EMBEDDED_LINE = r'^[^"\\\n]{1,60}$'
+
+
+def embedded_schema(schema: type) -> dict[str, Any]:
+    """Rewrite's bounded schema for the embedded model, tightened for four reviewers a round."""
+
+    def tighten(node: Any) -> Any:
+        if isinstance(node, dict):
+            node = {key: tighten(value) for key, value in node.items()}
+            if node.get("type") == "array":
+                node["maxItems"] = min(node.get("maxItems", EMBEDDED_ITEMS), EMBEDDED_ITEMS)
+            if node.get("pattern") == embedded.ONE_LINE:
+                node["pattern"] = EMBEDDED_LINE
+            return node
+        if isinstance(node, list):
+            return [tighten(value) for value in node]
+        return node
+
+    bounded = tighten(embedded.bounded_schema(schema, ID_FIELDS))
+    for derived in ("critical_issues_count", "total_improvements"):  # recomputed anyway
+        bounded.get("properties", {}).pop(derived, None)
+    return bounded
 
 
 class ReviewRoundFailed(RuntimeError):
@@ -116,7 +141,7 @@ async def ask_panel_member(
         language=language,
         **extra,
     )
-    bounded = embedded.bounded_schema(schema, ID_FIELDS) if factory.endpoint.embedded else None
+    bounded = embedded_schema(schema) if factory.endpoint.embedded else None
     answer = await ask_structured(
         factory.for_role("ReviewPanel", callbacks=list(callbacks)),
         [HumanMessage(prompt)],
