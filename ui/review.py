@@ -562,6 +562,8 @@ async def show_result(result: ReviewResult) -> None:
             seconds=result.seconds,
         )
     ]
+    trajectory = json.dumps(result.improvement_trajectory, ensure_ascii=False, indent=1)
+    parts.append(f"**improvement_trajectory**\n\n```json\n{trajectory}\n```")
     if judged:
         parts.append(tr("disagreements"))
         for record in judged:
