@@ -302,3 +302,27 @@ def test_real_documents_round_trip_unchanged(path: Path):
     document = parse_markdown(text)
     assert len(document.sections) > 1 or "\n#" not in text
     assert document.to_markdown() == text
+
+
+def test_a_converted_document_without_markdown_headings_is_cut_at_numbered_headings():
+    text = (
+        "E-Store SRS\n\nRevision history\n\n"
+        "1.1   Purpose    5\n\n"  # a table-of-contents line: not a heading
+        "2 Overall Description\n\nThe store sells computers.\n\n"
+        "1 The system shall display all products.\n\n"  # a numbered sentence: not a heading
+        "3.1 Functionality\n\nCustomers configure products\n"
+    )
+    document = parse_markdown(text, default_title="e-store")
+    assert [(s.title, s.level) for s in document.sections] == [
+        ("e-store", 1),
+        ("2 Overall Description", 1),
+        ("3.1 Functionality", 2),
+    ]
+    assert "1 The system shall display all products." in document.sections[1].content
+    assert document.to_markdown() == text
+    revised = document.with_content(
+        "sec-02", "The store sells computers by card.\n\n1 The system shall display all products."
+    )
+    assert revised.to_markdown() == text.replace(
+        "The store sells computers.", "The store sells computers by card."
+    )
