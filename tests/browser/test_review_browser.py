@@ -237,3 +237,56 @@ def test_a_failed_round_keeps_the_finished_ones_and_resumes(
     assert markdown.rstrip("\n") == DOCUMENT_ZH.replace(
         "主人在线预约兽医，查询空闲时段要快。\n", REVISED
     ).rstrip("\n")
+
+
+def test_pause_after_each_round_lets_the_user_edit_a_section(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, tmp_path: Path
+):
+    from tests.review_support import DOCUMENT, RED, requests_for
+
+    revised = "Owners book a visit with a vet. Free slots are listed within 2 s.\n"
+    edited = "Pet owners (18 and over) and the clinic's vets use the system."
+    llm_server.script(
+        red_reply(improvement("sec-03", "high")),
+        blue_reply(),
+        client_reply(),
+        judge_reply(),
+        author_reply("sec-03", revised),
+        red_reply(improvement("sec-04", "low")),
+        blue_reply(),
+        client_reply(),
+        judge_reply(conflicts=False),
+    )
+    document = tmp_path / "clinic.md"
+    document.write_text(DOCUMENT, encoding="utf-8")
+    page = open_page(browser, app.url, "en-US")
+    switch_mode(page, "Review")
+    expect(page.get_by_text("Review mode is on")).to_be_visible()
+    page.locator("#chat-settings-open-modal").click()
+    page.locator("#review_pause").click()
+    page.get_by_role("button", name="Confirm").click()
+
+    page.locator("#upload-button-input").set_input_files(str(document))
+    expect(
+        page.locator("#chat-input").locator("xpath=../../..").get_by_text(document.name)
+    ).to_be_visible()
+    send(page, "Review this")
+    expect(page.get_by_text("Round 1 is done", exact=False)).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name="Edit a section").click()
+    page.get_by_role("button", name="sec-02 1. Users").click()
+    expect(page.get_by_text("Send the new body of “1. Users”", exact=False)).to_be_visible()
+    page.locator("#chat-input").fill(edited)
+    page.locator("#chat-submit").click()
+    expect(page.get_by_text("Edit of “1. Users” noted.")).to_be_visible()
+    page.get_by_role("button", name="Continue").last.click()
+    expect(page.get_by_text("✅ Review finished", exact=False)).to_be_visible(timeout=60_000)
+
+    # Round 2's reviewers read the user's edit and the author's revision.
+    second = requests_for(llm_server, RED)[1]
+    assert edited in second and revised.strip() in second
+    with page.expect_download() as md_download:
+        page.get_by_text("improved.md").click()
+    markdown = Path(md_download.value.path()).read_text(encoding="utf-8")
+    assert markdown == DOCUMENT.replace("Pet owners and vets use the system.", edited).replace(
+        "Owners book a visit with a vet. The search for free slots is fast.\n", revised
+    )
