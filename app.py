@@ -20,6 +20,7 @@ from ui.agent import AGENT_MODE, close_agent_session, on_mcp_connect, on_mcp_dis
 from ui.chat import CHAT_MODE
 from ui.history import HistoryDataLayer, create_schema
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
+from ui.review import REVIEW_MODE
 from ui.rewrite import REWRITE_MODE
 from ui.session import (
     persist_thread_state,
@@ -46,6 +47,7 @@ register_mode(AGENT_MODE)
 register_mode(SRS_MODE)
 register_mode(TEAM_MODE)
 register_mode(REWRITE_MODE)
+register_mode(REVIEW_MODE)
 
 
 @cl.on_app_startup

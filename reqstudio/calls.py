@@ -91,6 +91,10 @@ ROLE_POLICIES: dict[str, RetryPolicy] = {
     "RewriteReview": exponential(3),
     "RewritePatch": exponential(5),
     "RewriteQuestions": exponential(3),
+    # Seed 001 (Review): the four reviewers answer structured (three tries bound the re-asks);
+    # the authors write sections like DocGenerate.
+    "ReviewPanel": exponential(3),
+    "ReviewAuthor": exponential(5),
 }
 DEFAULT_POLICY = exponential(3)
 

@@ -16,6 +16,7 @@ SUBCOMMAND_MODULES = (
     "agents.react.cli",
     "agents.team.cli",
     "agents.rewrite.cli",
+    "agents.review.cli",
 )
 
 

@@ -13,6 +13,7 @@ rendered from their level and title.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -72,8 +73,9 @@ class DocumentStructure(BaseModel):
     def with_content(self, section_id: str, content: str) -> DocumentStructure:
         """A copy in which only `section_id`'s content is `content`; everything else shared."""
         self.section(section_id)  # KeyError for an unknown id
+        last = self.sections[-1].id
         sections = [
-            s.model_copy(update={"content": _with_trailing_break(content, s)})
+            s.model_copy(update={"content": _with_trailing_break(content, s, s.id == last)})
             if s.id == section_id
             else s
             for s in self.sections
@@ -91,12 +93,19 @@ def section_id_for(order: int) -> str:
     return f"sec-{order + 1:02d}"
 
 
-def _with_trailing_break(content: str, original: DocumentSection) -> str:
-    """Keep the blank line that separated a parsed section from the next heading."""
+def _with_trailing_break(content: str, original: DocumentSection, last: bool = False) -> str:
+    """Keep the blank lines that separated a parsed section's body from its heading and from
+    the next heading."""
     if original.heading is None:
         return content
+    leading = original.content[: len(original.content) - len(original.content.lstrip("\n"))]
+    if not original.content.strip():
+        leading = "\n" if original.heading else ""
     trailing = original.content[len(original.content.rstrip("\n")) :] or "\n"
-    return content.rstrip("\n") + (trailing if len(trailing) > 1 else "\n\n")
+    body = content.strip("\n")
+    if last:  # the document's end: as it ended before
+        return leading + body + trailing
+    return leading + body + (trailing if len(trailing) > 1 else "\n\n")
 
 
 def _heading_spans(text: str) -> list[tuple[int, int, int, str]]:
@@ -110,6 +119,61 @@ def _heading_spans(text: str) -> list[tuple[int, int, int, str]]:
     return spans
 
 
+_NUMBERED = re.compile(r"^\s{0,8}(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
+_SENTENCE_END = ("。", ".", "；", ";", ",", "，", ":", "：")
+_PAGE_NUMBER = re.compile(r"\s{2,}\d+\s*$")  # a table-of-contents line: "1.1   Purpose    5"
+
+
+def _plain_heading_lines(lines: list[str]) -> list[tuple[int, int]]:
+    """(line, level) of the numbered headings of a text without Markdown headings: documents
+    converted from .doc/.pdf (PURE's) keep "2 Overall Description" or "3.1 Functionality" as a
+    short line of its own between blank lines. Numbered sentences ("1 The system shall ...")
+    end with punctuation or are long, and are not headings."""
+    found = []
+    for index, line in enumerate(lines):
+        text = line.strip()
+        match = _NUMBERED.match(line)
+        if match is None or len(text) > 70 or text.endswith(_SENTENCE_END):
+            continue
+        if _PAGE_NUMBER.search(line.rstrip("\n")):
+            continue
+        before = index == 0 or not lines[index - 1].strip()
+        after = index + 1 == len(lines) or not lines[index + 1].strip()
+        if before and after and len(text.split()) <= 10:
+            found.append((index, min(match.group(1).count(".") + 1, 6)))
+    return found
+
+
+def _parse_plain(lines: list[str], default_title: str) -> DocumentStructure:
+    """A document without Markdown headings: sections at numbered heading lines, the text
+    before the first one a section of its own; one section when there are none."""
+    title = default_title or "Untitled"
+    headings = _plain_heading_lines(lines)
+    starts = [i for i, _ in headings]
+    sections: list[DocumentSection] = []
+    front = "".join(lines[: starts[0]] if starts else lines)
+    if front.strip() or not starts:
+        sections.append(
+            DocumentSection(id=section_id_for(0), title=title, content=front, level=1, heading="")
+        )
+    for number, (start, level) in enumerate(headings):
+        end = starts[number + 1] if number + 1 < len(starts) else len(lines)
+        order = len(sections)
+        sections.append(
+            DocumentSection(
+                id=section_id_for(order),
+                title=lines[start].strip(),
+                heading=lines[start],
+                content="".join(lines[start + 1 : end]),
+                level=level,
+                order=order,
+            )
+        )
+    if not front.strip() and front:
+        return DocumentStructure(title=title, sections=sections, preamble=front, title_heading="")
+    return DocumentStructure(title=title, sections=sections, title_heading="")
+
+
 def parse_markdown(text: str, *, default_title: str = "") -> DocumentStructure:
     """Cut `text` into sections at its headings; `to_markdown()` gives `text` back unchanged.
 
@@ -119,9 +183,7 @@ def parse_markdown(text: str, *, default_title: str = "") -> DocumentStructure:
     lines = text.splitlines(keepends=True)
     spans = _heading_spans(text)
     if not spans:
-        title = default_title or "Untitled"
-        only = DocumentSection(id=section_id_for(0), title=title, content=text, level=1, heading="")
-        return DocumentStructure(title=title, sections=[only], title_heading="")
+        return _parse_plain(lines, default_title)
     preamble = "".join(lines[: spans[0][0]])
     title, title_heading = default_title, ""
     sections: list[DocumentSection] = []
@@ -157,3 +219,21 @@ def parse_markdown(text: str, *, default_title: str = "") -> DocumentStructure:
         preamble=preamble,
         title_heading=title_heading,
     )
+
+
+def document_language(text: str) -> str:
+    """ "zh" when Chinese characters carry the text, else "en"."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    letters = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "zh" if cjk * 3 >= letters and cjk > 0 else "en"
+
+
+def with_ids(document: DocumentStructure) -> str:
+    """The document as reviewers see it: each section's source text after its id in brackets."""
+    parts = []
+    for section in document.sections:
+        heading = section.heading if section.heading is not None else ""
+        if not heading.strip():
+            heading = f"{'#' * section.level} {section.title}\n"
+        parts.append(f"[{section.id}] {heading.rstrip()}\n\n{section.content.strip()}\n")
+    return "\n".join(parts)

@@ -120,6 +120,9 @@ class EmbeddedModelServer:
             "--n_ctx", str(self.context_size),
             "--n_threads", str(self.threads),
             "--model_alias", EMBEDDED_MODEL_NAME,
+            # Concurrent calls (Review's three reviewers, Rewrite's patches) queue; by default
+            # a new request would end the running stream early, and each retry the next.
+            "--interrupt_requests", "false",
         ]  # fmt: skip
         output = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
         self._process = subprocess.Popen(

@@ -90,6 +90,9 @@ class ScriptedLLMServer:
         self.port = port
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        # Per request (same order as `requests`): when it arrived and when its answer ended,
+        # in `time.monotonic()` seconds; lets tests check which calls overlapped.
+        self.timeline: list[dict[str, float]] = []
         self._queue: list[Reply] = []
         self._lock = threading.Lock()
         self._server: uvicorn.Server | None = None
@@ -119,6 +122,7 @@ class ScriptedLLMServer:
         with self._lock:
             self._queue.clear()
             self.requests.clear()
+            self.timeline.clear()
 
     @property
     def pending(self) -> int:
@@ -185,8 +189,10 @@ class ScriptedLLMServer:
         body = await request.json()
         messages = body.get("messages", [])
         text = _message_text(messages)
+        span = {"received": time.monotonic(), "answered": float("inf")}
         with self._lock:
             self.requests.append(body)
+            self.timeline.append(span)
         reply = self._take(text)
         if reply is None:
             last_user = next(
@@ -195,6 +201,8 @@ class ScriptedLLMServer:
             reply = Reply(content=f"Echo: {last_user}")
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        if not body.get("stream") or reply.fault in {"401", "429", "500"}:
+            span["answered"] = time.monotonic()
         if reply.fault in {"401", "429", "500"}:
             status = int(reply.fault)
             kind = {401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"}
@@ -224,7 +232,7 @@ class ScriptedLLMServer:
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return StreamingResponse(
-                self._stream(reply, completion_id, model, usage, include_usage),
+                self._stream(reply, completion_id, model, usage, include_usage, span),
                 media_type="text/event-stream",
             )
         if reply.fault == "malformed":
@@ -257,7 +265,19 @@ class ScriptedLLMServer:
             }
         )
 
-    async def _stream(self, reply: Reply, completion_id: str, model: str, usage, include_usage):
+    async def _stream(self, reply, completion_id, model, usage, include_usage, span=None):
+        try:
+            async for piece in self._stream_pieces(
+                reply, completion_id, model, usage, include_usage
+            ):
+                yield piece
+        finally:
+            if span is not None:
+                span["answered"] = time.monotonic()
+
+    async def _stream_pieces(
+        self, reply: Reply, completion_id: str, model: str, usage, include_usage
+    ):
         def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
             payload = {
                 "id": completion_id,

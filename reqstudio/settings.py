@@ -37,6 +37,8 @@ ModelRole = Literal[
     "RewriteReview",
     "RewritePatch",
     "RewriteQuestions",
+    "ReviewPanel",
+    "ReviewAuthor",
 ]
 
 
@@ -169,6 +171,17 @@ class Settings(BaseSettings):
         default=10.0, gt=0, le=100, validation_alias=AliasChoices("REQSTUDIO_REFERENCE_MAX_MB")
     )
 
+    # Review mode (seed 001)
+    review_max_rounds: int = Field(
+        default=3, ge=1, le=10, validation_alias=AliasChoices("REVIEW_MAX_ROUNDS")
+    )
+    review_pause_after_round: bool = Field(
+        default=False, validation_alias=AliasChoices("REVIEW_PAUSE_AFTER_ROUND")
+    )
+    temp_review: float = Field(
+        default=0.2, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REVIEW")
+    )
+
     # Team mode (seed 004)
     team_max_agents: int = Field(
         default=8, ge=2, le=32, validation_alias=AliasChoices("TEAM_MAX_AGENTS")
@@ -270,6 +283,8 @@ class Settings(BaseSettings):
             "RewriteReview": min(self.temp_rewrite, self.temp_evaluation),
             "RewritePatch": self.temp_rewrite,
             "RewriteQuestions": self.temp_rewrite,
+            "ReviewPanel": self.temp_review,
+            "ReviewAuthor": self.temp_rewrite,
         }[role]
 
 

@@ -424,12 +424,12 @@ async def test_another_reviewer_plugs_in_and_only_named_sections_are_patched(fac
     ]
 
 
-def test_panel_setting_falls_back_to_the_expert_until_review_mode_provides_it(settings, factory):
-    from agents.rewrite import ExpertReviewer
+def test_panel_setting_picks_review_modes_four_perspective_panel(settings, factory):
+    from agents.review.rewrite_panel import PanelReviewer
 
     panel_settings = settings.model_copy(update={"rewrite_reviewer": "panel"})
     panel_factory = type(factory)(panel_settings, factory.endpoint)
-    assert isinstance(RewriteChain(panel_factory).reviewer, ExpertReviewer)
+    assert isinstance(RewriteChain(panel_factory).reviewer, PanelReviewer)
 
 
 async def test_an_empty_section_fails_the_filling_stage_with_a_plain_reason(factory, llm_server):

@@ -99,6 +99,7 @@ TEXT = {
     },
     "resume": {"zh": "继续运行", "en": "Resume"},
     "evaluate": {"zh": "评估 / Evaluate", "en": "Evaluate / 评估"},
+    "review": {"zh": "审阅并改进", "en": "Review & improve"},
     "evaluating": {"zh": "评估中…", "en": "Evaluating…"},
     "evaluation_title": {
         "zh": "📊 与参考 SRS 对比的评估（模型 {model}）",
@@ -373,10 +374,32 @@ async def finish_run(document: cl.Message, result: SrsResult) -> None:
             mime="application/json",
         ),
     ]
+    document.actions = [cl.Action(name="srs_review", payload={}, label=tr("review"))]
     if cl.user_session.get("srs_reference"):
-        document.actions = [cl.Action(name="srs_evaluate", payload={}, label=tr("evaluate"))]
+        document.actions.append(cl.Action(name="srs_evaluate", payload={}, label=tr("evaluate")))
     await document.send()
     await persist_thread_state()
+
+
+@cl.action_callback("srs_review")
+async def on_review(action: cl.Action) -> None:
+    """Review mode's loop on the SRS just written, in this thread; Evaluate then scores the
+    improved SRS, so the metrics before and after can be compared."""
+    from ui.review import review_generated_srs  # Review mode's adapter; imported on use
+
+    current = (cl.user_session.get("srs_last_result") or {}).get("srs", "")
+    if not current:
+        return
+    improved = await review_generated_srs(current)
+    if improved is None:
+        return
+    cl.user_session.set("srs_last_result", {"srs": improved, "srs_before_review": current})
+    await persist_thread_state()
+    if cl.user_session.get("srs_reference"):
+        await cl.Message(
+            content=tr("evaluate"),
+            actions=[cl.Action(name="srs_evaluate", payload={}, label=tr("evaluate"))],
+        ).send()
 
 
 @cl.action_callback("srs_evaluate")

@@ -18,8 +18,11 @@ para ::= [^\n#`] [^\n`]{10,240}"""
 SECTION_TOKENS = 600
 
 
-def bounded_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """`schema`'s JSON schema with every free string one line and every list short."""
+def bounded_schema(
+    schema: type[BaseModel], id_fields: tuple[str, ...] = ("section_id",)
+) -> dict[str, Any]:
+    """`schema`'s JSON schema with every free string one line and every list short; strings
+    named in `id_fields` must be section ids."""
 
     def walk(node: Any, name: str = "") -> Any:
         if isinstance(node, dict):
@@ -27,7 +30,7 @@ def bounded_schema(schema: type[BaseModel]) -> dict[str, Any]:
             if bounded.get("type") == "string" and "enum" not in bounded:
                 bounded.pop("maxLength", None)
                 bounded.pop("minLength", None)
-                bounded["pattern"] = SECTION_ID if name == "section_id" else ONE_LINE
+                bounded["pattern"] = SECTION_ID if name in id_fields else ONE_LINE
             if bounded.get("type") == "array":
                 bounded["maxItems"] = min(bounded.get("maxItems", MAX_ITEMS), MAX_ITEMS)
             if "properties" in bounded:

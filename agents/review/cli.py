@@ -1,0 +1,137 @@
+"""`reqstudio review --doc FILE [--max-rounds N] [--out improved.md] [--json reviews.json]`.
+
+Arguments are checked before any model is started or called: a missing or unreadable
+document, a round limit outside 1-10, or an output path that cannot be written exit with code 2
+and one line. Progress goes to stderr; without --out the improved document goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from agents.review.documents import load_document
+from agents.review.engine import ReviewRequest, ReviewResult, run_review
+from agents.review.events import (
+    AuthorStarted,
+    DecisionMade,
+    ReviewerFailed,
+    ReviewerFinished,
+    RoundStarted,
+    RunFailed,
+    RunFinished,
+    SectionRevised,
+)
+from agents.rewrite.cli import check_writable
+from agents.srs.documents import ReferenceDocumentError
+from reqstudio.cli import UsageError
+from reqstudio.llm import ModelFactory
+from reqstudio.runtime import AppRuntime
+from reqstudio.settings import load_settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    review = subparsers.add_parser(
+        "review",
+        help="review a requirements document round after round and fix what the reviewers find",
+        description="A red team, blue team, client and judge review the document; the authors "
+        "of the sections with high-priority issues fix exactly those, until the issues "
+        "converge. Progress on stderr; the improved document on stdout unless --out is given.",
+    )
+    review.add_argument(
+        "--doc", required=True, type=Path, help="the document (.md .txt .pdf .docx)"
+    )
+    review.add_argument(
+        "--max-rounds", type=int, default=None, help="review rounds at most, 1-10 (default 3)"
+    )
+    review.add_argument("--out", type=Path, help="write the improved Markdown here")
+    review.add_argument("--json", type=Path, help="write every review (JSON) here")
+    review.set_defaults(handler=review_command)
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+async def review_with_progress(request: ReviewRequest, factory: ModelFactory) -> ReviewResult:
+    async for event in run_review(request, factory):
+        if isinstance(event, RoundStarted):
+            say(f"INFO: Round {event.round}: red team, blue team and client reviewing...")
+        elif isinstance(event, ReviewerFinished):
+            say(f"INFO: Round {event.round}: {event.reviewer} done")
+        elif isinstance(event, ReviewerFailed):
+            say(f"WARNING: Round {event.round}: {event.reviewer} unreadable: {event.reason}")
+        elif isinstance(event, DecisionMade):
+            decision = event.decision
+            verdict = (
+                f"revise {', '.join(decision.focus_on)}"
+                if decision.action == "iterate"
+                else f"stop ({decision.reason})"
+            )
+            say(f"INFO: Round {event.round}: {len(decision.improvements)} issue(s); {verdict}")
+        elif isinstance(event, AuthorStarted):
+            say(f"INFO: Round {event.round}: revising {event.agent_id} {event.title}")
+        elif isinstance(event, SectionRevised) and event.revision.failed:
+            say(
+                f"WARNING: Round {event.round}: {event.revision.agent_id} unchanged: "
+                f"{event.revision.failed}"
+            )
+        elif isinstance(event, RunFailed):
+            raise ReviewFailed(event.message, event.partial)
+        elif isinstance(event, RunFinished):
+            return event.result
+    raise ReviewFailed("the review ended without a result", None)
+
+
+class ReviewFailed(RuntimeError):
+    def __init__(self, message: str, partial: object):
+        super().__init__(message)
+        self.partial = partial
+
+
+def review_command(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    max_rounds = settings.review_max_rounds if args.max_rounds is None else args.max_rounds
+    if not 1 <= max_rounds <= 10:
+        raise UsageError(f"--max-rounds: {max_rounds} is not between 1 and 10")
+    try:
+        text = load_document(args.doc, max_mb=settings.reference_max_mb).text
+    except ReferenceDocumentError as exc:
+        raise UsageError(f"--doc: {exc.message_en}") from None
+    if not text.strip():
+        raise UsageError(f"--doc: {args.doc} holds no text")
+    check_writable(args.out, "--out")
+    check_writable(args.json, "--json")
+    request = ReviewRequest(document=text, title=args.doc.stem, max_rounds=max_rounds)
+    with AppRuntime(settings) as runtime:
+        try:
+            result = asyncio.run(review_with_progress(request, runtime.factory()))
+        except ReviewFailed as error:
+            partial = error.partial
+            if isinstance(partial, ReviewResult) and partial.rounds and args.json is not None:
+                write_json(args.json, partial)
+                say(f"ERROR: {error} (the finished rounds: {args.json})")
+            else:
+                say(f"ERROR: {error}")
+            return 1
+    if args.out is not None:
+        args.out.write_text(result.improved_markdown, encoding="utf-8")
+    else:
+        sys.stdout.write(result.improved_markdown)
+        sys.stdout.flush()
+    if args.json is not None:
+        write_json(args.json, result)
+    say(f"INFO: Trajectory: {result.trajectory_text()}")
+    say(
+        f"INFO: Done: {result.stop_reason}, {len(result.rounds)} round(s), "
+        f"{result.usage.get('total_tokens', 0)} tokens, {result.seconds:.1f} s"
+    )
+    return 0
+
+
+def write_json(path: Path, result: ReviewResult) -> None:
+    data = result.reviews_json()
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

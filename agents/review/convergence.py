@@ -1,0 +1,208 @@
+"""The loop's two decisions, as plain functions (seed 001, 第三步 and 第四步):
+`determine_next_action` stops on a named reason or picks the sections to revise;
+`generate_review_feedback` turns the panel's findings into each author's task list."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from agents.review.models import (
+    BlueTeamReview,
+    Improvement,
+    IterationContext,
+    JudgeReview,
+    NextAction,
+    Priority,
+    RedTeamReview,
+    ReviewRound,
+    SectionFeedback,
+    SpecificTask,
+)
+from reqstudio.document_model import DocumentStructure
+
+log = logging.getLogger("reqstudio.review")
+
+SUMMARY_CHARS = 240
+
+
+def determine_next_action(
+    improvements: Sequence[Improvement],
+    round_number: int,
+    history: Sequence[dict[str, Any]],
+    *,
+    max_rounds: int = 3,
+    score: float | None = None,
+) -> NextAction:
+    """The seed's `_determine_next_action`, with its fourth stop (评分下降).
+
+    `history`: the earlier rounds, each {"total_improvements": int, "score": float | None}.
+    Stops, in the seed's order: no high-priority issue left (quality_sufficient); the number
+    of improvements did not fall since the last round (no_convergence); the reviewers' mean
+    score fell (score_declined); the round limit (max_rounds). Otherwise iterate on the
+    sections with high-priority issues."""
+    high = [i for i in improvements if i.priority == "high"]
+    if not high:
+        log.info("review round %d: no high-priority issue, stopping", round_number)
+        return NextAction(
+            action="approve", reason="quality_sufficient", improvements=[*improvements]
+        )
+    if round_number > 1 and history:
+        previous = history[-1]
+        if len(improvements) >= int(previous["total_improvements"]):
+            log.warning(
+                "review round %d: the number of issues did not fall, stopping", round_number
+            )
+            return NextAction(
+                action="approve", reason="no_convergence", improvements=[*improvements]
+            )
+        before = previous.get("score")
+        if score is not None and before is not None and score < before:
+            log.warning("review round %d: the reviewers' score fell, stopping", round_number)
+            return NextAction(
+                action="approve", reason="score_declined", improvements=[*improvements]
+            )
+    if round_number >= max_rounds:
+        log.warning("review round %d: round limit reached, stopping", round_number)
+        return NextAction(action="approve", reason="max_rounds", improvements=[*improvements])
+    focus = list(dict.fromkeys(i.agent_id for i in high))
+    return NextAction(action="iterate", focus_on=focus, improvements=[*improvements])
+
+
+def judge_priority(rank: int) -> Priority:
+    return "high" if rank <= 1 else "medium" if rank == 2 else "low"
+
+
+def round_improvements(
+    red: RedTeamReview | None, judge: JudgeReview | None, known: set[str]
+) -> list[Improvement]:
+    """The round's improvements: the red team's (the seed's list); when the red team's answer
+    could not be read, the judge's prioritized tasks stand in for it. Findings naming no
+    section of the document are dropped (and logged)."""
+    if red is not None:
+        found = list(red.improvements)
+    elif judge is not None:
+        found = [
+            Improvement(
+                agent_id=item.agent_id,
+                category="judge",
+                issue=item.task,
+                expected=item.task,
+                priority=judge_priority(item.priority),
+            )
+            for item in judge.prioritized_improvements
+        ]
+    else:
+        found = []
+    unknown = [i for i in found if i.agent_id not in known]
+    if unknown:
+        log.warning("review: %d finding(s) name no section of the document", len(unknown))
+    return [i for i in found if i.agent_id in known]
+
+
+def _validation(issue: str, language: str) -> str:
+    if language == "zh":
+        return f"修改后不再存在此问题：{issue}"
+    return f"after the change this no longer holds: {issue}"
+
+
+def generate_review_feedback(
+    document: DocumentStructure,
+    round_number: int,
+    improvements: Sequence[Improvement],
+    blue: BlueTeamReview | None,
+    judge: JudgeReview | None,
+    language: str = "en",
+) -> dict[str, SectionFeedback]:
+    """For each section with work to do: the seed's `iteration_context`, `specific_tasks`
+    (red team's improvements, then the judge's tasks, then the blue team's enhancements) and
+    `avoid_changes_to` (the blue team's keep_as_is aspects for that section)."""
+    tasks: dict[str, list[SpecificTask]] = {}
+    needs: dict[str, list[str]] = {}
+
+    def add(agent_id: str, **task: Any) -> None:
+        items = tasks.setdefault(agent_id, [])
+        items.append(SpecificTask(task_id=len(items) + 1, **task))
+
+    for item in improvements:
+        add(
+            item.agent_id,
+            category=item.category,
+            instruction=item.expected,
+            example="",
+            validation=_validation(item.issue, language),
+            priority=item.priority,
+        )
+        needs.setdefault(item.agent_id, []).append(item.issue)
+    known = set(document.section_ids)
+    for ranked in judge.prioritized_improvements if judge else []:
+        if ranked.agent_id in known:
+            add(
+                ranked.agent_id,
+                category="judge_priority",
+                instruction=ranked.task,
+                example="",
+                validation=ranked.rationale,
+                priority=judge_priority(ranked.priority),
+            )
+    for suggestion in blue.enhancement_suggestions if blue else []:
+        if suggestion.agent_id in tasks:  # only where there is work anyway: no churn elsewhere
+            add(
+                suggestion.agent_id,
+                category=suggestion.aspect,
+                instruction=suggestion.suggestion,
+                priority="low",
+            )
+    feedback: dict[str, SectionFeedback] = {}
+    for section in document.sections:
+        if section.id not in tasks:
+            continue
+        kept = [k for k in (blue.keep_as_is if blue else []) if k.agent_id == section.id]
+        summary = " ".join(section.content.split())
+        feedback[section.id] = SectionFeedback(
+            agent_id=section.id,
+            iteration_context=IterationContext(
+                round=round_number,
+                previous_output_summary=summary[:SUMMARY_CHARS]
+                + ("…" if len(summary) > SUMMARY_CHARS else ""),
+                what_worked_well=[
+                    f"{k.aspect}: {k.reason}" if k.reason else k.aspect for k in kept
+                ],
+                what_needs_improvement=needs.get(
+                    section.id, [t.instruction for t in tasks[section.id]]
+                ),
+            ),
+            specific_tasks=tasks[section.id],
+            avoid_changes_to=list(dict.fromkeys(k.aspect for k in kept)),
+        )
+    return feedback
+
+
+def review_summary(record: ReviewRound) -> str:
+    """The seed's `_log_review_summary`: one paragraph per round for the log."""
+    counts = record.count_by_priority()
+    parts = [
+        f"review round {record.round}: {record.total_improvements} improvement(s) "
+        f"(high {counts['high']}, medium {counts['medium']}, low {counts['low']})"
+    ]
+    if record.red_team is not None:
+        parts.append(
+            "red team: "
+            + "; ".join(f"[{i.agent_id}] {i.issue}" for i in record.red_team.improvements[:5])
+        )
+    if record.blue_team is not None:
+        parts.append(
+            "blue team keeps: "
+            + ", ".join(f"[{k.agent_id}] {k.aspect}" for k in record.blue_team.keep_as_is[:5])
+        )
+    if record.client is not None:
+        parts.append("client: " + "; ".join(g.gap for g in record.client.business_gaps[:5]))
+    for failure in record.failures:
+        parts.append(f"{failure.reviewer} unreadable: {failure.reason}")
+    if record.decision is not None:
+        verdict = record.decision.reason or f"iterate on {', '.join(record.decision.focus_on)}"
+        parts.append(f"decision: {record.decision.action} ({verdict})")
+    if record.score is not None:
+        parts.append(f"legacy score {record.score}")
+    return " | ".join(parts)

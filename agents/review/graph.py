@@ -1,0 +1,56 @@
+"""Seed 001's iterative review as a LangGraph graph:
+
+START -> start_round --Send x3--> review_perspective -> judge_reviews
+      -> determine_next_action --approve--> finish -> END
+                               --iterate--> revise_sections -> start_round
+                                            (-> await_user_edits -> start_round when
+                                             "pause after each round" is on)
+"""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from agents.review.nodes import (
+    await_user_edits,
+    decide_next_action,
+    fan_out,
+    finish,
+    judge_reviews,
+    review_perspective,
+    revise_sections,
+    route_after_decision,
+    route_after_revision,
+    start_round,
+)
+from agents.review.state import ReviewContext, ReviewState
+
+
+def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    builder = StateGraph(ReviewState, context_schema=ReviewContext)
+    builder.add_node("start_round", start_round)
+    builder.add_node("review_perspective", review_perspective)
+    builder.add_node("judge_reviews", judge_reviews)
+    builder.add_node("determine_next_action", decide_next_action)
+    builder.add_node("revise_sections", revise_sections)
+    builder.add_node("await_user_edits", await_user_edits)
+    builder.add_node("finish", finish)
+    builder.add_edge(START, "start_round")
+    builder.add_conditional_edges("start_round", fan_out, ["review_perspective"])
+    builder.add_edge("review_perspective", "judge_reviews")
+    builder.add_edge("judge_reviews", "determine_next_action")
+    builder.add_conditional_edges(
+        "determine_next_action", route_after_decision, ["finish", "revise_sections"]
+    )
+    builder.add_conditional_edges(
+        "revise_sections", route_after_revision, ["await_user_edits", "start_round"]
+    )
+    builder.add_edge("await_user_edits", "start_round")
+    builder.add_edge("finish", END)
+    return builder.compile(checkpointer=checkpointer, name="review")
+
+
+def recursion_limit(max_rounds: int) -> int:
+    return 7 * max_rounds + 10

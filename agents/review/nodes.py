@@ -1,0 +1,419 @@
+"""The review graph's nodes. One round:
+
+    start_round -> (Send) review_perspective x3 -> judge_reviews -> determine_next_action
+    -> revise_sections (iterate) -> [await_user_edits] -> start_round ...
+
+Every node reports through LangGraph's stream writer (the events in `agents.review.events`);
+none imports Chainlit."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
+from langgraph.types import Send, interrupt
+
+from agents.review.convergence import (
+    determine_next_action,
+    generate_review_feedback,
+    review_summary,
+    round_improvements,
+)
+from agents.review.events import (
+    AuthorReset,
+    AuthorStarted,
+    AuthorToken,
+    DecisionMade,
+    ReviewerFailed,
+    ReviewerFinished,
+    RoundFinished,
+    RoundStarted,
+    SectionRevised,
+)
+from agents.review.models import (
+    ANSWER_MODELS,
+    PERSPECTIVES,
+    BlueTeamReview,
+    ClientReview,
+    JudgeReview,
+    RedTeamReview,
+    ReviewerFailure,
+    ReviewRound,
+    SectionFeedback,
+    SectionRevision,
+)
+from agents.review.state import PerspectiveTask, ReviewContext, ReviewState
+from agents.rewrite import embedded
+from reqstudio.calls import IncompleteAnswerError, complete_text, policy_for
+from reqstudio.document_model import DocumentStructure, with_ids
+from reqstudio.errors import describe_failure
+from reqstudio.llm import ModelFactory
+from reqstudio.prompts import render_prompt
+from reqstudio.structured import StructuredOutputError, ask_structured
+
+log = logging.getLogger("reqstudio.review")
+
+ID_FIELDS = ("agent_id",)
+# The bundled 135M model decodes against the schema: few, short findings keep a reviewer's
+# answer to a few hundred tokens (four such answers make a round).
+EMBEDDED_ITEMS = 2
+EMBEDDED_LINE = r'^[^"\\\n]{1,60}$'
+
+
+def embedded_schema(schema: type) -> dict[str, Any]:
+    """Rewrite's bounded schema for the embedded model, tightened for four reviewers a round."""
+
+    def tighten(node: Any) -> Any:
+        if isinstance(node, dict):
+            node = {key: tighten(value) for key, value in node.items()}
+            if node.get("type") == "array":
+                node["maxItems"] = min(node.get("maxItems", EMBEDDED_ITEMS), EMBEDDED_ITEMS)
+            if node.get("pattern") == embedded.ONE_LINE:
+                node["pattern"] = EMBEDDED_LINE
+            return node
+        if isinstance(node, list):
+            return [tighten(value) for value in node]
+        return node
+
+    bounded = tighten(embedded.bounded_schema(schema, ID_FIELDS))
+    for derived in ("critical_issues_count", "total_improvements"):  # recomputed anyway
+        bounded.get("properties", {}).pop(derived, None)
+    return bounded
+
+
+class ReviewRoundFailed(RuntimeError):
+    """No reviewer's answer could be read this round: nothing to decide on."""
+
+
+def reason_for(error: BaseException) -> str:
+    if isinstance(error, StructuredOutputError):
+        return str(error)
+    if type(error) is ValueError:
+        return str(error)
+    if isinstance(error, IncompleteAnswerError):
+        if error.reason == "length":
+            return "the answer was cut off at the length limit, also after continuing"
+        return "the answer stream ended without a finish reason, also after retries"
+    return describe_failure(error, "en")
+
+
+def _emit(event: Any) -> None:
+    with contextlib.suppress(RuntimeError):  # outside a graph run nobody listens
+        get_stream_writer()(event)
+
+
+async def ask_reviewer(
+    ctx: ReviewContext,
+    reviewer: str,
+    document: DocumentStructure,
+    language: str,
+    round_number: int,
+    **extra: Any,
+) -> Any:
+    """One reviewer's answer through the shared structured path (re-asks included)."""
+    return await ask_panel_member(
+        ctx.factory, [ctx.tracker], reviewer, document, language, round_number, **extra
+    )
+
+
+async def ask_panel_member(
+    factory: ModelFactory,
+    callbacks: Sequence[Any],
+    reviewer: str,
+    document: DocumentStructure,
+    language: str,
+    round_number: int,
+    **extra: Any,
+) -> Any:
+    """`ask_reviewer` for callers without a review run (Rewrite's panel adapter)."""
+    schema = ANSWER_MODELS[reviewer]
+    prompt = render_prompt(
+        f"review/{reviewer}.md",
+        title=document.title,
+        document=with_ids(document),
+        language=language,
+        **extra,
+    )
+    bounded = embedded_schema(schema) if factory.endpoint.embedded else None
+    answer = await ask_structured(
+        factory.for_role("ReviewPanel", callbacks=list(callbacks)),
+        [HumanMessage(prompt)],
+        schema,
+        response_format=factory.response_format(schema, json_schema=bounded),
+        policy=policy_for("ReviewPanel", factory.settings),
+        label=f"Review {reviewer} round {round_number}",
+    )
+    return answer.value
+
+
+# --- a round's start and the fan-out ----------------------------------------------------
+
+
+async def start_round(state: ReviewState, runtime: Runtime[ReviewContext]) -> dict[str, Any]:
+    number = state["round"] + 1
+    _emit(RoundStarted(round=number))
+    log.info("review round %d starts", number)
+    return {"round": number, "reviews": None, "judge": None}
+
+
+def fan_out(state: ReviewState) -> list[Send]:
+    """The red team, blue team and client review concurrently (one Send each)."""
+    return [
+        Send(
+            "review_perspective",
+            PerspectiveTask(
+                perspective=p,
+                round=state["round"],
+                document=state["document"],
+                language=state["language"],
+            ),
+        )
+        for p in PERSPECTIVES
+    ]
+
+
+async def review_perspective(
+    task: PerspectiveTask, runtime: Runtime[ReviewContext]
+) -> dict[str, Any]:
+    """One perspective's review; an answer that cannot be read is recorded, not raised."""
+    reviewer = task["perspective"]
+    document = DocumentStructure.model_validate(task["document"])
+    try:
+        review = await ask_reviewer(
+            runtime.context, reviewer, document, task["language"], task["round"]
+        )
+    except Exception as error:
+        reason = reason_for(error)
+        log.warning("review round %d: %s failed: %s", task["round"], reviewer, reason)
+        _emit(ReviewerFailed(round=task["round"], reviewer=reviewer, reason=reason))
+        return {"reviews": [{"reviewer": reviewer, "failed": reason}]}
+    _emit(ReviewerFinished(round=task["round"], reviewer=reviewer, review=review))
+    return {"reviews": [{"reviewer": reviewer, "review": review.model_dump(mode="json")}]}
+
+
+# --- the judge ---------------------------------------------------------------------------
+
+
+def reviews_for_judge(outcomes: list[dict[str, Any]]) -> str:
+    shown = {
+        o["reviewer"]: o.get("review") or {"unavailable": o.get("failed", "")} for o in outcomes
+    }
+    ordered = {p: shown[p] for p in PERSPECTIVES if p in shown}
+    return json.dumps(ordered, ensure_ascii=False, indent=1)
+
+
+async def judge_reviews(state: ReviewState, runtime: Runtime[ReviewContext]) -> dict[str, Any]:
+    outcomes = state["reviews"]
+    number = state["round"]
+    if not any("review" in o for o in outcomes):
+        reason = "no perspective's review could be read; nothing to judge"
+        _emit(ReviewerFailed(round=number, reviewer="judge", reason=reason))
+        return {"judge": {"failed": reason}}
+    document = DocumentStructure.model_validate(state["document"])
+    try:
+        judge = await ask_reviewer(
+            runtime.context,
+            "judge",
+            document,
+            state["language"],
+            number,
+            reviews=reviews_for_judge(outcomes),
+        )
+    except Exception as error:
+        reason = reason_for(error)
+        log.warning("review round %d: judge failed: %s", number, reason)
+        _emit(ReviewerFailed(round=number, reviewer="judge", reason=reason))
+        return {"judge": {"failed": reason}}
+    _emit(ReviewerFinished(round=number, reviewer="judge", review=judge))
+    return {"judge": {"review": judge.model_dump(mode="json")}}
+
+
+# --- the decision ------------------------------------------------------------------------
+
+
+def round_record(state: ReviewState) -> ReviewRound:
+    """This round's reviews as a `ReviewRound` (before the decision)."""
+    record = ReviewRound(round=state["round"])
+    fields = {"red_team": RedTeamReview, "blue_team": BlueTeamReview, "client": ClientReview}
+    for outcome in [*state["reviews"], {"reviewer": "judge", **(state["judge"] or {})}]:
+        reviewer = outcome["reviewer"]
+        if "review" in outcome:
+            model = fields.get(reviewer, JudgeReview)
+            setattr(record, reviewer, model.model_validate(outcome["review"]))
+        elif "failed" in outcome:
+            record.failures.append(ReviewerFailure(reviewer=reviewer, reason=outcome["failed"]))
+    return record
+
+
+async def decide_next_action(state: ReviewState, runtime: Runtime[ReviewContext]) -> dict[str, Any]:
+    """`generate_review_feedback` then `determine_next_action`; the round's summary is logged."""
+    document = DocumentStructure.model_validate(state["document"])
+    record = round_record(state)
+    if record.red_team is None and record.judge is None:
+        reviewers = ", ".join(f.reviewer for f in record.failures)
+        raise ReviewRoundFailed(
+            f"round {record.round}: neither the red team nor the judge could be read ({reviewers})"
+        )
+    known = set(document.section_ids)
+    record.improvements = round_improvements(record.red_team, record.judge, known)
+    record.feedback = generate_review_feedback(
+        document, record.round, record.improvements, record.blue_team, record.judge,
+        state["language"],
+    )  # fmt: skip
+    history = [
+        {"total_improvements": r.total_improvements, "score": r.score}
+        for r in (ReviewRound.model_validate(d) for d in state["rounds"])
+    ]
+    record.decision = determine_next_action(
+        record.improvements,
+        record.round,
+        history,
+        max_rounds=state["max_rounds"],
+        score=record.score,
+    )
+    summary = review_summary(record)
+    log.info("%s", summary)
+    _emit(
+        DecisionMade(
+            round=record.round, decision=record.decision, feedback=record.feedback, summary=summary
+        )
+    )
+    update: dict[str, Any] = {"rounds": [*state["rounds"], record.model_dump(mode="json")]}
+    if record.decision.action == "approve":
+        update["stop_reason"] = record.decision.reason
+        _emit(RoundFinished(round=record.round, record=record, document=document))
+    return update
+
+
+def route_after_decision(state: ReviewState) -> str:
+    return "finish" if state["stop_reason"] else "revise_sections"
+
+
+# --- the authors -------------------------------------------------------------------------
+
+
+def _author_model(ctx: ReviewContext) -> Any:
+    model = ctx.factory.for_role("ReviewAuthor", callbacks=[ctx.tracker])
+    if ctx.factory.endpoint.embedded:
+        extra = {"grammar": embedded.SECTION_GRAMMAR, "max_tokens": embedded.SECTION_TOKENS}
+        return model.bind(extra_body=extra)
+    return model
+
+
+async def revise_one(
+    ctx: ReviewContext,
+    document: DocumentStructure,
+    feedback: SectionFeedback,
+    round_number: int,
+    language: str,
+) -> SectionRevision:
+    section = document.section(feedback.agent_id)
+    _emit(AuthorStarted(round=round_number, agent_id=section.id, title=section.title))
+    prompt = render_prompt(
+        "review/author.md",
+        title=document.title,
+        round=round_number,
+        document=with_ids(document),
+        agent_id=section.id,
+        section_title=section.title,
+        content=section.content.strip(),
+        feedback=feedback,
+        feedback_json=feedback.model_dump_json(indent=1),
+        language=language,
+    )
+
+    async def on_token(text: str) -> None:
+        _emit(AuthorToken(round=round_number, agent_id=section.id, text=text))
+
+    async def on_retry(attempt: int, error: BaseException, wait: float) -> None:
+        _emit(AuthorReset(round=round_number, agent_id=section.id))
+
+    try:
+        text = await complete_text(
+            _author_model(ctx),
+            [HumanMessage(prompt)],
+            policy=policy_for("ReviewAuthor", ctx.factory.settings),
+            on_token=on_token,
+            on_retry=on_retry,
+            label=f"Review author {section.id} round {round_number}",
+        )
+        if not text.strip():
+            raise ValueError("the model's answer was empty")
+    except Exception as error:
+        reason = reason_for(error)
+        log.warning("review round %d: author of %s failed: %s", round_number, section.id, reason)
+        revision = SectionRevision(
+            agent_id=section.id,
+            title=section.title,
+            before=section.content,
+            after=section.content,
+            failed=reason,
+        )
+    else:
+        revised = document.with_content(section.id, text.strip("\n") + "\n").section(section.id)
+        revision = SectionRevision(
+            agent_id=section.id, title=section.title, before=section.content, after=revised.content
+        )
+    _emit(SectionRevised(round=round_number, revision=revision))
+    return revision
+
+
+async def revise_sections(state: ReviewState, runtime: Runtime[ReviewContext]) -> dict[str, Any]:
+    """The sections in focus, concurrently, each with its own feedback; every other section
+    (and every failed author's section) stays byte for byte the same."""
+    ctx = runtime.context
+    document = DocumentStructure.model_validate(state["document"])
+    record = ReviewRound.model_validate(state["rounds"][-1])
+    assert record.decision is not None
+    revisions = await asyncio.gather(
+        *(
+            revise_one(ctx, document, record.feedback[agent_id], record.round, state["language"])
+            for agent_id in record.decision.focus_on
+            if agent_id in record.feedback
+        )
+    )
+    for revision in revisions:
+        if not revision.failed:
+            document = document.with_content(revision.agent_id, revision.after)
+    record.revisions = list(revisions)
+    _emit(RoundFinished(round=record.round, record=record, document=document))
+    return {
+        "document": document.model_dump(mode="json"),
+        "rounds": [*state["rounds"][:-1], record.model_dump(mode="json")],
+    }
+
+
+def route_after_revision(state: ReviewState) -> str:
+    return "await_user_edits" if state["pause_after_round"] else "start_round"
+
+
+async def await_user_edits(state: ReviewState, runtime: Runtime[ReviewContext]) -> dict[str, Any]:
+    """ "Pause after each round": wait for the user; resume with {"edits": {id: content}}."""
+    record = ReviewRound.model_validate(state["rounds"][-1])
+    answer = interrupt({"round": record.round, "focus_on": record.decision.focus_on})
+    edits = (answer or {}).get("edits") or {}
+    document = DocumentStructure.model_validate(state["document"])
+    applied = []
+    for agent_id, content in edits.items():
+        if agent_id in document.section_ids and content.strip():
+            document = document.with_content(agent_id, content)
+            applied.append(agent_id)
+    if not applied:
+        return {}
+    record.edited_by_user = applied
+    log.info("review round %d: the user edited %s", record.round, ", ".join(applied))
+    return {
+        "document": document.model_dump(mode="json"),
+        "rounds": [*state["rounds"][:-1], record.model_dump(mode="json")],
+    }
+
+
+async def finish(state: ReviewState, runtime: Runtime[ReviewContext]) -> dict[str, Any]:
+    return {}

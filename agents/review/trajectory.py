@@ -1,0 +1,84 @@
+"""How a run went, for people: the seed's `improvement_trajectory`, the same in words
+("第1轮发现5个问题 → 修正；…"), and the counts per round and priority that the chart plots."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agents.review.models import PRIORITIES, ReviewRound
+
+STOP_WORDS = {
+    "quality_sufficient": ("完成", "done"),
+    "no_convergence": ("问题数量未减少，停止", "stopped: the number of issues did not fall"),
+    "max_rounds": ("达到最大轮次，停止", "stopped: round limit reached"),
+    "score_declined": ("评分下降，停止", "stopped: the reviewers' score fell"),
+}
+
+
+def focus_titles(record: ReviewRound, titles: dict[str, str]) -> list[str]:
+    focus = record.decision.focus_on if record.decision else []
+    return [titles.get(agent_id, agent_id) for agent_id in focus]
+
+
+def improvement_trajectory(
+    rounds: Sequence[ReviewRound], stop_reason: str | None, titles: dict[str, str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """The seed's shape: {"round_1": {"improvements_needed": 5, "focus": [...]}, ...,
+    "round_3": {"improvements_needed": 0, "status": "converged"}}."""
+    titles = titles or {}
+    trajectory: dict[str, dict[str, Any]] = {}
+    for index, record in enumerate(rounds):
+        entry: dict[str, Any] = {
+            "improvements_needed": record.total_improvements,
+            "by_priority": record.count_by_priority(),
+            "focus": focus_titles(record, titles),
+        }
+        if record.score is not None:
+            entry["score"] = record.score
+        if index == len(rounds) - 1 and stop_reason:
+            entry["status"] = "converged" if stop_reason == "quality_sufficient" else stop_reason
+        trajectory[f"round_{record.round}"] = entry
+    return trajectory
+
+
+def trajectory_text(rounds: Sequence[ReviewRound], stop_reason: str | None, language: str) -> str:
+    zh = language == "zh"
+    parts = []
+    for index, record in enumerate(rounds):
+        count = record.total_improvements
+        high = record.count_by_priority()["high"]
+        last = index == len(rounds) - 1
+        if zh:
+            found = (
+                f"第{record.round}轮无新问题"
+                if count == 0
+                else f"第{record.round}轮发现{count}个问题"
+            )
+            if count and not high and last:
+                found += "（无高优先级）"
+        else:
+            found = (
+                f"round {record.round} found no new issues"
+                if count == 0
+                else f"round {record.round} found {count} issue{'s' if count != 1 else ''}"
+            )
+            if count and not high and last:
+                found += " (none high-priority)"
+        if last and stop_reason:
+            outcome = STOP_WORDS[stop_reason][0 if zh else 1]
+        elif record.revisions:
+            outcome = "修正" if zh else "fixed"
+        else:
+            outcome = "未完成" if zh else "unfinished"
+        parts.append(f"{found} → {outcome}")
+    text = ("；" if zh else "; ").join(parts)
+    return text[:1].upper() + text[1:] if not zh else text
+
+
+def counts_per_round(rounds: Sequence[ReviewRound]) -> dict[str, list[int]]:
+    """{"round": [1, 2, 3], "high": [...], "medium": [...], "low": [...]} for the chart."""
+    data: dict[str, list[int]] = {"round": [r.round for r in rounds]}
+    for priority in PRIORITIES:
+        data[priority] = [r.count_by_priority()[priority] for r in rounds]
+    return data

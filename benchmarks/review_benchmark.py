@@ -1,0 +1,242 @@
+"""How much time the Review engine adds on top of waiting for the model.
+
+One review of a real document (the PURE e-store SRS, about 20 KB) against the scripted
+OpenAI-compatible server over real HTTP, every model call answering after a fixed latency:
+round 1 the red team, blue team and client concurrently, then the judge, then 3 authors
+concurrently (the red team found high-priority issues in 3 sections); round 2 the three
+reviewers and the judge again, no high-priority issue left: stop (quality_sufficient). 11 calls;
+on the critical path the reviewers count once per round, so 5 latencies. Model time on the
+critical path is the time at least one model call was in flight (the union of the calls'
+intervals, measured by a LangChain callback). Goal: wall time within 10 % of it.
+
+    .venv/bin/python benchmarks/review_benchmark.py [--delay 0.2] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
+
+from agents.review import ReviewRequest, run_review  # noqa: E402
+from agents.review.events import AuthorToken, RunFinished  # noqa: E402
+from reqstudio.document_model import parse_markdown  # noqa: E402
+from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
+from reqstudio.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
+from reqstudio.settings import load_settings  # noqa: E402
+from reqstudio.usage import UsageTracker  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results" / "review.md"
+CASE = "2007-e-store-doc/reference.md"
+CANDIDATES = [
+    ROOT.parent / "shared" / "data" / "pure",
+    ROOT.parent.parent / "shared" / "data" / "pure",
+]
+HEADER = (
+    "| run | sections | rounds | LLM calls | tokens | author tokens streamed | wall s "
+    "| model s (critical path) | nominal s (5 × latency) | wall/model | app adds |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def find_document(path: Path | None) -> Path:
+    if path is not None:
+        return path
+    for base in CANDIDATES:
+        if (base / CASE).is_file():
+            return base / CASE
+    raise SystemExit(f"no {CASE} under {', '.join(map(str, CANDIDATES))}; pass --document")
+
+
+class CallIntervals(BaseCallbackHandler):
+    """(start, end) of every chat-model call."""
+
+    run_inline = True
+
+    def __init__(self) -> None:
+        self.started: dict[UUID, float] = {}
+        self.intervals: list[tuple[float, float]] = []
+
+    def on_chat_model_start(self, serialized, messages, *, run_id: UUID, **kwargs: Any) -> None:
+        self.started[run_id] = time.perf_counter()
+
+    def on_llm_end(self, response, *, run_id: UUID, **kwargs: Any) -> None:
+        self.intervals.append((self.started.pop(run_id), time.perf_counter()))
+
+    def busy_seconds(self) -> float:
+        """Length of the union of the intervals: time with a model call in flight."""
+        total, end = 0.0, float("-inf")
+        for start, stop in sorted(self.intervals):
+            if start > end:
+                total += stop - start
+                end = stop
+            elif stop > end:
+                total += stop - end
+                end = stop
+        return total
+
+
+def fenced(value: Any) -> str:
+    return "```json\n" + json.dumps(value, ensure_ascii=False) + "\n```"
+
+
+def improvement(agent_id: str, priority: str, topic: str) -> dict[str, str]:
+    return {
+        "agent_id": agent_id,
+        "category": "verifiability",
+        "issue": f"{topic}: no measurable criterion is given",
+        "expected": f"state {topic.lower()} with a number, a unit and the condition it holds in",
+        "priority": priority,
+    }
+
+
+def panel(server: ScriptedLLMServer, delay: float, improvements: list[dict], keep: list) -> None:
+    server.script(
+        Reply(content=fenced({"improvements": improvements, "score": 70}),
+              match="You are the RED TEAM", delay=delay),
+        Reply(content=fenced({"keep_as_is": keep, "enhancement_suggestions": [], "score": 80}),
+              match="You are the BLUE TEAM", delay=delay),
+        Reply(content=fenced({"business_gaps": [{"aspect": "timeline", "gap": "no release plan",
+              "impact": "cannot budget", "required_info": "milestones by month"}],
+              "market_concerns": [], "feasibility_concerns": [], "score": 75}),
+              match="You are the CLIENT", delay=delay),
+        Reply(content=fenced({"prioritized_improvements": [{"priority": 1, "agent_id":
+              improvements[0]["agent_id"], "task": "add the numbers", "rationale": "testable"}],
+              "consensus_issues": [], "conflicting_views": [], "score": 75}),
+              match="You are the JUDGE", delay=delay),
+    )  # fmt: skip
+
+
+def script_run(server: ScriptedLLMServer, delay: float, targets: list[tuple[str, str]]) -> None:
+    panel(
+        server,
+        delay,
+        [improvement(agent_id, "high", title) for agent_id, title in targets],
+        [{"agent_id": targets[0][0], "aspect": "structure", "reason": "clear IEEE 830 layout"}],
+    )
+    for agent_id, title in targets:
+        body = "".join(
+            f"{n}. The E-Store shall meet the {title.lower()} requirement within 2 s for 95 % "
+            "of requests under 500 concurrent users, measured monthly.\n"
+            for n in range(1, 9)
+        )
+        server.script(
+            Reply(content=body, match=f'<section id="{agent_id}"', delay=delay, chunk_chars=16)
+        )
+    panel(server, delay, [improvement(targets[0][0], "low", "wording")], [])
+
+
+async def one_run(factory: ModelFactory, document: str, targets) -> dict[str, Any]:
+    intervals, tracker = CallIntervals(), UsageTracker()
+    factory_for_role = factory.for_role
+
+    def for_role(role, *, callbacks=(), **kwargs):
+        return factory_for_role(role, callbacks=[*callbacks, intervals], **kwargs)
+
+    factory.for_role = for_role  # type: ignore[method-assign]
+    streamed = 0
+    result = None
+    try:
+        started = time.perf_counter()
+        async for event in run_review(ReviewRequest(document=document), factory, tracker=tracker):
+            if isinstance(event, AuthorToken):
+                streamed += 1
+            elif isinstance(event, RunFinished):
+                result = event.result
+        wall = time.perf_counter() - started
+    finally:
+        factory.for_role = factory_for_role  # type: ignore[method-assign]
+    revised = sum(1 for r in result.rounds for v in r.revisions if v.changed) if result else 0
+    if result is None or result.stop_reason != "quality_sufficient" or revised != len(targets):
+        raise RuntimeError("the benchmark run did not go as scripted")
+    return {
+        "sections": len(result.document.sections),
+        "rounds": len(result.rounds),
+        "calls": tracker.calls,
+        "tokens": tracker.total_tokens,
+        "streamed": streamed,
+        "wall": wall,
+        "model": intervals.busy_seconds(),
+    }
+
+
+def row(name: str, stats: dict[str, Any], delay: float) -> str:
+    ratio = stats["wall"] / stats["model"]
+    return (
+        f"| {name} | {stats['sections']} | {stats['rounds']} | {stats['calls']} "
+        f"| {stats['tokens']} | {stats['streamed']} | {stats['wall']:.3f} "
+        f"| {stats['model']:.3f} | {5 * delay:.3f} | {ratio:.3f} | {(ratio - 1) * 100:.1f} % |"
+    )
+
+
+async def benchmark(delay: float, runs: int, document: Path) -> list[str]:
+    text = document.read_text(encoding="utf-8")
+    sections = [s for s in parse_markdown(text).sections if len(s.content.strip()) > 200]
+    targets = [(s.id, s.title) for s in sections[1:4]]
+    rows = []
+    with ScriptedLLMServer() as server:
+        settings = load_settings(
+            OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-benchmark",
+            OPENAI_MODEL="scripted-model",
+        )  # fmt: skip
+        factory = ModelFactory(
+            settings, Endpoint(server.base_url, "sk-benchmark", "scripted-model")
+        )
+        warm = []
+        for index in range(runs + 1):
+            server.reset()
+            script_run(server, delay, targets)
+            stats = await one_run(factory, text, targets)
+            if index == 0:
+                rows.append(row("cold (first run in the process)", stats, delay))
+            else:
+                warm.append(stats)
+        median = sorted(warm, key=lambda s: s["wall"] / s["model"])[len(warm) // 2]
+        rows.append(row(f"warm (median of {runs})", median, delay))
+        worst = max(warm, key=lambda s: s["wall"] / s["model"])
+        rows.append(row(f"warm (worst of {runs})", worst, delay))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
+    parser.add_argument("--runs", type=int, default=5, help="warm runs")
+    parser.add_argument("--document", type=Path, help=f"document to review (default: PURE {CASE})")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    document = find_document(args.document)
+    rows = asyncio.run(benchmark(args.delay, args.runs, document))
+    print(HEADER)
+    print("\n".join(rows))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
+        "# Review engine overhead\n\n"
+        f"{date.today().isoformat()}, Python {platform.python_version()}, {platform.machine()}; "
+        f"document: PURE `{CASE}` ({document.stat().st_size // 1024} KB); scripted server over "
+        f"HTTP, {args.delay} s latency per model call; round 1: red team, blue team and client "
+        "concurrently, the judge, 3 authors concurrently; round 2: the panel again, stop "
+        "(quality_sufficient). 11 calls; on the critical path the reviewers count once per "
+        "round (5 latencies). `model s` = time with at least one model call in flight; "
+        "`app adds` = the rest of the wall time, relative to it.\n\n"
+        + f"{HEADER}\n" + "\n".join(rows) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    print(f"\nwritten to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

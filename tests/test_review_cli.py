@@ -1,0 +1,106 @@
+"""`reqstudio review` as a user runs it: a real process talking HTTP to the scripted server,
+progress on stderr, the improved document on stdout or in a file, every review as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.review_support import DOCUMENT, author_reply, improvement, panel
+
+ROOT = Path(__file__).resolve().parent.parent
+REQSTUDIO = Path(sys.executable).with_name("reqstudio")
+NEW_BOOKING = "Owners book a visit with a vet. Free slots are listed within 2 s.\n"
+
+
+@pytest.fixture
+def document(tmp_path) -> Path:
+    path = tmp_path / "clinic.md"
+    path.write_text(DOCUMENT, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def run(llm_server, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
+    env.update(
+        OPENAI_BASE_URL=llm_server.base_url,
+        OPENAI_API_KEY="sk-test-not-a-real-key",
+        OPENAI_MODEL="scripted-model",
+        OPENAI_TIMEOUT="10",
+        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
+        REQSTUDIO_RETRY_BACKOFF_SCALE="0.01",
+        PYTHONIOENCODING="utf-8",
+    )
+
+    def run_command(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(REQSTUDIO), "review", *[str(a) for a in args]],
+            cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8", timeout=120,
+        )  # fmt: skip
+
+    return run_command
+
+
+def test_review_prints_the_improved_document_and_progress(run, llm_server, document):
+    llm_server.script(
+        *panel(improvement("sec-03"), improvement("sec-04", "medium")),
+        author_reply("sec-03", NEW_BOOKING),
+        *panel(improvement("sec-04", "low")),
+    )
+    done = run("--doc", document)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == DOCUMENT.replace(
+        "Owners book a visit with a vet. The search for free slots is fast.\n", NEW_BOOKING
+    )
+    lines = done.stderr.splitlines()
+    assert "INFO: Round 1: 2 issue(s); revise sec-03" in lines
+    assert "INFO: Round 2: 1 issue(s); stop (quality_sufficient)" in lines
+    assert (
+        "INFO: Trajectory: Round 1 found 2 issues → fixed; round 2 found 1 issue "
+        "(none high-priority) → done" in lines
+    )
+
+
+def test_review_writes_files_with_a_round_limit(run, llm_server, document, tmp_path):
+    llm_server.script(
+        *panel(improvement("sec-03"), improvement("sec-04")),
+        author_reply("sec-03", NEW_BOOKING),
+        author_reply("sec-04", "SMS reminders go out 24 h before.\n"),
+    )
+    out, reviews = tmp_path / "improved.md", tmp_path / "reviews.json"
+    done = run("--doc", document, "--max-rounds", "1", "--out", out, "--json", reviews)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert out.read_text(encoding="utf-8") == DOCUMENT  # one round: reviewed, not revised
+    data = json.loads(reviews.read_text(encoding="utf-8"))
+    assert data["stop_reason"] == "max_rounds"
+    assert data["rounds"][0]["red_team"]["critical_issues_count"] == 2
+    assert data["rounds"][0]["blue_team"]["keep_as_is"] == []
+    assert data["rounds"][0]["judge"]["prioritized_improvements"][0]["agent_id"] == "sec-03"
+    assert data["improvement_trajectory"]["round_1"]["status"] == "max_rounds"
+    assert llm_server.pending == 2  # the authors were never asked
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--doc", "missing.md"], "reqstudio: --doc: missing.md: the file was not found."),
+        (["--doc", "{doc}", "--max-rounds", "0"], "reqstudio: --max-rounds: 0 is not between 1 and 10"),
+        (["--doc", "{doc}", "--out", "no/such/dir/x.md"], "reqstudio: --out: the folder no/such/dir does not exist"),
+        (["--doc", "{doc}", "--json", "."], "reqstudio: --json: . is a folder, not a file"),
+    ],
+)  # fmt: skip
+def test_bad_arguments_exit_2_with_one_line_before_any_model_call(
+    run, llm_server, document, args, message
+):
+    done = run(*[a.replace("{doc}", str(document)) for a in args])
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[0].startswith(message)
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert llm_server.requests == []

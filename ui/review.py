@@ -1,0 +1,737 @@
+"""Review mode in the browser: a document uploaded (or pasted, or the SRS just written), then
+one Step per round ("审阅 · 第 2 轮") with a nested step per reviewer (its findings as tables)
+and per revised section (its text streaming, then the diff), and a final message with the stop
+reason, the improvement trajectory in words and as a chart, the disagreements, and downloads."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import chainlit as cl
+import plotly.graph_objects as go
+from chainlit.input_widget import Slider, Switch
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from agents.review import ReviewRequest, ReviewResult, pending_review, run_review, saved_review
+from agents.review.documents import load_document
+from agents.review.events import (
+    AuthorReset,
+    AuthorStarted,
+    AuthorToken,
+    DecisionMade,
+    Paused,
+    ReviewerFailed,
+    ReviewerFinished,
+    RoundFinished,
+    RoundStarted,
+    RunFailed,
+    RunFinished,
+    SectionRevised,
+)
+from agents.review.models import (
+    BlueTeamReview,
+    ClientReview,
+    JudgeReview,
+    RedTeamReview,
+    ReviewRound,
+    SectionRevision,
+)
+from agents.review.trajectory import counts_per_round
+from agents.srs.documents import ReferenceDocumentError
+from reqstudio.document_model import parse_markdown
+from reqstudio.errors import describe_failure
+from reqstudio.usage import UsageTracker
+from ui.modes import ModeSpec, StarterSpec
+from ui.session import open_top_level_step, persist_thread_state, runtime, top_level_message
+from ui.texts import Catalog, lang
+
+log = logging.getLogger("reqstudio.review")
+
+MIN_PASTED_CHARS = 30
+ASK_TIMEOUT = 1800
+
+TEXT = {
+    "intro": {
+        "zh": "请上传要审阅的需求文档（.md / .txt / .pdf / .docx），或直接粘贴文档内容。红队、蓝队、"
+        "甲方和评委逐轮审阅，各节作者只修正发现的问题，直到问题收敛。轮数和“每轮后暂停”在设置（⚙）中。",
+        "en": "Upload the requirements document to review (.md / .txt / .pdf / .docx), or paste "
+        "its text. A red team, blue team, client and judge review it round after round; each "
+        "section's author fixes exactly what they found, until the issues converge. Rounds and "
+        "“pause after each round” are in the settings (⚙).",
+    },
+    "need_document": {
+        "zh": "还没有文档：请上传文件，或粘贴文档内容（至少 {chars} 个字符）。",
+        "en": "No document yet: upload a file or paste the document's text (at least {chars} "
+        "characters).",
+    },
+    "document_ok": {
+        "zh": "已读取文档《{name}》：{chars} 个字符，{sections} 节。",
+        "en": "Document “{name}” read: {chars} characters, {sections} sections.",
+    },
+    "step_round": {"zh": "审阅 · 第 {round} 轮", "en": "Review · round {round}"},
+    "red_team": {"zh": "红队", "en": "Red team"},
+    "blue_team": {"zh": "蓝队", "en": "Blue team"},
+    "client": {"zh": "甲方", "en": "Client"},
+    "judge": {"zh": "评委", "en": "Judge"},
+    "reviewing": {"zh": "审阅中…", "en": "Reviewing…"},
+    "waiting_judge": {"zh": "等待三方审阅…", "en": "Waiting for the three reviews…"},
+    "unreadable": {
+        "zh": "⚠️ {reviewer}的回答无法读取，本轮继续使用其他审阅者的意见：{reason}",
+        "en": "⚠️ The {reviewer}'s answer could not be read; the round goes on with the others: "
+        "{reason}",
+    },
+    "step_author": {"zh": "修订 · {title}", "en": "Revision · {title}"},
+    "author_failed": {
+        "zh": "⚠️ 作者未能修订本节，本节保持不变：{reason}",
+        "en": "⚠️ The author could not revise this section; it is unchanged: {reason}",
+    },
+    "unchanged": {"zh": "（内容未改变）", "en": "(no change)"},
+    "before_after": {"zh": "修改前 / 修改后", "en": "Before / after"},
+    "legacy_score": {
+        "zh": "评分（仅供参考）：{score}",
+        "en": "Score (for reference only): {score}",
+    },
+    "none_found": {"zh": "（无）", "en": "(none)"},
+    "round_summary": {
+        "zh": "发现 {total} 个问题（高 {high} · 中 {medium} · 低 {low}）。{decision}",
+        "en": "{total} issues found (high {high} · medium {medium} · low {low}). {decision}",
+    },
+    "iterate": {"zh": "修订：{sections}", "en": "Revising: {sections}"},
+    "stop": {"zh": "停止：{reason}", "en": "Stop: {reason}"},
+    "quality_sufficient": {
+        "zh": "没有高优先级问题（quality_sufficient）",
+        "en": "no high-priority issue left (quality_sufficient)",
+    },
+    "no_convergence": {
+        "zh": "问题数量未减少（no_convergence）",
+        "en": "the number of issues did not fall (no_convergence)",
+    },
+    "max_rounds": {
+        "zh": "达到最大轮次（max_rounds）",
+        "en": "the round limit was reached (max_rounds)",
+    },
+    "score_declined": {
+        "zh": "审阅者评分下降（score_declined）",
+        "en": "the reviewers' score fell (score_declined)",
+    },
+    "final": {
+        "zh": "✅ 审阅结束：{reason}\n\n**改进轨迹**：{trajectory}\n\n{rounds} 轮 · 修订 {revised} 节 · "
+        "{tokens} tokens · {seconds:.1f} 秒",
+        "en": "✅ Review finished: {reason}\n\n**Improvement trajectory**: {trajectory}\n\n"
+        "{rounds} rounds · {revised} sections revised · {tokens} tokens · {seconds:.1f} s",
+    },
+    "disagreements": {
+        "zh": "### 审阅者的分歧与共识",
+        "en": "### Where the reviewers disagree and agree",
+    },
+    "improved_title": {"zh": "📄 改进后的文档", "en": "📄 The improved document"},
+    "failed": {
+        "zh": "⚠️ 审阅未能完成：{reason} 已完成的轮次已保存。",
+        "en": "⚠️ The review could not finish: {reason} Finished rounds are kept.",
+    },
+    "stopped": {
+        "zh": "⏹ 已停止。已完成的轮次已保存。",
+        "en": "⏹ Stopped. Finished rounds are kept.",
+    },
+    "paused": {
+        "zh": "⏸ 第 {round} 轮已完成。可以先阅读和修改某一节，再继续下一轮。",
+        "en": "⏸ Round {round} is done. You can read and edit a section before the next round.",
+    },
+    "continue": {"zh": "继续下一轮", "en": "Continue"},
+    "edit": {"zh": "修改一节", "en": "Edit a section"},
+    "which_section": {"zh": "要修改哪一节？", "en": "Which section?"},
+    "new_text": {
+        "zh": "请发送「{title}」的新正文（不含标题）。当前内容：\n\n{content}",
+        "en": "Send the new body of “{title}” (without its heading). Now:\n\n{content}",
+    },
+    "edit_noted": {"zh": "已记下对「{title}」的修改。", "en": "Edit of “{title}” noted."},
+    "resume": {"zh": "继续审阅", "en": "Resume the review"},
+    "resume_offer": {
+        "zh": "上次的审阅没有完成，已完成的轮次已保存。要从那里继续吗？",
+        "en": "The last review did not finish; its finished rounds are saved. Resume from there?",
+    },
+    "settings_rounds": {"zh": "最大审阅轮数", "en": "Max review rounds"},
+    "settings_pause": {"zh": "每轮后暂停", "en": "Pause after each round"},
+    "chart_title": {
+        "zh": "每轮发现的问题（按优先级）",
+        "en": "Issues found per round, by priority",
+    },
+    "chart_round": {"zh": "轮次", "en": "Round"},
+    "chart_count": {"zh": "问题数", "en": "Issues"},
+    "review_srs": {"zh": "审阅并改进", "en": "Review & improve"},
+    "srs_reviewed": {
+        "zh": "SRS 已改进；“评估”将对改进后的 SRS 打分，可与之前的指标对比。",
+        "en": "The SRS is improved; Evaluate now scores the improved SRS, to compare with the "
+        "metrics before.",
+    },
+}
+tr = Catalog(TEXT)
+
+ACCEPT = {
+    "text/markdown": [".md", ".markdown"],
+    "text/plain": [".txt", ".md"],
+    "application/pdf": [".pdf"],
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": [".docx"],
+}
+PRIORITY_NAMES = {"high": ("高", "high"), "medium": ("中", "medium"), "low": ("低", "low")}
+COLOURS = {"high": "#d62728", "medium": "#ff7f0e", "low": "#2ca02c"}
+
+
+def cell(text: Any) -> str:
+    return " ".join(str(text).split()).replace("|", "/") or " "
+
+
+def priority_name(priority: str) -> str:
+    zh, en = PRIORITY_NAMES.get(priority, (priority, priority))
+    return zh if lang() == "zh" else en
+
+
+def table(head_zh: list[str], head_en: list[str], rows: list[list[Any]]) -> str:
+    head = head_zh if lang() == "zh" else head_en
+    if not rows:
+        return tr("none_found")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def section_label(agent_id: str, titles: dict[str, str]) -> str:
+    return f"{agent_id} {titles.get(agent_id, '')}".strip()
+
+
+def reviewer_output(review: Any, titles: dict[str, str]) -> str:
+    """A reviewer's findings as tables, in the seed's fields."""
+    parts: list[str] = []
+    if isinstance(review, RedTeamReview):
+        parts.append(
+            table(
+                ["章节", "类别", "问题", "期望", "优先级"],
+                ["Section", "Category", "Issue", "Expected", "Priority"],
+                [
+                    [
+                        section_label(i.agent_id, titles),
+                        i.category,
+                        i.issue,
+                        i.expected,
+                        priority_name(i.priority),
+                    ]
+                    for i in review.improvements
+                ],
+            )
+        )
+    elif isinstance(review, BlueTeamReview):
+        parts.append("**keep_as_is**\n\n" + table(
+            ["章节", "方面", "理由"], ["Section", "Aspect", "Reason"],
+            [[section_label(k.agent_id, titles), k.aspect, k.reason] for k in review.keep_as_is],
+        ))  # fmt: skip
+        parts.append("**enhancement_suggestions**\n\n" + table(
+            ["章节", "方面", "建议"], ["Section", "Aspect", "Suggestion"],
+            [[section_label(s.agent_id, titles), s.aspect, s.suggestion]
+             for s in review.enhancement_suggestions],
+        ))  # fmt: skip
+    elif isinstance(review, ClientReview):
+        parts.append("**business_gaps**\n\n" + table(
+            ["方面", "缺口", "影响", "所需信息"], ["Aspect", "Gap", "Impact", "Required info"],
+            [[g.aspect, g.gap, g.impact, g.required_info] for g in review.business_gaps],
+        ))  # fmt: skip
+        for name, items in (
+            ("market_concerns", review.market_concerns),
+            ("feasibility_concerns", review.feasibility_concerns),
+        ):
+            if items:
+                parts.append(f"**{name}**\n\n" + "\n".join(f"- {cell(i)}" for i in items))
+    elif isinstance(review, JudgeReview):
+        parts.append("**prioritized_improvements**\n\n" + table(
+            ["#", "章节", "任务", "理由"], ["#", "Section", "Task", "Rationale"],
+            [[p.priority, section_label(p.agent_id, titles), p.task, p.rationale]
+             for p in review.prioritized_improvements],
+        ))  # fmt: skip
+        parts.append(disagreement_tables(review, titles))
+    if review.score is not None:
+        parts.append(tr("legacy_score", score=review.score))
+    return "\n\n".join(parts)
+
+
+def disagreement_tables(judge: JudgeReview, titles: dict[str, str]) -> str:
+    """The judge's conflicting_views (red and blue side by side, and the ruling) and
+    consensus_issues."""
+    conflicts = table(
+        ["章节", "争议点", "红队", "蓝队", "评委裁决"],
+        ["Section", "Aspect", "Red team", "Blue team", "Ruling"],
+        [
+            [section_label(c.agent_id, titles), c.aspect, c.red_team, c.blue_team, c.ruling]
+            for c in judge.conflicting_views
+        ],
+    )
+    consensus = table(
+        ["章节", "共识问题", "提出方"],
+        ["Section", "Consensus issue", "Raised by"],
+        [
+            [section_label(c.agent_id, titles), c.issue, ", ".join(c.raised_by)]
+            for c in judge.consensus_issues
+        ],
+    )
+    return f"**conflicting_views**\n\n{conflicts}\n\n**consensus_issues**\n\n{consensus}"
+
+
+def section_diff(revision: SectionRevision) -> str:
+    if revision.failed:
+        return tr("author_failed", reason=revision.failed)
+    if not revision.changed:
+        return tr("unchanged")
+    lines = difflib.unified_diff(
+        revision.before.strip("\n").splitlines(),
+        revision.after.strip("\n").splitlines(),
+        fromfile=f"{revision.agent_id} before",
+        tofile=f"{revision.agent_id} after",
+        lineterm="",
+    )
+    return "```diff\n" + "\n".join(lines) + "\n```"
+
+
+def decision_text(record_or_decision: Any, titles: dict[str, str]) -> str:
+    decision = record_or_decision
+    if decision.action == "iterate":
+        return tr(
+            "iterate", sections=", ".join(section_label(a, titles) for a in decision.focus_on)
+        )
+    return tr("stop", reason=tr(decision.reason))
+
+
+def trajectory_figure(rounds: list[ReviewRound]) -> go.Figure:
+    data = counts_per_round(rounds)
+    figure = go.Figure(
+        [
+            go.Bar(
+                name=priority_name(p),
+                x=[f"{r}" for r in data["round"]],
+                y=data[p],
+                marker_color=COLOURS[p],
+            )
+            for p in ("high", "medium", "low")
+        ]
+    )
+    figure.update_layout(
+        barmode="stack",
+        title=tr("chart_title"),
+        xaxis_title=tr("chart_round"),
+        yaxis_title=tr("chart_count"),
+        yaxis={"dtick": 1, "rangemode": "tozero"},
+        height=320,
+        margin={"l": 40, "r": 20, "t": 50, "b": 40},
+    )
+    return figure
+
+
+def checkpoint_path() -> Path:
+    return runtime().settings.data_dir / "review-checkpoints.db"
+
+
+class RoundView:
+    """One round on screen: its step, a nested step per reviewer and per revised section."""
+
+    def __init__(self, number: int, titles: dict[str, str]):
+        self.number = number
+        self.titles = titles
+        self.step: cl.Step | None = None
+        self.reviewers: dict[str, cl.Step] = {}
+        self.authors: dict[str, cl.Step] = {}
+
+    async def open(self) -> None:
+        self.step = await open_top_level_step(tr("step_round", round=self.number), "run")
+        self.step.output = tr("reviewing")
+        await self.step.update()
+        for reviewer in ("red_team", "blue_team", "client", "judge"):
+            child = cl.Step(
+                name=tr(reviewer), type="tool", parent_id=self.step.id, default_open=False
+            )
+            child.output = tr("reviewing") if reviewer != "judge" else tr("waiting_judge")
+            await child.send()
+            self.reviewers[reviewer] = child
+
+    async def reviewer_done(self, reviewer: str, output: str, error: bool = False) -> None:
+        child = self.reviewers[reviewer]
+        child.output = output
+        child.is_error = error
+        await child.update()
+
+    async def author_started(self, agent_id: str, title: str) -> None:
+        child = cl.Step(
+            name=tr("step_author", title=title), type="llm", parent_id=self.step.id,
+            default_open=False,
+        )  # fmt: skip
+        await child.send()
+        self.authors[agent_id] = child
+
+    async def close(self, output: str | None = None, error: bool = False) -> None:
+        if self.step is None:
+            return
+        for child in self.reviewers.values():
+            if child.output in (tr("reviewing"), tr("waiting_judge")):
+                child.output = tr("stopped") if error else tr("none_found")
+                await child.update()
+        if output is not None:
+            self.step.output = output
+        self.step.is_error = error
+        await self.step.update()
+
+
+async def render_review(
+    document: str,
+    name: str,
+    *,
+    thread_suffix: str = "review",
+    resume_key: str | None = None,
+) -> ReviewResult | None:
+    """Run the review loop on `document` and show it (or, with `resume_key`, continue that saved
+    run from its last finished round); the result, or None if it did not finish."""
+    settings = runtime().settings
+    chosen = cl.user_session.get("chat_settings") or {}
+    request = ReviewRequest(
+        document=document or "(resumed)",
+        title=Path(name).stem,
+        max_rounds=int(chosen.get("review_max_rounds", settings.review_max_rounds)),
+        pause_after_round=bool(chosen.get("review_pause", settings.review_pause_after_round)),
+    )
+    if resume_key is None:
+        sequence = int(cl.user_session.get("review_run_seq") or 0) + 1
+        cl.user_session.set("review_run_seq", sequence)
+        run_key = f"{cl.context.session.thread_id}:{thread_suffix}:{sequence}"
+        cl.user_session.set("review_active_run", run_key)
+        await persist_thread_state()
+    else:
+        run_key = resume_key
+    tracker = UsageTracker()
+    titles = {s.id: s.title for s in parse_markdown(document).sections}
+    view: RoundView | None = None
+    edits: dict[str, str] | None = None
+    resume_now = resume_key is not None
+    try:
+        async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
+            if resume_now:
+                saved = await saved_review(saver, run_key)
+                titles = {s.id: s.title for s in saved.document.sections} if saved else {}
+            while True:
+                outcome: Any = None
+                async for event in run_review(
+                    None if resume_now else request,
+                    runtime().factory(),
+                    tracker=tracker,
+                    checkpointer=saver,
+                    thread_id=run_key,
+                    resume=resume_now,
+                    edits=edits,
+                ):
+                    if isinstance(event, RoundStarted):
+                        view = RoundView(event.round, titles)
+                        await view.open()
+                    elif isinstance(event, ReviewerFinished) and view is not None:
+                        await view.reviewer_done(
+                            event.reviewer, reviewer_output(event.review, titles)
+                        )
+                    elif isinstance(event, ReviewerFailed) and view is not None:
+                        note = tr("unreadable", reviewer=tr(event.reviewer), reason=event.reason)
+                        await view.reviewer_done(event.reviewer, note, error=True)
+                    elif isinstance(event, DecisionMade) and view is not None:
+                        counts = {
+                            p: sum(1 for i in event.decision.improvements if i.priority == p)
+                            for p in ("high", "medium", "low")
+                        }
+                        view.step.output = tr(
+                            "round_summary",
+                            total=len(event.decision.improvements),
+                            decision=decision_text(event.decision, titles),
+                            **counts,
+                        )
+                        await view.step.update()
+                    elif isinstance(event, AuthorStarted) and view is not None:
+                        await view.author_started(event.agent_id, event.title)
+                    elif isinstance(event, AuthorToken) and view is not None:
+                        await view.authors[event.agent_id].stream_token(event.text)
+                    elif isinstance(event, AuthorReset) and view is not None:
+                        view.authors[event.agent_id].output = ""
+                        await view.authors[event.agent_id].update()
+                    elif isinstance(event, SectionRevised) and view is not None:
+                        child = view.authors[event.revision.agent_id]
+                        child.output = section_diff(event.revision)
+                        child.is_error = bool(event.revision.failed)
+                        await child.update()
+                    elif isinstance(event, RoundFinished):
+                        titles.update({s.id: s.title for s in event.document.sections})
+                        if view is not None:
+                            await view.close()
+                    elif isinstance(event, Paused | RunFinished | RunFailed):
+                        outcome = event
+                if isinstance(outcome, Paused):
+                    edits = await ask_for_edits(outcome)
+                    resume_now = True
+                    continue
+                if isinstance(outcome, RunFinished):
+                    await show_result(outcome.result)
+                    return outcome.result
+                if isinstance(outcome, RunFailed):
+                    reason = outcome.message_zh if lang() == "zh" else outcome.message
+                    note = tr("failed", reason=reason)
+                    if view is not None:
+                        await view.close(note, error=True)
+                    await show_partial(outcome.partial, note, run_key)
+                return None
+    except asyncio.CancelledError:
+        if view is not None:
+            await view.close(tr("stopped"), error=True)
+        stopped = top_level_message(tr("stopped"))
+        stopped.actions = [resume_action(run_key)]
+        await stopped.send()
+        raise
+    except Exception as error:  # keep the app running; finished rounds are in the checkpoint
+        log.exception("review failed")
+        note = tr("failed", reason=describe_failure(error, lang()))
+        if view is not None:
+            await view.close(note, error=True)
+        await top_level_message(note).send()
+        return None
+
+
+async def ask_for_edits(paused: Paused) -> dict[str, str]:
+    """ "Pause after each round": continue at once, or edit sections first."""
+    edits: dict[str, str] = {}
+    document = paused.document
+    while True:
+        answer = await cl.AskActionMessage(
+            content=tr("paused", round=paused.round),
+            actions=[
+                cl.Action(name="continue", payload={"a": "continue"}, label=tr("continue")),
+                cl.Action(name="edit", payload={"a": "edit"}, label=tr("edit")),
+            ],
+            timeout=ASK_TIMEOUT,
+        ).send()
+        if (answer or {}).get("payload", {}).get("a") != "edit":
+            return edits
+        picked = await cl.AskActionMessage(
+            content=tr("which_section"),
+            actions=[
+                cl.Action(name=s.id, payload={"id": s.id}, label=f"{s.id} {s.title}"[:60])
+                for s in document.sections[:20]
+            ],
+            timeout=ASK_TIMEOUT,
+        ).send()
+        agent_id = (picked or {}).get("payload", {}).get("id")
+        if not agent_id:
+            return edits
+        section = document.section(agent_id)
+        reply = await cl.AskUserMessage(
+            content=tr("new_text", title=section.title, content=section.content.strip()[:1500]),
+            timeout=ASK_TIMEOUT,
+        ).send()
+        text = (reply or {}).get("output", "")
+        if text.strip():
+            edits[agent_id] = text
+            document = document.with_content(agent_id, text)
+            await cl.Message(content=tr("edit_noted", title=section.title)).send()
+
+
+def downloads(result: ReviewResult, stem: str = "improved") -> list[cl.File]:
+    return [
+        cl.File(name=f"{stem}.md", content=result.improved_markdown.encode(), mime="text/markdown"),
+        cl.File(
+            name="reviews.json" if stem == "improved" else f"{stem}-reviews.json",
+            content=json.dumps(result.reviews_json(), ensure_ascii=False, indent=2).encode(),
+            mime="application/json",
+        ),
+    ]
+
+
+async def show_result(result: ReviewResult) -> None:
+    titles = {s.id: s.title for s in result.document.sections}
+    document = top_level_message(f"**{tr('improved_title')}**\n\n{result.improved_markdown}")
+    await document.send()
+    judged = [r for r in result.rounds if r.judge is not None]
+    parts = [
+        tr(
+            "final",
+            reason=tr(result.stop_reason or "max_rounds"),
+            trajectory=result.trajectory_text(lang()),
+            rounds=len(result.rounds),
+            revised=sum(1 for r in result.rounds for v in r.revisions if v.changed),
+            tokens=result.usage.get("total_tokens", 0),
+            seconds=result.seconds,
+        )
+    ]
+    trajectory = json.dumps(result.improvement_trajectory, ensure_ascii=False, indent=1)
+    parts.append(f"**improvement_trajectory**\n\n```json\n{trajectory}\n```")
+    if judged:
+        parts.append(tr("disagreements"))
+        for record in judged:
+            parts.append(f"**{tr('step_round', round=record.round)}**")
+            parts.append(disagreement_tables(record.judge, titles))
+    summary = top_level_message("\n\n".join(parts))
+    summary.elements = [
+        cl.Plotly(name="trajectory", figure=trajectory_figure(result.rounds), display="inline"),
+        *downloads(result),
+    ]
+    await summary.send()
+    await persist_thread_state()
+
+
+async def show_partial(partial: Any, note: str, run_key: str) -> None:
+    message = top_level_message(note)
+    if isinstance(partial, ReviewResult) and partial.rounds:
+        message.elements = downloads(partial, stem="improved-partial")
+    message.actions = [resume_action(run_key)]
+    await message.send()
+
+
+def resume_action(run_key: str) -> cl.Action:
+    return cl.Action(name="review_resume", payload={"run": run_key}, label=tr("resume"))
+
+
+@cl.action_callback("review_resume")
+async def on_resume_action(action: cl.Action) -> None:
+    await action.remove()
+    run_key = action.payload.get("run") or cl.user_session.get("review_active_run")
+    if run_key:
+        await render_review("", "", resume_key=run_key)
+
+
+# (browser session, run) pairs already offered: restoring a thread reconnects the browser,
+# which runs on_chat_resume a second time.
+_OFFERED: set[tuple[str, str]] = set()
+
+
+async def on_review_resume(thread: dict) -> None:
+    await cl.ChatSettings(settings_widgets()).send()
+    # Chainlit sends the stored thread after this handler returns; a task's message comes later.
+    asyncio.get_running_loop().create_task(offer_resume())
+
+
+async def offer_resume() -> None:
+    run_key = cl.user_session.get("review_active_run")
+    offer_key = (cl.context.session.id, str(run_key))
+    if not run_key or offer_key in _OFFERED:
+        return
+    _OFFERED.add(offer_key)
+    async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
+        pending = await pending_review(saver, run_key)
+    if pending:
+        await cl.Message(content=tr("resume_offer"), actions=[resume_action(run_key)]).send()
+
+
+# --- the conversation ----------------------------------------------------------------------
+
+
+def settings_widgets() -> list:
+    settings = runtime().settings
+    return [
+        Slider(
+            id="review_max_rounds",
+            label=tr("settings_rounds"),
+            initial=settings.review_max_rounds,
+            min=1,
+            max=10,
+            step=1,
+        ),
+        Switch(
+            id="review_pause",
+            label=tr("settings_pause"),
+            initial=settings.review_pause_after_round,
+        ),
+    ]
+
+
+async def on_review_start() -> None:
+    await cl.ChatSettings(settings_widgets()).send()
+    await cl.Message(content=tr("intro")).send()
+
+
+async def read_document(message: cl.Message) -> tuple[str, str] | None:
+    """(name, text) of the attached document or the pasted text; refusals are reported."""
+    max_mb = runtime().settings.reference_max_mb
+    for element in message.elements or []:
+        path = getattr(element, "path", None)
+        if not path:
+            continue
+        try:
+            loaded = load_document(Path(path), element.name, max_mb=max_mb)
+        except ReferenceDocumentError as error:
+            await cl.Message(content=f"⚠️ {error.message(lang())}").send()
+            return None
+        return loaded.name, loaded.text
+    text = (message.content or "").strip()
+    if len(text) >= MIN_PASTED_CHARS:
+        return (text.splitlines()[0].lstrip("# ").strip()[:60] or "document"), text
+    await cl.Message(content=tr("need_document", chars=MIN_PASTED_CHARS)).send()
+    return None
+
+
+async def on_review_message(message: cl.Message) -> None:
+    found = await read_document(message)
+    if found is None:
+        return
+    name, text = found
+    sections = len(parse_markdown(text).sections)
+    await cl.Message(
+        content=tr("document_ok", name=name, chars=len(text), sections=sections)
+    ).send()
+    await persist_thread_state()
+    await render_review(text, name)
+
+
+async def review_generated_srs(srs_markdown: str) -> str | None:
+    """SRS mode's "审阅并改进": review the SRS just written in this thread; the improved SRS,
+    or None if the review did not finish."""
+    result = await render_review(srs_markdown, "srs.md", thread_suffix="srs-review")
+    if result is None:
+        return None
+    await cl.Message(content=tr("srs_reviewed")).send()
+    return result.improved_markdown
+
+
+def review_srs_label() -> str:
+    return tr("review_srs")
+
+
+REVIEW_MODE = ModeSpec(
+    id="Review",
+    title={"zh": "审阅", "en": "Review"},
+    description={
+        "zh": "上传或粘贴需求文档：红队、蓝队、甲方和评委逐轮提出具体问题，各节作者只修正这些问题，"
+        "直到问题收敛；展示改进轨迹、每节的修改和审阅者的分歧。",
+        "en": "Upload or paste a requirements document: a red team, blue team, client and judge "
+        "raise specific issues round after round and each section's author fixes exactly those, "
+        "until the issues converge; see the trajectory, each section's changes and where the "
+        "reviewers disagree.",
+    },
+    on_message=on_review_message,
+    on_start=on_review_start,
+    on_resume=on_review_resume,
+    starters=[
+        StarterSpec(
+            label={"zh": "审阅一份预约系统 SRS", "en": "Review a booking system SRS"},
+            message={
+                "zh": "# 宠物医院预约系统需求规格\n\n## 1. 用户\n\n宠物主人和兽医使用本系统。\n\n"
+                "## 2. 预约\n\n主人在线预约兽医，查询空闲时段要快。可以取消预约。\n\n"
+                "## 3. 提醒\n\n系统在就诊前发送提醒。\n\n## 4. 安全\n\n系统要安全可靠。\n",
+                "en": "# Pet Clinic Booking SRS\n\n## 1. Users\n\nPet owners and vets use the "
+                "system.\n\n## 2. Booking\n\nOwners book a vet online; finding free slots is "
+                "fast. Bookings can be cancelled.\n\n## 3. Reminders\n\nThe system sends "
+                "reminders before visits.\n\n## 4. Security\n\nThe system is secure and "
+                "reliable.\n",
+            },
+        ),
+        StarterSpec(
+            label={"zh": "审阅一份报销系统需求", "en": "Review an expense claims spec"},
+            message={
+                "zh": "# 员工报销系统需求\n\n## 1. 提交\n\n员工提交报销单并上传发票。\n\n"
+                "## 2. 审批\n\n经理审批，金额大的要多级审批。\n\n## 3. 报表\n\n财务可以导出报表。\n",
+                "en": "# Expense Claims Requirements\n\n## 1. Submission\n\nStaff submit claims "
+                "with receipts.\n\n## 2. Approval\n\nManagers approve; large amounts need more "
+                "approvals.\n\n## 3. Reports\n\nFinance can export reports.\n",
+            },
+        ),
+    ],
+)
