@@ -200,6 +200,25 @@ def table(head_zh: list[str], head_en: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+# The seed's field names, read in the user's language; the key stays in small print.
+FIELD_NAMES = {
+    "keep_as_is": ("保持不变", "Keep as is"),
+    "enhancement_suggestions": ("增强建议", "Enhancement suggestions"),
+    "business_gaps": ("业务缺口", "Business gaps"),
+    "market_concerns": ("市场顾虑", "Market concerns"),
+    "feasibility_concerns": ("可行性顾虑", "Feasibility concerns"),
+    "prioritized_improvements": ("优先改进项", "Prioritized improvements"),
+    "conflicting_views": ("分歧意见", "Conflicting views"),
+    "consensus_issues": ("共识问题", "Consensus issues"),
+    "improvement_trajectory": ("改进轨迹", "Improvement trajectory"),
+}
+
+
+def field_heading(key: str) -> str:
+    zh, en = FIELD_NAMES[key]
+    return f"**{zh if lang() == 'zh' else en}** `{key}`\n\n"
+
+
 def section_label(agent_id: str, titles: dict[str, str]) -> str:
     return f"{agent_id} {titles.get(agent_id, '')}".strip()
 
@@ -225,17 +244,17 @@ def reviewer_output(review: Any, titles: dict[str, str]) -> str:
             )
         )
     elif isinstance(review, BlueTeamReview):
-        parts.append("**keep_as_is**\n\n" + table(
+        parts.append(field_heading("keep_as_is") + table(
             ["章节", "方面", "理由"], ["Section", "Aspect", "Reason"],
             [[section_label(k.agent_id, titles), k.aspect, k.reason] for k in review.keep_as_is],
         ))  # fmt: skip
-        parts.append("**enhancement_suggestions**\n\n" + table(
+        parts.append(field_heading("enhancement_suggestions") + table(
             ["章节", "方面", "建议"], ["Section", "Aspect", "Suggestion"],
             [[section_label(s.agent_id, titles), s.aspect, s.suggestion]
              for s in review.enhancement_suggestions],
         ))  # fmt: skip
     elif isinstance(review, ClientReview):
-        parts.append("**business_gaps**\n\n" + table(
+        parts.append(field_heading("business_gaps") + table(
             ["方面", "缺口", "影响", "所需信息"], ["Aspect", "Gap", "Impact", "Required info"],
             [[g.aspect, g.gap, g.impact, g.required_info] for g in review.business_gaps],
         ))  # fmt: skip
@@ -244,9 +263,9 @@ def reviewer_output(review: Any, titles: dict[str, str]) -> str:
             ("feasibility_concerns", review.feasibility_concerns),
         ):
             if items:
-                parts.append(f"**{name}**\n\n" + "\n".join(f"- {cell(i)}" for i in items))
+                parts.append(field_heading(name) + "\n".join(f"- {cell(i)}" for i in items))
     elif isinstance(review, JudgeReview):
-        parts.append("**prioritized_improvements**\n\n" + table(
+        parts.append(field_heading("prioritized_improvements") + table(
             ["#", "章节", "任务", "理由"], ["#", "Section", "Task", "Rationale"],
             [[p.priority, section_label(p.agent_id, titles), p.task, p.rationale]
              for p in review.prioritized_improvements],
@@ -276,7 +295,10 @@ def disagreement_tables(judge: JudgeReview, titles: dict[str, str]) -> str:
             for c in judge.consensus_issues
         ],
     )
-    return f"**conflicting_views**\n\n{conflicts}\n\n**consensus_issues**\n\n{consensus}"
+    return (
+        f"{field_heading('conflicting_views')}{conflicts}\n\n"
+        f"{field_heading('consensus_issues')}{consensus}"
+    )
 
 
 def section_diff(revision: SectionRevision) -> str:
@@ -563,7 +585,7 @@ async def show_result(result: ReviewResult) -> None:
         )
     ]
     trajectory = json.dumps(result.improvement_trajectory, ensure_ascii=False, indent=1)
-    parts.append(f"**improvement_trajectory**\n\n```json\n{trajectory}\n```")
+    parts.append(f"{field_heading('improvement_trajectory')}```json\n{trajectory}\n```")
     if judged:
         parts.append(tr("disagreements"))
         for record in judged:

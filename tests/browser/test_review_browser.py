@@ -91,6 +91,8 @@ def test_review_two_rounds_in_the_browser(
 
     # The disagreements side by side, and the chart of issues per round.
     expect(page.get_by_role("cell", name="the flow is clear as it is").last).to_be_visible()
+    expect(page.get_by_text("分歧意见").last).to_be_visible()  # the seed's keys, read in Chinese
+    expect(page.get_by_text("共识问题").last).to_be_visible()
     chart = page.locator(".js-plotly-plot").first
     expect(chart).to_be_visible(timeout=30_000)
     chart.scroll_into_view_if_needed()
