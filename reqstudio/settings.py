@@ -6,7 +6,9 @@ the `REQSTUDIO_*` variables are the app's own.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +23,7 @@ from pydantic import (
     field_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsError as SourceParseError
 
 ModelRole = Literal[
     "chat",
@@ -40,6 +43,17 @@ ModelRole = Literal[
 ]
 
 
+# Providers a model spec may name: LangChain's provider key -> the package that serves it.
+# Only those whose package is installed are allowed (both come with ReqStudio). "openai" is
+# any OpenAI-compatible API; "deepseek" (ChatDeepSeek) also keeps a reasoning model's
+# `reasoning_content` (DeepSeek-R1, or Qwen and others on an OpenAI-compatible base_url).
+PROVIDER_PACKAGES: dict[str, str] = {"openai": "langchain_openai", "deepseek": "langchain_deepseek"}
+
+
+def supported_providers() -> list[str]:
+    return [p for p, module in PROVIDER_PACKAGES.items() if importlib.util.find_spec(module)]
+
+
 class ModelSpec(BaseModel):
     """One model as `AGENT_FUNCTION_CALL_MODEL` / `AGENT_ANSWER_MODEL` describe it (JSON)."""
 
@@ -51,6 +65,17 @@ class ModelSpec(BaseModel):
     api_key: SecretStr | None = None
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str) -> str:
+        value = value.strip().lower()
+        allowed = supported_providers()
+        if value not in allowed:
+            raise ValueError(
+                f"provider {value!r} is not supported (use one of: {', '.join(allowed)})"
+            )
+        return value
 
 
 CHAINLIT_CI_FAKE_KEY = "sk-FAKE-OPENAI-API-KEY"
@@ -312,12 +337,29 @@ def describe_validation_error(error: ValidationError) -> str:
     return "; ".join(lines)
 
 
+def describe_source_error(error: SourceParseError) -> str:
+    """A value the settings source could not decode (e.g. invalid JSON in AGENT_PRICES): one
+    line naming the variable and the JSON error. The value is not shown (it may hold a key)."""
+    found = re.search(r'field "([^"]+)"', str(error))
+    field = found.group(1) if found else "?"
+    env_name = _ENV_NAMES.get(field, field.upper())
+    cause = error.__cause__
+    detail = (
+        f"not valid JSON ({cause})"
+        if isinstance(cause, json.JSONDecodeError)
+        else str(cause or error)
+    )
+    return f"Invalid setting {env_name}: {detail}"
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Read settings; raise `SettingsError` with a one-line message on a bad value."""
     try:
         return Settings(**overrides)
     except ValidationError as exc:
         raise SettingsError(describe_validation_error(exc)) from None
+    except SourceParseError as exc:
+        raise SettingsError(describe_source_error(exc)) from None
 
 
 @lru_cache(maxsize=1)

@@ -224,9 +224,9 @@ async def test_iteration_limit_stops_the_loop_and_says_so(llm_server, factory):
     assert len(of_type(events, ToolCallStarted)) == 2
     hand_over = of_type(events, HandOver)[0]
     assert hand_over.limit == "iterations"
-    assert "iteration limit (2 rounds)" in hand_over.reason
+    assert "tool-call limit (2 calls)" in hand_over.reason
     assert of_type(events, AnswerFinished)[0].text == "Here is what I found [1]."
-    assert "iteration limit" in str(llm_server.requests[-1]["messages"][-1]["content"])
+    assert "tool-call limit" in str(llm_server.requests[-1]["messages"][-1]["content"])
     assert of_type(events, Stats)[0].rounds == 2
     assert llm_server.pending == 1  # the third round was never asked for
 
@@ -267,7 +267,9 @@ async def test_time_limit_cancels_a_hanging_tool_and_answers_from_what_was_found
     assert not finished["slow_lookup"].ok and "time limit" in finished["slow_lookup"].result_text
     assert cancelled.is_set()
     hand_over = of_type(events, HandOver)[0]
-    assert hand_over.limit == "time" and "time limit (1 s)" in hand_over.reason
+    assert hand_over.limit == "time" and "time limit (1 s, of which 0.75 s for tools)" in (
+        hand_over.reason
+    )
     assert of_type(events, AnswerFinished)[0].text == "Partial answer [1]."
     answer_request = str(llm_server.requests[-1]["messages"][-1]["content"])
     assert "fast query — source 1" in answer_request and "time limit" in answer_request
@@ -690,18 +692,52 @@ def test_prices_come_from_settings(monkeypatch, tmp_path):
 def test_prompt_variant_is_chosen_by_model_name(model, template, factory):
     agent = ReactAgent(factory, [], AgentConfig(function_call_spec=ModelSpec(model=model)))
     assert agent.system_prompt_template == template
-    assert "web_search" in agent.system_prompt() or "none" in agent.system_prompt()
 
 
-async def test_the_react_prompt_lists_the_tools_and_the_rules(llm_server, factory):
+def glossary_tool() -> StructuredTool:
+    """A tool whose name and description appear nowhere in the prompt templates."""
+
+    async def lookup(term: str) -> str:
+        return f"{term}: a defined term."
+
+    return StructuredTool.from_function(
+        coroutine=lookup,
+        name="zeta_glossary_lookup",
+        description="Looks up zeta-project glossary entries by their exact term.",
+    )
+
+
+@pytest.mark.parametrize("model", ["scripted-model", "smollm2-135m-instruct"])
+async def test_the_react_prompt_lists_every_tool_with_its_description(llm_server, factory, model):
+    # Both prompt variants, as sent over the wire: a prompt that stops listing the tools
+    # (or their descriptions) fails here; the rules alone mention only web_search.
+    llm_server.script(Reply(content="no tools"), answer_reply("Hi."))
+    tools = [WebSearch(FakeSearchBackend()).as_tool(), glossary_tool()]
+    config = en(max_iterations=4, function_call_spec=ModelSpec(model=model))
+    await collect(ReactAgent(factory, tools, config), "Hi")
+    system = llm_server.requests[0]["messages"][0]["content"]
+    assert "zeta_glossary_lookup" in system
+    assert "Looks up zeta-project glossary entries by their exact term." in system
+    assert "Search the web (DuckDuckGo)" in system  # web_search's own description
+    assert "4 tool calls" in system
+
+
+async def test_the_react_prompt_states_the_rules(llm_server, factory):
     llm_server.script(Reply(content="no tools"), answer_reply("Hi."))
     agent = ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], en(max_iterations=4))
     await collect(agent, "Hi")
     system = llm_server.requests[0]["messages"][0]["content"]
-    assert "`web_search`" in system and "at most 4 rounds" in system
+    assert "at most 4 tool calls in all" in system
     assert "[1], [2]" in system
     answer_system = llm_server.requests[-1]["messages"][0]["content"]
     assert "Cite the results" in answer_system
+
+
+async def test_without_tools_the_prompt_says_so(llm_server, factory):
+    llm_server.script(Reply(content="no tools"), answer_reply("Hi."))
+    await collect(ReactAgent(factory, [], en()), "Hi")
+    system = llm_server.requests[0]["messages"][0]["content"]
+    assert "No tools are available in this session" in system
 
 
 async def test_events_survive_a_json_round_trip(llm_server, factory):
@@ -743,7 +779,7 @@ async def test_notices_are_in_chinese_by_default(llm_server, factory):
     events = await collect(agent, "问题")
     hand_over = of_type(events, HandOver)[0]
     assert hand_over.limit == "iterations"
-    assert "已达到最大迭代次数（1 轮）" in hand_over.reason
+    assert "已达到最大工具调用次数（1 次）" in hand_over.reason
 
 
 async def test_verbose_mode_logs_every_thought_and_action(llm_server, factory, caplog):

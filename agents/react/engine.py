@@ -17,7 +17,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import httpx
@@ -35,9 +35,15 @@ from agents.react.events import (
     Stats,
     say,
 )
-from agents.react.graph import RunContext, bind_tools, build_agent_graph, react_system_prompt
+from agents.react.graph import (
+    AnswerTimeLimit,
+    RunContext,
+    bind_tools,
+    build_agent_graph,
+    react_system_prompt,
+)
 from agents.react.state import AgentConfig, AgentMemory, history_messages
-from reqstudio.calls import ROLE_POLICIES
+from reqstudio.calls import ROLE_POLICIES, IncompleteAnswerError
 from reqstudio.errors import describe_failure
 from reqstudio.llm import ModelFactory
 from reqstudio.structured import StructuredOutputError
@@ -54,7 +60,14 @@ PROMPT_VARIANTS: list[tuple[re.Pattern[str], str]] = [
     ),
 ]
 
-MODEL_FAILURES = (openai.APIError, httpx.HTTPError, json.JSONDecodeError, StructuredOutputError)
+MODEL_FAILURES = (
+    openai.APIError,
+    httpx.HTTPError,
+    json.JSONDecodeError,
+    StructuredOutputError,
+    IncompleteAnswerError,
+    asyncio.TimeoutError,
+)
 
 
 def choose_system_prompt(model_name: str) -> str:
@@ -92,7 +105,8 @@ class ReactAgent:
 
     Models come from the factory by role ("function_call", "answer") and the config's specs;
     `function_call_llm` / `answer_llm` pass ready-made chat models instead. With no answer
-    model configured, the function-call model answers too (single-model mode).
+    model given or configured, the function-call model answers too (single-model mode):
+    `ReactAgent(factory, function_call_llm=m)` answers with `m`.
 
     `tracker` accumulates usage across runs (a session's totals); each run's own usage is in
     its closing `Stats` event. `memory` keeps the thread's turns and tool-call records.
@@ -108,6 +122,7 @@ class ReactAgent:
         memory: AgentMemory | None = None,
         function_call_llm: BaseChatModel | None = None,
         answer_llm: BaseChatModel | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.config = config or AgentConfig()
         self.config.validate()
@@ -119,6 +134,8 @@ class ReactAgent:
         )
         self.answer_policy = factory.policy("answer") if factory else ROLE_POLICIES["answer"]
         callbacks = [self.tracker]
+        given_function_call_llm = function_call_llm is not None
+        built_answer = False  # models the factory built carry the tracker already
         if function_call_llm is None:
             if factory is None:
                 raise ValueError("ReactAgent needs a model factory or a function_call_llm")
@@ -126,12 +143,15 @@ class ReactAgent:
                 "function_call", callbacks=callbacks, spec=self.config.function_call_spec
             )
         if answer_llm is None:
-            if factory is not None:
+            if factory is not None and (
+                self.config.answer_spec is not None or not given_function_call_llm
+            ):
                 answer_llm = factory.for_role(
                     "answer",
                     callbacks=callbacks,
                     spec=self.config.answer_spec or self.config.function_call_spec,
                 )
+                built_answer = True
             else:
                 answer_llm = function_call_llm
         self.function_call_model_name = model_name_of(function_call_llm)
@@ -140,15 +160,16 @@ class ReactAgent:
             bind_tools(function_call_llm, self.tools),
             "function_call",
             self.function_call_model_name,
-            callbacks if factory is None else [],
+            callbacks if given_function_call_llm else [],
         )
         self._answer_model = self._with_role(
-            answer_llm, "answer", self.answer_model_name, callbacks if factory is None else []
+            answer_llm, "answer", self.answer_model_name, [] if built_answer else callbacks
         )
         self.system_prompt_template = self.config.system_prompt or choose_system_prompt(
             self.function_call_model_name
         )
         self._graph = build_agent_graph()
+        self.clock = clock
 
     @staticmethod
     def _with_role(model: Runnable, role: str, name: str, callbacks: list[Any]) -> Runnable:
@@ -197,6 +218,7 @@ class ReactAgent:
             tools={tool.name: tool for tool in self.tools},
             function_call_policy=self.function_call_policy,
             answer_policy=self.answer_policy,
+            clock=self.clock,
         )
         initial = {
             "messages": [SystemMessage(self.system_prompt()), *prior, HumanMessage(question)],
@@ -238,7 +260,12 @@ class ReactAgent:
             KeptResult(tool=r.tool, arguments=r.arguments, ok=r.ok, result_text=r.text)
             for r in ctx.gathered
         ]
-        if isinstance(error, MODEL_FAILURES):
+        if isinstance(error, AnswerTimeLimit):
+            log.warning("agent stopped: time limit during the answer")
+            limit = f"{self.config.max_execution_time:g}"
+            message = say("answer_time", language, limit=limit)
+            suggest_chat = False
+        elif isinstance(error, MODEL_FAILURES):
             log.warning("agent stopped, model failure: %s", type(error).__name__)
             message = say("model_failed", language, detail=describe_failure(error, language))
             suggest_chat = False
@@ -254,7 +281,7 @@ class ReactAgent:
         )
 
     def _stats(self, ctx: RunContext, usage: UsageTracker, rounds: int) -> Stats:
-        ended = time.monotonic()
+        ended = self.clock()
         handed_over = ctx.handed_over_at or ended
         per_model = {
             role: ModelUsage(
