@@ -159,6 +159,11 @@ class Settings(BaseSettings):
     mcp_config: str | None = Field(
         default=None, validation_alias=AliasChoices("REQSTUDIO_MCP_CONFIG")
     )
+    search_backend: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?$",
+        validation_alias=AliasChoices("REQSTUDIO_SEARCH_BACKEND"),
+    )
 
     # The app's own
     data_dir: Path = Field(
@@ -234,12 +239,19 @@ class Settings(BaseSettings):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/")
 
+    @field_validator("agent_function_call_model", "agent_answer_model", mode="before")
+    @classmethod
+    def _model_spec_json(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_json_setting(value) if value.strip() else None
+        return value
+
     @field_validator("agent_prices", mode="before")
     @classmethod
     def _prices(cls, value: Any) -> Any:
         """`{"model": [in_per_1k, out_per_1k]}` or `{"model": {"input": .., "output": ..}}`."""
         if isinstance(value, str):
-            value = json.loads(value) if value.strip() else {}
+            value = parse_json_setting(value) if value.strip() else {}
         if isinstance(value, dict):
             return {
                 model: (price["input"], price["output"]) if isinstance(price, dict) else price
@@ -298,6 +310,16 @@ class Settings(BaseSettings):
         }[role]
 
 
+def parse_json_setting(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{JSON_ERROR_PREFIX}{exc})") from None
+
+
+JSON_ERROR_PREFIX = "not valid JSON ("
+
+
 def parse_users(raw: str) -> dict[str, str]:
     """`REQSTUDIO_USERS="alice:secret1,bob:secret2"` -> {"alice": "secret1", ...}."""
     users: dict[str, str] = {}
@@ -319,6 +341,8 @@ def _env_name(field_name: str) -> str:
 
 _ENV_NAMES = {name: _env_name(name) for name in Settings.model_fields}
 _SECRET_ENV_NAMES = {_ENV_NAMES["openai_api_key"], _ENV_NAMES["users"]}
+# Whole values of these may hold an API key: shown only field by field, never whole.
+_MAY_HOLD_KEYS = {_ENV_NAMES["agent_function_call_model"], _ENV_NAMES["agent_answer_model"]}
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -329,10 +353,16 @@ def describe_validation_error(error: ValidationError) -> str:
         field = str(loc[0])  # the field name, or the alias it was given by
         env_name = _ENV_NAMES.get(field, field)
         value = item.get("input")
-        shown = "***" if env_name in _SECRET_ENV_NAMES else json.dumps(value, ensure_ascii=False)
         detail = item.get("msg", "invalid").removeprefix("Value error, ")
         extra = ".".join(str(p) for p in loc[1:])
         where = f" (field {extra})" if extra else ""
+        hidden = env_name in _SECRET_ENV_NAMES or (
+            env_name in _MAY_HOLD_KEYS and (not extra or "api_key" in extra)
+        )
+        if detail.startswith(JSON_ERROR_PREFIX):
+            lines.append(f"Invalid setting {env_name}{where}: {detail}")
+            continue
+        shown = "***" if hidden else json.dumps(value, ensure_ascii=False)
         lines.append(f"Invalid setting {env_name}={shown}{where}: {detail}")
     return "; ".join(lines)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,7 +33,7 @@ from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.runtime import AppRuntime
 from reqstudio.settings import Settings, load_settings
 from tools.mcp_tools import McpConfigError, McpToolbox, read_mcp_config, resolve_mcp_config
-from tools.web_search import WebSearch
+from tools.web_search import WebSearch, load_backend
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,11 +65,23 @@ def mcp_config_path(args: argparse.Namespace, settings: Settings) -> Path | None
         raise UsageError(str(exc)) from None
 
 
+def show_trace_on_stderr() -> None:
+    """AGENT_VERBOSE=true: the agent's trace (every thought, tool input and output) goes to
+    stderr with the steps."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("[trace] %(message)s"))
+    logger = logging.getLogger("reqstudio.agent")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
 def run(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise UsageError("the question is empty")
     settings = load_settings()
     config = AgentConfig.from_settings(settings, language=args.lang)
+    if config.verbose:
+        show_trace_on_stderr()
     mcp_path = mcp_config_path(args, settings)
     try:
         with AppRuntime(settings) as runtime:
@@ -89,7 +102,8 @@ async def ask(
         for status in toolbox.statuses:
             state = f"{len(status.tools)} tool(s)" if status.ok else f"left out: {status.error}"
             print(f"[mcp] {status.name}: {state}", file=sys.stderr)
-        tools = [] if args.no_search else [WebSearch().as_tool()]
+        search = WebSearch(load_backend(runtime.settings.search_backend))
+        tools = [] if args.no_search else [search.as_tool()]
         agent = ReactAgent(runtime.factory(), [*tools, *toolbox.tools], config)
         printer = StepPrinter(sys.stderr, sys.stdout)
         async for event in agent.run(args.question):
