@@ -100,6 +100,13 @@ def estimate_cost(
     return round(total, 6)
 
 
+def as_role(model: BaseChatModel, role: str) -> BaseChatModel:
+    """The same model, counted under another role (its own metadata names the role)."""
+    if isinstance(model, BaseChatModel) and model.metadata:
+        return model.model_copy(update={"metadata": {**model.metadata, "reqstudio_role": role}})
+    return model
+
+
 class ReactAgent:
     """Agent mode: a ReAct loop with a function-call model and an answer model.
 
@@ -153,7 +160,7 @@ class ReactAgent:
                 )
                 built_answer = True
             else:
-                answer_llm = function_call_llm
+                answer_llm = as_role(function_call_llm, "answer")
         self.function_call_model_name = model_name_of(function_call_llm)
         self.answer_model_name = model_name_of(answer_llm)
         self._reasoning_model = self._with_role(
@@ -173,7 +180,20 @@ class ReactAgent:
 
     @staticmethod
     def _with_role(model: Runnable, role: str, name: str, callbacks: list[Any]) -> Runnable:
-        # Models from the factory carry their role already; these tags cover ready-made ones.
+        # Models from the factory carry their role and the tracker already; ready-made ones
+        # get them here. On the model itself (not `with_config(callbacks=...)`, which would
+        # hide the run's own tracker), so both the session and the run count the calls.
+        bound = model
+        if callbacks:
+            bound = getattr(model, "bound", model)
+            if isinstance(bound, BaseChatModel):
+                tracked = bound.model_copy(
+                    update={"callbacks": [*(bound.callbacks or []), *callbacks]}
+                )
+                model = (
+                    model.model_copy(update={"bound": tracked}) if bound is not model else tracked
+                )
+                callbacks = []
         return model.with_config(
             metadata={"reqstudio_role": role, "reqstudio_model": name},
             callbacks=callbacks or None,
