@@ -6,12 +6,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from agents.react.engine import ReactAgent
+from agents.react.engine import ReactAgent, show_trace_on_stderr
 from agents.react.events import (
     AgentEvent,
     AnswerFinished,
@@ -65,23 +64,13 @@ def mcp_config_path(args: argparse.Namespace, settings: Settings) -> Path | None
         raise UsageError(str(exc)) from None
 
 
-def show_trace_on_stderr() -> None:
-    """AGENT_VERBOSE=true: the agent's trace (every thought, tool input and output) goes to
-    stderr with the steps."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("[trace] %(message)s"))
-    logger = logging.getLogger("reqstudio.agent")
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-
-
 def run(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise UsageError("the question is empty")
     settings = load_settings()
     config = AgentConfig.from_settings(settings, language=args.lang)
     if config.verbose:
-        show_trace_on_stderr()
+        show_trace_on_stderr()  # with the steps
     mcp_path = mcp_config_path(args, settings)
     try:
         with AppRuntime(settings) as runtime:

@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import re
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
@@ -68,6 +69,22 @@ MODEL_FAILURES = (
     IncompleteAnswerError,
     asyncio.TimeoutError,
 )
+
+
+TRACE_FORMAT = "[trace] %(message)s"
+
+
+def show_trace_on_stderr() -> None:
+    """AGENT_VERBOSE=true: the agent's trace (every thought, tool input and output) goes to
+    stderr, in the CLI and in the app's log alike. Safe to call more than once."""
+    logger = logging.getLogger("reqstudio.agent")
+    logger.setLevel(logging.INFO)
+    if any(getattr(h, "reqstudio_trace", False) for h in logger.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(TRACE_FORMAT))
+    handler.reqstudio_trace = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
 
 
 def choose_system_prompt(model_name: str) -> str:

@@ -1,5 +1,8 @@
 """Agent mode in a real browser: live steps (thinking, search, MCP call, decision, hand-over),
-a streamed answer in its own message, and statistics per model."""
+a streamed answer in its own message, and statistics per model.
+
+The search is a deterministic stand-in (REQSTUDIO_SEARCH_BACKEND=tests.fake_search), so the
+test means the same on a machine with or without network."""
 
 from __future__ import annotations
 
@@ -10,18 +13,31 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
-from tests.apps import AppProcess
+from tests.apps import ROOT, AppProcess
 from tests.browser_support import open_page, provider_env, send
 
 pytestmark = pytest.mark.browser
 
 REASONING = "research agent"  # prompts/agent/react_system.md
 ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
+FAKE_SEARCH = {
+    "REQSTUDIO_SEARCH_BACKEND": "tests.fake_search:five_results",
+    "PYTHONPATH": str(ROOT),
+}
+
+
+@pytest.fixture
+def agent_app(llm_server: ScriptedLLMServer, tmp_path: Path):
+    env = provider_env(llm_server) | FAKE_SEARCH | {"AGENT_VERBOSE": "true"}
+    app = AppProcess(tmp_path / "data", env).start()
+    yield app
+    app.stop()
 
 
 def test_agent_mode_shows_each_step_and_statistics(
-    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+    browser: Browser, agent_app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
+    app = agent_app
     llm_server.script(
         Reply(
             match=REASONING,
@@ -53,8 +69,12 @@ def test_agent_mode_shows_each_step_and_statistics(
     expect(page.get_by_text("MCP · get_current_time", exact=False)).to_be_visible()
     search_step = page.get_by_text(re.compile(r"搜索\s*$")).first
     expect(search_step).to_be_visible()
-    search_step.click()  # offline here: the search fails and says so, the agent goes on
-    expect(page.get_by_text("失败", exact=False).first).to_be_visible()
+    search_step.click()
+    expect(page.get_by_text('"query": "UTC 时间 标准"', exact=False).first).to_be_visible()
+    results_step = page.get_by_text(re.compile(r"搜索结果\s*$")).first
+    results_step.click()
+    expect(page.get_by_text("找到 5 条结果", exact=False).first).to_be_visible()
+    expect(page.get_by_text("UTC 时间 标准 — source 1", exact=False).first).to_be_visible()
 
     mcp_step = page.get_by_text("MCP · get_current_time", exact=False).first
     mcp_step.click()
@@ -68,6 +88,8 @@ def test_agent_mode_shows_each_step_and_statistics(
     page.get_by_text("统计").scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "agent-zh-CN.png")
     assert llm_server.pending == 0
+    # AGENT_VERBOSE: the trace is in the app's log
+    assert "[trace] agent round 1 thought: 需要当前 UTC 时间" in app.log()
 
 
 def test_mcp_server_connected_from_the_ui_joins_the_agent(
