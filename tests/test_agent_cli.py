@@ -30,8 +30,8 @@ def run_cli(server: ScriptedLLMServer, tmp_path: Path, *args: str, **env: str):
         OPENAI_MODEL="scripted-model",
         OPENAI_MAX_RETRIES="0",
         REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
-        **env,
     )
+    clean.update(env)
     return subprocess.run(
         [*REQSTUDIO, "agent", *args],
         cwd=ROOT,
@@ -179,3 +179,45 @@ def test_invalid_json_in_a_setting_stops_the_app_with_one_line(tmp_path):
         "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"
     ]
     assert "Traceback" not in output and "sk-secret-value" not in output
+
+
+def test_a_retried_answer_reaches_stdout_once_and_whole(llm_server, tmp_path):
+    whole = "ISO/IEC/IEEE 29148 replaced IEEE 830 [1]; it covers requirements processes."
+    answer = "Write the final answer now"
+    llm_server.script(
+        Reply(content="No tools needed."),
+        Reply(content=whole, match=answer, fault="truncated", chunk_chars=8),
+        Reply(content=whole, match=answer),
+    )
+    stats_file = tmp_path / "stats.json"
+
+    done = run_cli(
+        llm_server, tmp_path, "Q", "--no-mcp", "--no-search", "--stats-json", str(stats_file),
+        OPENAI_MAX_RETRIES="1",
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == whole + "\n"
+    assert json.loads(stats_file.read_text())["ok"] is True
+    assert "Agent answer model: try 1 of 2 failed" in done.stderr
+
+
+def test_an_answer_cut_after_the_retries_is_not_ok_and_says_so(llm_server, tmp_path):
+    whole = "ISO/IEC/IEEE 29148 replaced IEEE 830 [1]; it covers requirements processes."
+    answer = "Write the final answer now"
+    llm_server.script(
+        Reply(content="No tools needed."),
+        *[Reply(content=whole, match=answer, fault="truncated", chunk_chars=8) for _ in range(2)],
+    )
+    stats_file = tmp_path / "stats.json"
+
+    done = run_cli(
+        llm_server, tmp_path, "Q", "--no-mcp", "--no-search", "--stats-json", str(stats_file),
+        "--lang", "en", OPENAI_MAX_RETRIES="1",
+    )  # fmt: skip
+
+    assert done.returncode == 1
+    assert done.stdout == ""  # nothing shorter passed off as the answer
+    assert "broke off before it finished, still after retries" in done.stderr
+    assert "partial answer (not complete): ISO/IEC" in done.stderr
+    assert json.loads(stats_file.read_text())["ok"] is False

@@ -1,5 +1,9 @@
 """`reqstudio agent "question"`: one Agent-mode answer. The steps go to stderr, the answer to
-stdout, and `--stats-json FILE` writes the run's statistics."""
+stdout, and `--stats-json FILE` writes the run's statistics.
+
+stdout gets the answer only once it is whole (the provider ended it with a finish reason), so
+a retried or cut answer never reaches it shorter or twice (what a failed run wrote goes to
+stderr, marked as not complete)."""
 
 from __future__ import annotations
 
@@ -141,15 +145,16 @@ class StepPrinter:
             case HandOver(answer_model=model, limit=limit):
                 note = f" (limit: {limit})" if limit else ""
                 self._line(f"[answer · {model}]{note}")
-            case AnswerToken(text=text):
-                self.answer.write(text)
+            case AnswerToken():
+                pass  # the whole answer is written at AnswerFinished
+            case AnswerFinished(text=text):
+                self.answer.write(text + "\n")
                 self.answer.flush()
-            case AnswerFinished():
-                self.answer.write("\n")
-                self.answer.flush()
-            case Failed(message=message, kept_results=kept):
+            case Failed(message=message, kept_results=kept, partial_answer=partial):
                 self.failed = True
                 self._line(f"reqstudio: {message}")
+                if partial:
+                    self._line(f"  partial answer (not complete): {partial}")
                 for result in kept:
                     self._line(f"  kept: {result.tool} {json.dumps(result.arguments)}")
             case Stats() as stats:
