@@ -1026,3 +1026,27 @@ async def test_a_hanging_answer_provider_ends_with_a_clear_message(llm_server, f
     failed = of_type(events, Failed)[0]
     assert "time limit" in failed.message and not failed.suggest_chat_mode
     assert isinstance(events[-1], Stats)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("AGENT_PRICES", "{oops"),
+        ("AGENT_FUNCTION_CALL_MODEL", '{"model": "m", "api_key": "sk-hidden"'),
+        ("AGENT_ANSWER_MODEL", "[1, 2"),
+    ],
+)
+def test_invalid_json_in_an_agent_setting_is_one_line(monkeypatch, tmp_path, name, value):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as caught:
+        load_settings(REQSTUDIO_DATA_DIR=str(tmp_path))
+    message = str(caught.value)
+    assert message.startswith(f"Invalid setting {name}: not valid JSON (")
+    assert "\n" not in message and "sk-hidden" not in message
+
+
+def test_a_model_spec_with_a_bad_key_type_never_shows_the_whole_value(monkeypatch, tmp_path):
+    monkeypatch.setenv("AGENT_ANSWER_MODEL", '{"model": 5, "api_key": "sk-hidden"}')
+    with pytest.raises(SettingsError) as caught:
+        load_settings(REQSTUDIO_DATA_DIR=str(tmp_path))
+    assert "AGENT_ANSWER_MODEL" in str(caught.value) and "sk-hidden" not in str(caught.value)
