@@ -12,7 +12,7 @@ import chainlit as cl
 from chainlit.input_widget import Select, TextInput
 from mcp import ClientSession
 
-from agents.react.engine import ReactAgent, show_trace_on_stderr
+from agents.react.engine import ReactAgent
 from agents.react.events import (
     AnswerFinished,
     AnswerToken,
@@ -226,8 +226,6 @@ def build_agent() -> ReactAgent:
             "agent_answer_model", "agent_answer_custom", settings.agent_answer_model
         ),
     )
-    if config.verbose:
-        show_trace_on_stderr()  # AGENT_VERBOSE: the trace in the app's log
     toolbox: McpToolbox = cl.user_session.get("mcp_toolbox")
     search: WebSearch = cl.user_session.get("web_search")
     memory = AgentMemory.load(cl.user_session.get(MEMORY_KEY))

@@ -75,8 +75,8 @@ TRACE_FORMAT = "[trace] %(message)s"
 
 
 def show_trace_on_stderr() -> None:
-    """AGENT_VERBOSE=true: the agent's trace (every thought, tool input and output) goes to
-    stderr, in the CLI and in the app's log alike. Safe to call more than once."""
+    """AGENT_VERBOSE=true in the CLI: the agent's trace (every thought, tool input and output)
+    goes to stderr. (The app's log has it already: Chainlit logs INFO.) Safe to call twice."""
     logger = logging.getLogger("reqstudio.agent")
     logger.setLevel(logging.INFO)
     if any(getattr(h, "reqstudio_trace", False) for h in logger.handlers):

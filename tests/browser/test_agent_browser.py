@@ -6,6 +6,7 @@ test means the same on a machine with or without network."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -28,7 +29,20 @@ FAKE_SEARCH = {
 
 @pytest.fixture
 def agent_app(llm_server: ScriptedLLMServer, tmp_path: Path):
-    env = provider_env(llm_server) | FAKE_SEARCH | {"AGENT_VERBOSE": "true"}
+    # A reasoning model's provider (ChatDeepSeek on the scripted server): its separate
+    # thinking (reasoning_content) must reach the thinking step.
+    reasoning_model = json.dumps(
+        {"provider": "deepseek", "model": "scripted-model", "base_url": llm_server.base_url,
+         "api_key": "sk-test-not-a-real-key"}
+    )  # fmt: skip
+    env = (
+        provider_env(llm_server)
+        | FAKE_SEARCH
+        | {
+            "AGENT_VERBOSE": "true",
+            "AGENT_FUNCTION_CALL_MODEL": reasoning_model,
+        }
+    )
     app = AppProcess(tmp_path / "data", env).start()
     yield app
     app.stop()
@@ -41,6 +55,7 @@ def test_agent_mode_shows_each_step_and_statistics(
     llm_server.script(
         Reply(
             match=REASONING,
+            reasoning="推理：用户想知道此刻的 UTC 时间，time 工具最可靠。",
             content="需要当前 UTC 时间，先查时间，同时搜索一下背景。",
             tool_calls=[
                 ToolCallScript("get_current_time", {"timezone": "UTC"}),
@@ -66,6 +81,8 @@ def test_agent_mode_shows_each_step_and_statistics(
         timeout=60_000
     )
     expect(page.get_by_text("切换到回答生成阶段", exact=False)).to_be_visible()
+    page.get_by_text("思考 · 第 1 轮", exact=False).first.click()
+    expect(page.get_by_text("推理：用户想知道此刻的 UTC 时间", exact=False).first).to_be_visible()
     expect(page.get_by_text("MCP · get_current_time", exact=False)).to_be_visible()
     search_step = page.get_by_text(re.compile(r"搜索\s*$")).first
     expect(search_step).to_be_visible()
@@ -88,8 +105,8 @@ def test_agent_mode_shows_each_step_and_statistics(
     page.get_by_text("统计").scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "agent-zh-CN.png")
     assert llm_server.pending == 0
-    # AGENT_VERBOSE: the trace is in the app's log
-    assert "[trace] agent round 1 thought: 需要当前 UTC 时间" in app.log()
+    # AGENT_VERBOSE: the trace (the reasoning model's thinking first) is in the app's log
+    assert "agent round 1 thought: 推理：用户想知道此刻的 UTC 时间" in app.log()
 
 
 def test_mcp_server_connected_from_the_ui_joins_the_agent(
