@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from tools.web_search import SearchHit
 
 ToolKind = Literal["search", "mcp", "tool"]
+# "iterations": the tool-call limit (AGENT_MAX_ITERATIONS counts calls, as seed 002 does);
+# "time": the tool phase's share of AGENT_MAX_EXECUTION_TIME; "loop": a repeated call.
 Limit = Literal["iterations", "time", "loop"]
 Language = Literal["zh", "en"]
 
