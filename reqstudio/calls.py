@@ -193,10 +193,16 @@ async def stream_once(
     messages: Sequence[BaseMessage],
     on_token: TokenCallback | None,
     label: str,
+    on_reasoning: TokenCallback | None = None,
 ) -> AIMessage:
     merged: AIMessageChunk | None = None
     async for chunk in model.astream(list(messages)):
         merged = chunk if merged is None else merged + chunk
+        if on_reasoning is not None:
+            # A reasoning model's thinking (DeepSeek-R1, Qwen), kept by e.g. ChatDeepSeek.
+            thinking = chunk.additional_kwargs.get("reasoning_content")
+            if isinstance(thinking, str) and thinking:
+                await notify(on_reasoning, thinking)
         if on_token is not None and isinstance(chunk.content, str) and chunk.content:
             await notify(on_token, chunk.content)
     if merged is None:
@@ -217,15 +223,18 @@ async def complete(
     policy: RetryPolicy,
     on_token: TokenCallback | None = None,
     on_retry: RetryCallback | None = None,
+    on_reasoning: TokenCallback | None = None,
     label: str = "",
 ) -> AIMessage:
     """One whole answer from `model`, streamed through `on_token`, tried per `policy`.
 
     `on_retry(next_attempt, error, wait_s)` runs before each new try, so a UI can discard
-    what it showed of the failed one. Raises the last error when the tries run out."""
+    what it showed of the failed one. `on_reasoning` receives a reasoning model's separate
+    thinking (`reasoning_content`) as it streams. Raises the last error when the tries run
+    out."""
     async for attempt in retrying(policy, label, on_retry, is_transient):
         with attempt:
-            return await stream_once(model, messages, on_token, label)
+            return await stream_once(model, messages, on_token, label, on_reasoning)
     raise AssertionError("unreachable")  # pragma: no cover - tenacity reraises
 
 

@@ -6,12 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langchain.chat_models import init_chat_model
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_openai import ChatOpenAI
-from pydantic import BaseModel
+from langchain_openai.chat_models.base import BaseChatOpenAI
+from pydantic import BaseModel, ValidationError
 
 from reqstudio.calls import RetryPolicy, policy_for
-from reqstudio.settings import ModelRole, ModelSpec, Settings
+from reqstudio.settings import ModelRole, ModelSpec, Settings, SettingsError, supported_providers
 from reqstudio.structured import json_schema_format
 
 EMBEDDED_MODEL_NAME = "smollm2-135m-instruct"
@@ -49,7 +50,10 @@ def endpoint_from_settings(settings: Settings, embedded_base_url: str | None = N
 
 
 class ModelFactory:
-    """Builds `ChatOpenAI` clients per role: temperature, streaming with usage, timeout.
+    """Builds chat models per role with LangChain's `init_chat_model`: temperature, streaming
+    with usage, timeout. The provider is "openai" (any OpenAI-compatible API: `ChatOpenAI`)
+    unless an Agent model spec names another installed one ("deepseek": `ChatDeepSeek`, which
+    keeps a reasoning model's `reasoning_content`); any other provider is refused.
 
     The SDK's own retries are off: every call is retried by its one policy in
     `reqstudio.calls` (`policy(role)`), so attempts are counted once and logged."""
@@ -92,14 +96,20 @@ class ModelFactory:
         spec: ModelSpec | None = None,
         temperature: float | None = None,
         streaming: bool = True,
-    ) -> ChatOpenAI:
-        """A chat model for one role. `spec` (Agent mode) overrides model, URL, key, params."""
-        base_url = self.endpoint.base_url
-        api_key = self.endpoint.api_key
+    ) -> BaseChatOpenAI:
+        """A chat model for one role. `spec` (Agent mode) overrides provider, model, URL, key
+        and params. A spec for another provider than "openai" does not inherit the app's
+        OPENAI_BASE_URL / OPENAI_API_KEY: it uses its own, or that provider's defaults."""
+        provider = "openai"
+        base_url: str | None = self.endpoint.base_url
+        api_key: str | None = self.endpoint.api_key
         model = self.model_name(role)
         extra: dict = {}
         if spec is not None:
+            provider = spec.provider
             model = spec.model
+            if provider != "openai":
+                base_url, api_key = None, None
             if spec.base_url:
                 base_url = spec.base_url
             if spec.api_key is not None:
@@ -107,17 +117,28 @@ class ModelFactory:
             if spec.temperature is not None and temperature is None:
                 temperature = spec.temperature
             extra = dict(spec.params)
-        return ChatOpenAI(
-            model=model,
-            base_url=base_url,
-            api_key=api_key,
-            temperature=self.settings.temperature_for(role) if temperature is None else temperature,
-            streaming=streaming,
-            stream_usage=True,
-            timeout=self.settings.request_timeout,
-            max_retries=0,
-            callbacks=list(callbacks) or None,
-            metadata={"reqstudio_role": role, "reqstudio_model": model},
-            tags=[f"role:{role}"],
-            **extra,
-        )
+        if provider not in supported_providers():  # ModelSpec refuses these already
+            raise SettingsError(f"provider {provider!r} is not supported")
+        if base_url is not None:
+            extra["base_url"] = base_url
+        if api_key is not None:
+            extra["api_key"] = api_key
+        try:
+            return init_chat_model(
+                model,
+                model_provider=provider,
+                temperature=self.settings.temperature_for(role)
+                if temperature is None
+                else temperature,
+                streaming=streaming,
+                stream_usage=True,
+                timeout=self.settings.request_timeout,
+                max_retries=0,
+                callbacks=list(callbacks) or None,
+                metadata={"reqstudio_role": role, "reqstudio_model": model},
+                tags=[f"role:{role}"],
+                **extra,
+            )
+        except ValidationError as exc:  # e.g. no API key for the provider; never echo input
+            detail = exc.errors()[0].get("msg", "invalid") if exc.errors() else "invalid"
+            raise SettingsError(f"cannot use the {provider} model {model!r}: {detail}") from None

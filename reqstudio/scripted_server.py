@@ -50,6 +50,8 @@ class Reply:
     finish_reason: what the answer ends with (default "stop", or "tool_calls"); "length"
            plays an answer cut at the token limit.
     delay: seconds before the first byte; chunk_delay: seconds between streamed chunks.
+    reasoning: a reasoning model's separate thinking, sent as `reasoning_content` (deltas
+           before the content when streaming), as DeepSeek-R1 and Qwen do.
     """
 
     content: str = ""
@@ -62,6 +64,7 @@ class Reply:
     chunk_chars: int = 8
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    reasoning: str = ""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -238,6 +241,8 @@ class ScriptedLLMServer:
         if reply.fault == "malformed":
             return Response('{"id": "broken", "choices": [', media_type="application/json")
         message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+        if reply.reasoning:
+            message["reasoning_content"] = reply.reasoning
         if reply.tool_calls:
             message["tool_calls"] = [
                 {
@@ -289,6 +294,9 @@ class ScriptedLLMServer:
             return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
 
         yield chunk({"role": "assistant", "content": ""})
+        step = max(1, reply.chunk_chars)
+        for start in range(0, len(reply.reasoning), step):
+            yield chunk({"reasoning_content": reply.reasoning[start : start + step]})
         pieces = [
             reply.content[i : i + reply.chunk_chars]
             for i in range(0, len(reply.content), max(1, reply.chunk_chars))

@@ -6,7 +6,9 @@ the `REQSTUDIO_*` variables are the app's own.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +23,7 @@ from pydantic import (
     field_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsError as SourceParseError
 
 ModelRole = Literal[
     "chat",
@@ -42,6 +45,17 @@ ModelRole = Literal[
 ]
 
 
+# Providers a model spec may name: LangChain's provider key -> the package that serves it.
+# Only those whose package is installed are allowed (both come with ReqStudio). "openai" is
+# any OpenAI-compatible API; "deepseek" (ChatDeepSeek) also keeps a reasoning model's
+# `reasoning_content` (DeepSeek-R1, or Qwen and others on an OpenAI-compatible base_url).
+PROVIDER_PACKAGES: dict[str, str] = {"openai": "langchain_openai", "deepseek": "langchain_deepseek"}
+
+
+def supported_providers() -> list[str]:
+    return [p for p, module in PROVIDER_PACKAGES.items() if importlib.util.find_spec(module)]
+
+
 class ModelSpec(BaseModel):
     """One model as `AGENT_FUNCTION_CALL_MODEL` / `AGENT_ANSWER_MODEL` describe it (JSON)."""
 
@@ -53,6 +67,17 @@ class ModelSpec(BaseModel):
     api_key: SecretStr | None = None
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str) -> str:
+        value = value.strip().lower()
+        allowed = supported_providers()
+        if value not in allowed:
+            raise ValueError(
+                f"provider {value!r} is not supported (use one of: {', '.join(allowed)})"
+            )
+        return value
 
 
 CHAINLIT_CI_FAKE_KEY = "sk-FAKE-OPENAI-API-KEY"
@@ -135,6 +160,11 @@ class Settings(BaseSettings):
 
     mcp_config: str | None = Field(
         default=None, validation_alias=AliasChoices("REQSTUDIO_MCP_CONFIG")
+    )
+    search_backend: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?$",
+        validation_alias=AliasChoices("REQSTUDIO_SEARCH_BACKEND"),
     )
 
     # The app's own
@@ -222,12 +252,19 @@ class Settings(BaseSettings):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/")
 
+    @field_validator("agent_function_call_model", "agent_answer_model", mode="before")
+    @classmethod
+    def _model_spec_json(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_json_setting(value) if value.strip() else None
+        return value
+
     @field_validator("agent_prices", mode="before")
     @classmethod
     def _prices(cls, value: Any) -> Any:
         """`{"model": [in_per_1k, out_per_1k]}` or `{"model": {"input": .., "output": ..}}`."""
         if isinstance(value, str):
-            value = json.loads(value) if value.strip() else {}
+            value = parse_json_setting(value) if value.strip() else {}
         if isinstance(value, dict):
             return {
                 model: (price["input"], price["output"]) if isinstance(price, dict) else price
@@ -288,6 +325,16 @@ class Settings(BaseSettings):
         }[role]
 
 
+def parse_json_setting(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{JSON_ERROR_PREFIX}{exc})") from None
+
+
+JSON_ERROR_PREFIX = "not valid JSON ("
+
+
 def parse_users(raw: str) -> dict[str, str]:
     """`REQSTUDIO_USERS="alice:secret1,bob:secret2"` -> {"alice": "secret1", ...}."""
     users: dict[str, str] = {}
@@ -309,6 +356,8 @@ def _env_name(field_name: str) -> str:
 
 _ENV_NAMES = {name: _env_name(name) for name in Settings.model_fields}
 _SECRET_ENV_NAMES = {_ENV_NAMES["openai_api_key"], _ENV_NAMES["users"]}
+# Whole values of these may hold an API key: shown only field by field, never whole.
+_MAY_HOLD_KEYS = {_ENV_NAMES["agent_function_call_model"], _ENV_NAMES["agent_answer_model"]}
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -319,12 +368,33 @@ def describe_validation_error(error: ValidationError) -> str:
         field = str(loc[0])  # the field name, or the alias it was given by
         env_name = _ENV_NAMES.get(field, field)
         value = item.get("input")
-        shown = "***" if env_name in _SECRET_ENV_NAMES else json.dumps(value, ensure_ascii=False)
         detail = item.get("msg", "invalid").removeprefix("Value error, ")
         extra = ".".join(str(p) for p in loc[1:])
         where = f" (field {extra})" if extra else ""
+        hidden = env_name in _SECRET_ENV_NAMES or (
+            env_name in _MAY_HOLD_KEYS and (not extra or "api_key" in extra)
+        )
+        if detail.startswith(JSON_ERROR_PREFIX):
+            lines.append(f"Invalid setting {env_name}{where}: {detail}")
+            continue
+        shown = "***" if hidden else json.dumps(value, ensure_ascii=False)
         lines.append(f"Invalid setting {env_name}={shown}{where}: {detail}")
     return "; ".join(lines)
+
+
+def describe_source_error(error: SourceParseError) -> str:
+    """A value the settings source could not decode (e.g. invalid JSON in AGENT_PRICES): one
+    line naming the variable and the JSON error. The value is not shown (it may hold a key)."""
+    found = re.search(r'field "([^"]+)"', str(error))
+    field = found.group(1) if found else "?"
+    env_name = _ENV_NAMES.get(field, field.upper())
+    cause = error.__cause__
+    detail = (
+        f"not valid JSON ({cause})"
+        if isinstance(cause, json.JSONDecodeError)
+        else str(cause or error)
+    )
+    return f"Invalid setting {env_name}: {detail}"
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -333,6 +403,8 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings(**overrides)
     except ValidationError as exc:
         raise SettingsError(describe_validation_error(exc)) from None
+    except SourceParseError as exc:
+        raise SettingsError(describe_source_error(exc)) from None
 
 
 @lru_cache(maxsize=1)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,8 +30,8 @@ def run_cli(server: ScriptedLLMServer, tmp_path: Path, *args: str, **env: str):
         OPENAI_MODEL="scripted-model",
         OPENAI_MAX_RETRIES="0",
         REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
-        **env,
     )
+    clean.update(env)
     return subprocess.run(
         [*REQSTUDIO, "agent", *args],
         cwd=ROOT,
@@ -104,3 +106,118 @@ def test_a_rejected_key_is_explained_and_exits_1(llm_server, tmp_path):
     assert "rejected the API key (401)" in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+def test_verbose_shows_the_agents_trace_on_stderr(llm_server, tmp_path):
+    llm_server.script(
+        Reply(content="Look it up.", tool_calls=[ToolCallScript("web_search", {"query": "EARS"})]),
+        Reply(content="Enough."),
+        Reply(content="EARS has five patterns [1].", match="Write the final answer now"),
+    )
+
+    done = run_cli(
+        llm_server, tmp_path, "What is EARS?", "--no-mcp", "--lang", "en",
+        AGENT_VERBOSE="true", REQSTUDIO_SEARCH_BACKEND="tests.fake_search:five_results",
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "EARS has five patterns [1].\n"
+    assert "[trace] agent round 1 thought: Look it up." in done.stderr
+    assert '[trace] agent tool call web_search {"query": "EARS"}' in done.stderr
+    assert "[trace] agent tool result web_search ok=True" in done.stderr
+    assert "[trace] agent answer: EARS has five patterns [1]." in done.stderr
+
+    quiet = run_cli(llm_server, tmp_path, "Hi", "--no-mcp", "--no-search", AGENT_VERBOSE="false")
+    assert quiet.returncode == 0, quiet.stderr
+    assert "[trace]" not in quiet.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("AGENT_PRICES", '{"gpt-4o": [0.1, 0.2]'),
+        ("AGENT_FUNCTION_CALL_MODEL", '{"model": "m", "api_key": "sk-in-bad-json",}'),
+        ("AGENT_ANSWER_MODEL", "not json"),
+    ],
+)
+def test_invalid_json_in_a_setting_is_one_line_naming_it(llm_server, tmp_path, name, value):
+    done = run_cli(llm_server, tmp_path, "Hi", "--no-mcp", **{name: value})
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"reqstudio: Invalid setting {name}: not valid JSON (")
+    assert "Traceback" not in done.stderr and "sk-in-bad-json" not in done.stderr
+
+
+def test_an_unsupported_provider_is_refused_in_one_line(llm_server, tmp_path):
+    spec = '{"provider": "anthropic", "model": "claude-x", "api_key": "sk-ant-secret"}'
+    done = run_cli(llm_server, tmp_path, "Hi", "--no-mcp", AGENT_FUNCTION_CALL_MODEL=spec)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        'reqstudio: Invalid setting AGENT_FUNCTION_CALL_MODEL="anthropic" (field provider): '
+        "provider 'anthropic' is not supported (use one of: openai, deepseek)"
+    ]
+    assert llm_server.requests == []  # nothing was sent over the OpenAI protocol
+
+
+def test_invalid_json_in_a_setting_stops_the_app_with_one_line(tmp_path):
+    from tests.apps import CHAINLIT
+
+    env = os.environ | {
+        "AGENT_PRICES": "{oops",
+        "OPENAI_API_KEY": "sk-secret-value",
+        "REQSTUDIO_DATA_DIR": str(tmp_path),
+    }
+    result = subprocess.run(
+        [str(CHAINLIT), "run", "app.py", "--headless", "--port", "0"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert [line for line in output.splitlines() if "AGENT_PRICES" in line] == [
+        "ReqStudio cannot start. Invalid setting AGENT_PRICES: not valid JSON "
+        "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"
+    ]
+    assert "Traceback" not in output and "sk-secret-value" not in output
+
+
+def test_a_retried_answer_reaches_stdout_once_and_whole(llm_server, tmp_path):
+    whole = "ISO/IEC/IEEE 29148 replaced IEEE 830 [1]; it covers requirements processes."
+    answer = "Write the final answer now"
+    llm_server.script(
+        Reply(content="No tools needed."),
+        Reply(content=whole, match=answer, fault="truncated", chunk_chars=8),
+        Reply(content=whole, match=answer),
+    )
+    stats_file = tmp_path / "stats.json"
+
+    done = run_cli(
+        llm_server, tmp_path, "Q", "--no-mcp", "--no-search", "--stats-json", str(stats_file),
+        OPENAI_MAX_RETRIES="1",
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == whole + "\n"
+    assert json.loads(stats_file.read_text())["ok"] is True
+    assert "Agent answer model: try 1 of 2 failed" in done.stderr
+
+
+def test_an_answer_cut_after_the_retries_is_not_ok_and_says_so(llm_server, tmp_path):
+    whole = "ISO/IEC/IEEE 29148 replaced IEEE 830 [1]; it covers requirements processes."
+    answer = "Write the final answer now"
+    llm_server.script(
+        Reply(content="No tools needed."),
+        *[Reply(content=whole, match=answer, fault="truncated", chunk_chars=8) for _ in range(2)],
+    )
+    stats_file = tmp_path / "stats.json"
+
+    done = run_cli(
+        llm_server, tmp_path, "Q", "--no-mcp", "--no-search", "--stats-json", str(stats_file),
+        "--lang", "en", OPENAI_MAX_RETRIES="1",
+    )  # fmt: skip
+
+    assert done.returncode == 1
+    assert done.stdout == ""  # nothing shorter passed off as the answer
+    assert "broke off before it finished, still after retries" in done.stderr
+    assert "partial answer (not complete): ISO/IEC" in done.stderr
+    assert json.loads(stats_file.read_text())["ok"] is False

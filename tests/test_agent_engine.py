@@ -27,6 +27,7 @@ from agents.react import (
     Stats,
     ThinkingFinished,
     ThinkingStarted,
+    ThinkingToken,
     ToolCallFinished,
     ToolCallStarted,
 )
@@ -224,9 +225,9 @@ async def test_iteration_limit_stops_the_loop_and_says_so(llm_server, factory):
     assert len(of_type(events, ToolCallStarted)) == 2
     hand_over = of_type(events, HandOver)[0]
     assert hand_over.limit == "iterations"
-    assert "iteration limit (2 rounds)" in hand_over.reason
+    assert "tool-call limit (2 calls)" in hand_over.reason
     assert of_type(events, AnswerFinished)[0].text == "Here is what I found [1]."
-    assert "iteration limit" in str(llm_server.requests[-1]["messages"][-1]["content"])
+    assert "tool-call limit" in str(llm_server.requests[-1]["messages"][-1]["content"])
     assert of_type(events, Stats)[0].rounds == 2
     assert llm_server.pending == 1  # the third round was never asked for
 
@@ -267,7 +268,9 @@ async def test_time_limit_cancels_a_hanging_tool_and_answers_from_what_was_found
     assert not finished["slow_lookup"].ok and "time limit" in finished["slow_lookup"].result_text
     assert cancelled.is_set()
     hand_over = of_type(events, HandOver)[0]
-    assert hand_over.limit == "time" and "time limit (1 s)" in hand_over.reason
+    assert hand_over.limit == "time" and "time limit (1 s, of which 0.75 s for tools)" in (
+        hand_over.reason
+    )
     assert of_type(events, AnswerFinished)[0].text == "Partial answer [1]."
     answer_request = str(llm_server.requests[-1]["messages"][-1]["content"])
     assert "fast query — source 1" in answer_request and "time limit" in answer_request
@@ -690,18 +693,52 @@ def test_prices_come_from_settings(monkeypatch, tmp_path):
 def test_prompt_variant_is_chosen_by_model_name(model, template, factory):
     agent = ReactAgent(factory, [], AgentConfig(function_call_spec=ModelSpec(model=model)))
     assert agent.system_prompt_template == template
-    assert "web_search" in agent.system_prompt() or "none" in agent.system_prompt()
 
 
-async def test_the_react_prompt_lists_the_tools_and_the_rules(llm_server, factory):
+def glossary_tool() -> StructuredTool:
+    """A tool whose name and description appear nowhere in the prompt templates."""
+
+    async def lookup(term: str) -> str:
+        return f"{term}: a defined term."
+
+    return StructuredTool.from_function(
+        coroutine=lookup,
+        name="zeta_glossary_lookup",
+        description="Looks up zeta-project glossary entries by their exact term.",
+    )
+
+
+@pytest.mark.parametrize("model", ["scripted-model", "smollm2-135m-instruct"])
+async def test_the_react_prompt_lists_every_tool_with_its_description(llm_server, factory, model):
+    # Both prompt variants, as sent over the wire: a prompt that stops listing the tools
+    # (or their descriptions) fails here; the rules alone mention only web_search.
+    llm_server.script(Reply(content="no tools"), answer_reply("Hi."))
+    tools = [WebSearch(FakeSearchBackend()).as_tool(), glossary_tool()]
+    config = en(max_iterations=4, function_call_spec=ModelSpec(model=model))
+    await collect(ReactAgent(factory, tools, config), "Hi")
+    system = llm_server.requests[0]["messages"][0]["content"]
+    assert "zeta_glossary_lookup" in system
+    assert "Looks up zeta-project glossary entries by their exact term." in system
+    assert "Search the web (DuckDuckGo)" in system  # web_search's own description
+    assert "4 tool calls" in system
+
+
+async def test_the_react_prompt_states_the_rules(llm_server, factory):
     llm_server.script(Reply(content="no tools"), answer_reply("Hi."))
     agent = ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], en(max_iterations=4))
     await collect(agent, "Hi")
     system = llm_server.requests[0]["messages"][0]["content"]
-    assert "`web_search`" in system and "at most 4 rounds" in system
+    assert "at most 4 tool calls in all" in system
     assert "[1], [2]" in system
     answer_system = llm_server.requests[-1]["messages"][0]["content"]
     assert "Cite the results" in answer_system
+
+
+async def test_without_tools_the_prompt_says_so(llm_server, factory):
+    llm_server.script(Reply(content="no tools"), answer_reply("Hi."))
+    await collect(ReactAgent(factory, [], en()), "Hi")
+    system = llm_server.requests[0]["messages"][0]["content"]
+    assert "No tools are available in this session" in system
 
 
 async def test_events_survive_a_json_round_trip(llm_server, factory):
@@ -743,7 +780,7 @@ async def test_notices_are_in_chinese_by_default(llm_server, factory):
     events = await collect(agent, "问题")
     hand_over = of_type(events, HandOver)[0]
     assert hand_over.limit == "iterations"
-    assert "已达到最大迭代次数（1 轮）" in hand_over.reason
+    assert "已达到最大工具调用次数（1 次）" in hand_over.reason
 
 
 async def test_verbose_mode_logs_every_thought_and_action(llm_server, factory, caplog):
@@ -782,3 +819,234 @@ async def test_a_huge_tool_result_is_cut_to_keep_the_context(llm_server, factory
     finished = of_type(events, ToolCallFinished)[0]
     assert finished.ok and len(finished.result_text) < 8100
     assert finished.result_text.endswith("[… 12000 more characters cut]")
+
+
+# --- reasoning models, providers and the models' defaults -----------------------------------
+
+
+def deepseek_spec(server: ScriptedLLMServer, model: str = "deepseek-reasoner") -> ModelSpec:
+    return ModelSpec(
+        provider="deepseek", model=model, base_url=server.base_url, api_key="sk-test-deepseek"
+    )
+
+
+async def test_a_reasoning_models_thinking_is_shown_in_the_thinking_step(llm_server, factory):
+    thinking = "用户问的是 EARS。我不确定细节，应该先搜索。"
+    llm_server.script(
+        Reply(reasoning=thinking, content="Searching.", tool_calls=[search_call("EARS")],
+              chunk_chars=4),
+        Reply(reasoning="Results are enough.", content="Done."),
+        answer_reply("EARS has five patterns [1].", reasoning="private musing of the writer"),
+    )  # fmt: skip
+    config = en(function_call_spec=deepseek_spec(llm_server))
+    agent = ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], config)
+
+    events = await collect(agent, "What is EARS?")
+
+    first_round = [e for e in of_type(events, ThinkingToken) if e.round == 1]
+    assert "".join(e.text for e in first_round if e.reasoning) == thinking
+    assert len([e for e in first_round if e.reasoning]) > 1  # streamed, as it arrived
+    finished = of_type(events, ThinkingFinished)[0]
+    assert finished.reasoning == thinking
+    assert finished.text == f"{thinking}\n\nSearching."  # what the step shows, in order
+    assert of_type(events, ThinkingFinished)[1].reasoning == "Results are enough."
+    # the answer is the answer model's content only, never its reasoning
+    assert of_type(events, AnswerFinished)[0].text == "EARS has five patterns [1]."
+    assert "private musing" not in "".join(e.text for e in of_type(events, AnswerToken))
+    assert of_type(events, ThinkingStarted)[0].model == "deepseek-reasoner"
+
+
+def test_the_factory_builds_each_supported_provider_with_one_retry_policy(factory, llm_server):
+    from langchain_deepseek import ChatDeepSeek
+    from langchain_openai import ChatOpenAI
+
+    openai_model = factory.for_role("function_call", spec=ModelSpec(model="gpt-4o-mini"))
+    deepseek_model = factory.for_role("answer", spec=deepseek_spec(llm_server))
+    assert type(openai_model) is ChatOpenAI and type(deepseek_model) is ChatDeepSeek
+    for model in (openai_model, deepseek_model):
+        assert model.max_retries == 0  # the call path's policy is the only retry
+        assert model.stream_usage is True and model.streaming is True
+    assert deepseek_model.api_base == llm_server.base_url
+
+
+def test_an_unsupported_provider_is_refused_before_any_call():
+    with pytest.raises(ValueError, match="provider 'anthropic' is not supported"):
+        ModelSpec(provider="anthropic", model="claude-x")
+
+
+async def test_the_answer_model_defaults_to_the_given_function_call_model(llm_server, factory):
+    only = factory.for_role("function_call", spec=ModelSpec(model="only-model"))
+    llm_server.script(Reply(content="no tools"), answer_reply("One model did both."))
+    agent = ReactAgent(factory, [], en(), function_call_llm=only)
+
+    events = await collect(agent, "Q")
+
+    assert [r["model"] for r in llm_server.requests] == ["only-model", "only-model"]
+    assert of_type(events, HandOver)[0].answer_model == "only-model"
+    assert of_type(events, AnswerFinished)[0].text == "One model did both."
+    stats = of_type(events, Stats)[0]
+    assert stats.per_model["answer"].model == "only-model"
+    assert stats.per_model["answer"].calls == 1
+
+
+# --- the tool-call limit and the time limit -------------------------------------------------
+
+
+async def test_the_tool_call_limit_counts_calls_not_rounds(llm_server, factory):
+    backend = FakeSearchBackend()
+    llm_server.script(
+        Reply(tool_calls=[search_call("one"), search_call("two"), search_call("three")]),
+        Reply(tool_calls=[search_call("four")], match=REASONING_PROMPT_MARK),
+        answer_reply("From two searches [1]."),
+    )
+    agent = ReactAgent(factory, [WebSearch(backend).as_tool()], en(max_iterations=2))
+
+    events = await collect(agent, "Q")
+
+    assert backend.queries == ["one", "two"]  # the third planned call was not run
+    hand_over = of_type(events, HandOver)[0]
+    assert hand_over.limit == "iterations"
+    assert "tool-call limit (2 calls); 1 more planned call(s) were not run" in hand_over.reason
+    assert of_type(events, Stats)[0].tool_calls == 2
+    assert len(of_type(events, ThinkingStarted)) == 1
+    assert llm_server.pending == 1  # no second round was asked for
+
+
+def test_the_default_tool_call_limit_is_five_calls():
+    assert AgentConfig().max_iterations == 5
+
+
+class FakeClock:
+    """A monotonic clock the test moves forward (the run's time checks read it)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_no_new_round_starts_once_the_time_is_up(llm_server, factory):
+    clock = FakeClock()
+
+    def slow_check(check):  # a check that (on the run's clock) takes longer than the limit
+        clock.now += 50  # past the tool phase (45 s), within the run (60 s)
+        return CheckOutcome(continue_=True, reason="look further")
+
+    llm_server.script(
+        Reply(tool_calls=[search_call("q")]),
+        Reply(tool_calls=[search_call("later")], match=REASONING_PROMPT_MARK),
+        answer_reply("Answer from the first round [1]."),
+    )
+    agent = ReactAgent(
+        factory,
+        [WebSearch(FakeSearchBackend()).as_tool()],
+        en(max_execution_time=60, result_check=slow_check),
+        clock=clock,
+    )
+
+    events = await collect(agent, "Q")
+
+    assert len(of_type(events, ThinkingStarted)) == 1  # the time check between rounds held
+    assert of_type(events, HandOver)[0].limit == "time"
+    assert of_type(events, AnswerFinished)[0].text == "Answer from the first round [1]."
+    assert llm_server.pending == 1
+
+
+async def test_the_result_check_stops_a_round_that_ended_past_the_time_limit(llm_server, factory):
+    clock = FakeClock()
+
+    async def lookup(topic: str) -> str:
+        clock.now += 50  # this call ends after the tool phase (45 of 60 s)
+        return f"{topic}: a long enough result to count as usable."
+
+    tool = StructuredTool.from_function(coroutine=lookup, name="lookup", description="Facts.")
+    llm_server.script(
+        Reply(tool_calls=[ToolCallScript("lookup", {"topic": "x"})]),
+        answer_reply("Answer [1]."),
+    )
+    agent = ReactAgent(factory, [tool], en(max_execution_time=60), clock=clock)
+
+    events = await collect(agent, "Q")
+
+    decisions = of_type(events, Decision)
+    assert [(d.reason_code, d.continue_, d.round) for d in decisions] == [("time", False, 1)]
+    assert of_type(events, HandOver)[0].limit == "time"
+
+
+async def test_a_result_check_that_runs_past_the_limit_hands_over_to_the_answer(
+    llm_server, factory
+):
+    async def never_decides(check):
+        await asyncio.Event().wait()
+
+    llm_server.script(Reply(tool_calls=[search_call("q")]), answer_reply("Answer [1]."))
+    agent = ReactAgent(
+        factory,
+        [WebSearch(FakeSearchBackend()).as_tool()],
+        en(max_execution_time=1.0, result_check=never_decides),
+    )
+
+    events = await asyncio.wait_for(collect(agent, "Q"), timeout=20)
+
+    assert not of_type(events, Failed)
+    assert of_type(events, HandOver)[0].limit == "time"
+    assert of_type(events, AnswerFinished)[0].text == "Answer [1]."
+
+
+async def test_the_time_limit_bounds_the_answer_too_and_keeps_what_was_written(llm_server, factory):
+    full = "The answer starts well, and then the provider slows to a crawl for ever."
+    llm_server.script(
+        Reply(tool_calls=[search_call("q")]),
+        Reply(content="enough"),
+        answer_reply(full, chunk_chars=6, chunk_delay=0.4),
+    )
+    config = en(max_execution_time=1.0, answer_grace=0.5)
+    agent = ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], config)
+
+    # The run must end by the limit plus its grace; the guard fails the test if it does not.
+    events = await asyncio.wait_for(collect(agent, "Q"), timeout=10)
+
+    assert not of_type(events, AnswerFinished)  # an unfinished answer is not passed off as one
+    failed = of_type(events, Failed)[0]
+    assert "Reached the time limit (1 s) before the answer was finished" in failed.message
+    assert failed.partial_answer and full.startswith(failed.partial_answer)
+    assert failed.partial_answer != full
+    assert [k.arguments for k in failed.kept_results] == [{"query": "q"}]
+    assert isinstance(events[-1], Stats)
+    assert agent.memory.turns == []
+
+
+async def test_a_hanging_answer_provider_ends_with_a_clear_message(llm_server, factory):
+    llm_server.script(Reply(content="no tools"), answer_reply("never sent", delay=15))
+    agent = ReactAgent(factory, [], en(max_execution_time=1.0, answer_grace=0.5))
+
+    events = await asyncio.wait_for(collect(agent, "Q"), timeout=10)
+
+    failed = of_type(events, Failed)[0]
+    assert "time limit" in failed.message and not failed.suggest_chat_mode
+    assert isinstance(events[-1], Stats)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("AGENT_PRICES", "{oops"),
+        ("AGENT_FUNCTION_CALL_MODEL", '{"model": "m", "api_key": "sk-hidden"'),
+        ("AGENT_ANSWER_MODEL", "[1, 2"),
+    ],
+)
+def test_invalid_json_in_an_agent_setting_is_one_line(monkeypatch, tmp_path, name, value):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as caught:
+        load_settings(REQSTUDIO_DATA_DIR=str(tmp_path))
+    message = str(caught.value)
+    assert message.startswith(f"Invalid setting {name}: not valid JSON (")
+    assert "\n" not in message and "sk-hidden" not in message
+
+
+def test_a_model_spec_with_a_bad_key_type_never_shows_the_whole_value(monkeypatch, tmp_path):
+    monkeypatch.setenv("AGENT_ANSWER_MODEL", '{"model": 5, "api_key": "sk-hidden"}')
+    with pytest.raises(SettingsError) as caught:
+        load_settings(REQSTUDIO_DATA_DIR=str(tmp_path))
+    assert "AGENT_ANSWER_MODEL" in str(caught.value) and "sk-hidden" not in str(caught.value)

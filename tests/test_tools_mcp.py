@@ -250,3 +250,69 @@ def test_mcp_config_resolution(tmp_path, monkeypatch):
     assert resolve_mcp_config(str(chosen)) == chosen
     with pytest.raises(McpConfigError, match="not found"):
         resolve_mcp_config(str(tmp_path / "missing.json"))
+
+
+ENVIRONMENT_SERVER = '''
+import json
+import os
+from mcp.server.fastmcp import FastMCP
+
+mcp = FastMCP("environment")
+
+@mcp.tool()
+def environment() -> str:
+    """The server process's environment variables."""
+    return json.dumps(dict(os.environ))
+
+mcp.run()
+'''
+
+
+@pytest.mark.parametrize("env_block", [{"MAPS_TOKEN": "maps-token-123"}, None])
+async def test_a_server_gets_its_own_variables_and_a_safe_set_never_provider_keys(
+    tmp_path, monkeypatch, env_block
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-parent-secret")
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-parent-deepseek")
+    monkeypatch.setenv("REQSTUDIO_USERS", "alice:parent-password")
+    script = tmp_path / "environment_server.py"
+    script.write_text(ENVIRONMENT_SERVER)
+    server: dict = {"command": "python", "args": [str(script)]}
+    if env_block is not None:
+        server["env"] = env_block
+    async with McpToolbox.open({"mcpServers": {"env": server}}) as toolbox:
+        assert toolbox.statuses[0].ok, toolbox.statuses
+        tool = toolbox.tools[0]
+        message = await tool.ainvoke(tool_call("environment", {}))
+    seen = json.loads(content_to_text(message.content))
+    assert "OPENAI_API_KEY" not in seen and "DEEPSEEK_API_KEY" not in seen
+    assert "REQSTUDIO_USERS" not in seen
+    assert "sk-parent" not in json.dumps(seen)
+    assert seen["PATH"]  # programs can still be found
+    if env_block is not None:
+        assert seen["MAPS_TOKEN"] == "maps-token-123"
+
+
+async def test_closing_the_toolbox_does_not_swallow_the_callers_cancellation():
+    toolbox = McpToolbox({})
+    toolbox.stop_grace = 0.05
+    cleanup_started = asyncio.Event()
+
+    async def slow_to_close() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cleanup_started.set()
+            await asyncio.Event().wait()  # a session that takes its time to close
+
+    holder = asyncio.create_task(slow_to_close())
+    toolbox._holders["slow"] = holder
+    await toolbox._start_all()  # registers the closing of the holders
+    closing = asyncio.create_task(toolbox.aclose())
+    await asyncio.wait_for(cleanup_started.wait(), timeout=10)
+    closing.cancel()  # e.g. the chat session ends while the toolbox closes
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    holder.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await holder

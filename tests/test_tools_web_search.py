@@ -153,3 +153,21 @@ async def test_no_results_and_empty_queries_are_explained():
     assert "No results" in (await search.search("zzzz")).as_text()
     empty = await search.search("   ")
     assert not empty.ok and "empty" in empty.error
+
+
+async def test_ddgs_no_results_is_reported_as_no_results_not_as_unreachable():
+    def nothing_found(query: str, max_results: int):
+        raise DDGSException("No results found.")  # what ddgs raises when engines found nothing
+
+    message = await call_tool(WebSearch(nothing_found), "zzqx unknown term")
+    assert message.content == 'No results for "zzqx unknown term". Try different or fewer keywords.'
+    assert "could not be reached" not in message.content
+    assert message.artifact["ok"] is True and message.artifact["hits"] == []
+
+
+def test_the_search_backend_can_be_chosen_by_name():
+    from tests.fake_search import five_results
+    from tools.web_search import ddgs_backend, load_backend
+
+    assert load_backend(None) is ddgs_backend
+    assert load_backend("tests.fake_search:five_results") is five_results

@@ -139,13 +139,24 @@ def connection_for(name: str, spec: Any, where: str = "MCP config") -> dict[str,
             "command": resolve_command(str(spec["command"])),
             "args": [str(a) for a in args],
         }
-        if spec.get("env"):
-            # The server gets its own variables on top of ours (PATH, HOME, ...).
-            connection["env"] = {**os.environ, **{k: str(v) for k, v in spec["env"].items()}}
+        env = spec.get("env") or {}
+        if not isinstance(env, Mapping):
+            raise McpConfigError(f"{where}: server {name!r}: env must be an object")
+        # A minimal safe set plus the server's own variables; never the rest of our
+        # environment (provider keys such as OPENAI_API_KEY stay with ReqStudio).
+        connection["env"] = {**safe_environment(), **{str(k): str(v) for k, v in env.items()}}
         if spec.get("cwd"):
             connection["cwd"] = str(spec["cwd"])
         return connection
     raise McpConfigError(f"{where}: server {name!r} needs a 'command' or a 'url'")
+
+
+# What a server process may inherit from ours: enough to find programs, a home and a locale.
+SAFE_ENV_NAMES = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "USERPROFILE")
+
+
+def safe_environment() -> dict[str, str]:
+    return {name: os.environ[name] for name in SAFE_ENV_NAMES if name in os.environ}
 
 
 def resolve_command(command: str) -> str:
@@ -186,8 +197,23 @@ async def tools_from_session(session: ClientSession, server_name: str) -> list[B
     return mark_mcp_tools(await load_mcp_tools(session, server_name=server_name), server_name)
 
 
+async def settle(tasks: list[asyncio.Task[Any]]) -> None:
+    """Wait until `tasks` are done, ignoring how they ended (their failures are reported
+    elsewhere). Unlike `suppress(BaseException)` around an await, this does not swallow the
+    cancellation of the task that waits: a caller that is cancelled stays cancelled."""
+    if not tasks:
+        return
+    await asyncio.wait(tasks)
+    for task in tasks:
+        if not task.cancelled():
+            task.exception()  # retrieved, so asyncio does not log it as never retrieved
+
+
 class McpToolbox:
     """The MCP tools of one chat session, with the state of each configured server."""
+
+    stop_grace = 5.0
+    """Seconds a server's session may take to close before it is cancelled."""
 
     def __init__(
         self,
@@ -263,10 +289,13 @@ class McpToolbox:
         self._holders[name] = holder
         try:
             tools = await asyncio.wait_for(asyncio.shield(ready), self.start_timeout)
+        except asyncio.CancelledError:
+            holder.cancel()  # the caller gave up: do not leave the server starting
+            self._holders.pop(name, None)
+            raise
         except Exception as exc:
             holder.cancel()
-            with contextlib.suppress(BaseException):
-                await holder
+            await settle([holder])
             self._holders.pop(name, None)
             reason = describe_start_error(exc)
             log.warning("MCP server %r left out: %s", name, reason)
@@ -329,12 +358,10 @@ class McpToolbox:
         self._holders.clear()
         if not holders:
             return
-        _, still_running = await asyncio.wait(holders, timeout=5)
+        _, still_running = await asyncio.wait(holders, timeout=self.stop_grace)
         for task in still_running:
             task.cancel()
-        for task in holders:
-            with contextlib.suppress(BaseException):
-                await task
+        await settle(holders)
 
     async def aclose(self) -> None:
         """Close every session this toolbox opened (safe to call from any task, and twice)."""

@@ -8,6 +8,7 @@ what to do next. The search backend is a plain function, so tests can pass a fak
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import time
 from collections.abc import Callable
@@ -28,6 +29,18 @@ def ddgs_backend(query: str, max_results: int) -> list[dict[str, Any]]:
     from ddgs import DDGS
 
     return DDGS(timeout=5).text(query, max_results=max_results)
+
+
+def load_backend(spec: str | None) -> SearchBackend:
+    """The search backend named by REQSTUDIO_SEARCH_BACKEND ("package.module:function"), or
+    DuckDuckGo. Tests and offline demos use it to put a deterministic search in the app."""
+    if not spec:
+        return ddgs_backend
+    module_name, _, attribute = spec.partition(":")
+    backend = getattr(importlib.import_module(module_name), attribute or "search")
+    if not callable(backend):
+        raise TypeError(f"REQSTUDIO_SEARCH_BACKEND={spec!r} is not a function")
+    return backend
 
 
 class SearchHit(BaseModel):
@@ -79,6 +92,14 @@ class WebSearchInput(BaseModel):
 
 def normalise_query(query: str) -> str:
     return " ".join(query.split()).casefold()
+
+
+def means_no_results(error: BaseException) -> bool:
+    """ddgs raises `DDGSException("No results found.")` when the engines answered with
+    nothing (and no engine failed): that is an empty result, not an unreachable service."""
+    return type(error).__name__ == "DDGSException" and str(error).strip().lower().startswith(
+        "no results found"
+    )
 
 
 def describe_search_error(error: BaseException) -> str:
@@ -154,13 +175,16 @@ class WebSearch:
                 asyncio.to_thread(self.backend, query, self.max_results), self.timeout
             )
         except Exception as exc:  # offline, rate limit, timeout, a broken backend
-            log.info("web_search failed for %r: %s", query, type(exc).__name__)
-            return SearchOutcome(
-                query=query,
-                ok=False,
-                error=describe_search_error(exc),
-                seconds=time.perf_counter() - started,
-            )
+            if means_no_results(exc):
+                rows = []
+            else:
+                log.info("web_search failed for %r: %s", query, type(exc).__name__)
+                return SearchOutcome(
+                    query=query,
+                    ok=False,
+                    error=describe_search_error(exc),
+                    seconds=time.perf_counter() - started,
+                )
         hits = [
             SearchHit(
                 title=str(row.get("title") or "").strip() or "(untitled)",

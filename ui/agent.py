@@ -31,7 +31,7 @@ from agents.react.state import AgentConfig, AgentMemory
 from reqstudio.errors import describe_failure
 from reqstudio.settings import ModelSpec, SettingsError
 from tools.mcp_tools import McpConfigError, McpToolbox, resolve_mcp_config
-from tools.web_search import WebSearch
+from tools.web_search import WebSearch, load_backend
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import (
     open_top_level_step,
@@ -182,7 +182,7 @@ async def open_toolbox() -> McpToolbox:
     for status in toolbox.failed:
         await cl.Message(content=tr("mcp_failed", name=status.name, error=status.error)).send()
     cl.user_session.set("mcp_toolbox", toolbox)
-    cl.user_session.set("web_search", WebSearch())
+    cl.user_session.set("web_search", WebSearch(load_backend(runtime().settings.search_backend)))
     return toolbox
 
 

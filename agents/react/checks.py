@@ -1,7 +1,8 @@
 """The result check: after each round of tool calls, go on or hand over to the answer model.
 
-The limits come first and cannot be overridden: the iteration limit and the time limit. Then a
-custom check, if one was configured, may decide. Otherwise: a round whose results are all
+The limits come first and cannot be overridden: the tool-call limit (calls in all, seed 002's
+"调用次数") and the time limit of the tool phase. Then a custom check, if one was configured,
+may decide; it is bounded by the same time limit (past it, the tool phase ends). Otherwise: a round whose results are all
 failed, empty or shorter than `min_result_chars` means go on; with `enough_result_chars` set, a
 round that brought that much usable text ends the tool phase; else the function-call model
 decides in its next round (it stops by calling no tool).
@@ -11,6 +12,7 @@ Also here: loop detection (the same tool with the same arguments again).
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Iterable, Sequence
@@ -28,6 +30,7 @@ class CheckInput:
     question: str
     round: int
     max_iterations: int
+    """The tool-call limit (calls in all)."""
     elapsed_seconds: float
     max_execution_time: float
     round_results: Sequence[ToolResult]
@@ -47,35 +50,67 @@ def is_weak(result: ToolResult, min_chars: int) -> bool:
     return not result.ok or result.substance_chars < max(1, min_chars)
 
 
+def time_verdict(config: AgentConfig, language: Language) -> Verdict:
+    return Verdict(
+        continue_=False,
+        reason_code="time",
+        reason=say(
+            "time",
+            language,
+            limit=f"{config.max_execution_time:g}",
+            tools=f"{config.tool_phase_seconds:g}",
+        ),
+        limit="time",
+    )
+
+
+def calls_verdict(config: AgentConfig, language: Language, skipped: int = 0) -> Verdict:
+    code = "iterations_skipped" if skipped else "iterations"
+    return Verdict(
+        continue_=False,
+        reason_code="iterations",
+        reason=say(code, language, limit=config.max_iterations, skipped=skipped),
+        limit="iterations",
+    )
+
+
 def limit_verdict(
-    config: AgentConfig, round_number: int, elapsed: float, language: Language
+    config: AgentConfig, calls_made: int, elapsed: float, language: Language
 ) -> Verdict | None:
     """The limits that always apply, whatever a custom check says."""
-    if elapsed >= config.max_execution_time:
-        return Verdict(
-            continue_=False,
-            reason_code="time",
-            reason=say("time", language, limit=f"{config.max_execution_time:g}"),
-            limit="time",
-        )
-    if round_number >= config.max_iterations:
-        return Verdict(
-            continue_=False,
-            reason_code="iterations",
-            reason=say("iterations", language, limit=config.max_iterations),
-            limit="iterations",
-        )
+    if elapsed >= config.tool_phase_seconds:
+        return time_verdict(config, language)
+    if calls_made >= config.max_iterations:
+        return calls_verdict(config, language)
     return None
 
 
-async def check_results(check: CheckInput, config: AgentConfig, language: Language) -> Verdict:
-    limit = limit_verdict(config, check.round, check.elapsed_seconds, language)
+async def run_custom_check(config: AgentConfig, check: CheckInput, seconds_left: float) -> Any:
+    """The configured check, bounded by the time left (a plain function runs in a thread,
+    so a slow one cannot hold up the run). Raises TimeoutError when the time is up."""
+    assert config.result_check is not None
+    result_check = config.result_check
+    async with asyncio.timeout(max(0.0, seconds_left)):
+        if inspect.iscoroutinefunction(result_check):
+            return await result_check(check)
+        outcome = await asyncio.to_thread(result_check, check)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        return outcome
+
+
+async def check_results(
+    check: CheckInput, config: AgentConfig, language: Language, calls_made: int
+) -> Verdict:
+    limit = limit_verdict(config, calls_made, check.elapsed_seconds, language)
     if limit is not None:
         return limit
     if config.result_check is not None:
-        outcome = config.result_check(check)
-        if inspect.isawaitable(outcome):
-            outcome = await outcome
+        seconds_left = config.tool_phase_seconds - check.elapsed_seconds
+        try:
+            outcome = await run_custom_check(config, check, seconds_left)
+        except TimeoutError:
+            return time_verdict(config, language)
         if isinstance(outcome, bool):
             outcome = CheckOutcome(outcome, "")
         if isinstance(outcome, CheckOutcome):

@@ -1,5 +1,9 @@
 """`reqstudio agent "question"`: one Agent-mode answer. The steps go to stderr, the answer to
-stdout, and `--stats-json FILE` writes the run's statistics."""
+stdout, and `--stats-json FILE` writes the run's statistics.
+
+stdout gets the answer only once it is whole (the provider ended it with a finish reason), so
+a retried or cut answer never reaches it shorter or twice (what a failed run wrote goes to
+stderr, marked as not complete)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from agents.react.engine import ReactAgent
+from agents.react.engine import ReactAgent, show_trace_on_stderr
 from agents.react.events import (
     AgentEvent,
     AnswerFinished,
@@ -32,7 +36,7 @@ from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.runtime import AppRuntime
 from reqstudio.settings import Settings, load_settings
 from tools.mcp_tools import McpConfigError, McpToolbox, read_mcp_config, resolve_mcp_config
-from tools.web_search import WebSearch
+from tools.web_search import WebSearch, load_backend
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -69,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("the question is empty")
     settings = load_settings()
     config = AgentConfig.from_settings(settings, language=args.lang)
+    if config.verbose:
+        show_trace_on_stderr()  # with the steps
     mcp_path = mcp_config_path(args, settings)
     try:
         with AppRuntime(settings) as runtime:
@@ -89,7 +95,8 @@ async def ask(
         for status in toolbox.statuses:
             state = f"{len(status.tools)} tool(s)" if status.ok else f"left out: {status.error}"
             print(f"[mcp] {status.name}: {state}", file=sys.stderr)
-        tools = [] if args.no_search else [WebSearch().as_tool()]
+        search = WebSearch(load_backend(runtime.settings.search_backend))
+        tools = [] if args.no_search else [search.as_tool()]
         agent = ReactAgent(runtime.factory(), [*tools, *toolbox.tools], config)
         printer = StepPrinter(sys.stderr, sys.stdout)
         async for event in agent.run(args.question):
@@ -138,15 +145,16 @@ class StepPrinter:
             case HandOver(answer_model=model, limit=limit):
                 note = f" (limit: {limit})" if limit else ""
                 self._line(f"[answer · {model}]{note}")
-            case AnswerToken(text=text):
-                self.answer.write(text)
+            case AnswerToken():
+                pass  # the whole answer is written at AnswerFinished
+            case AnswerFinished(text=text):
+                self.answer.write(text + "\n")
                 self.answer.flush()
-            case AnswerFinished():
-                self.answer.write("\n")
-                self.answer.flush()
-            case Failed(message=message, kept_results=kept):
+            case Failed(message=message, kept_results=kept, partial_answer=partial):
                 self.failed = True
                 self._line(f"reqstudio: {message}")
+                if partial:
+                    self._line(f"  partial answer (not complete): {partial}")
                 for result in kept:
                     self._line(f"  kept: {result.tool} {json.dumps(result.arguments)}")
             case Stats() as stats:

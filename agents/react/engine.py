@@ -16,8 +16,9 @@ import contextlib
 import json
 import logging
 import re
+import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import httpx
@@ -35,9 +36,15 @@ from agents.react.events import (
     Stats,
     say,
 )
-from agents.react.graph import RunContext, bind_tools, build_agent_graph, react_system_prompt
+from agents.react.graph import (
+    AnswerTimeLimit,
+    RunContext,
+    bind_tools,
+    build_agent_graph,
+    react_system_prompt,
+)
 from agents.react.state import AgentConfig, AgentMemory, history_messages
-from reqstudio.calls import ROLE_POLICIES
+from reqstudio.calls import ROLE_POLICIES, IncompleteAnswerError
 from reqstudio.errors import describe_failure
 from reqstudio.llm import ModelFactory
 from reqstudio.structured import StructuredOutputError
@@ -54,7 +61,30 @@ PROMPT_VARIANTS: list[tuple[re.Pattern[str], str]] = [
     ),
 ]
 
-MODEL_FAILURES = (openai.APIError, httpx.HTTPError, json.JSONDecodeError, StructuredOutputError)
+MODEL_FAILURES = (
+    openai.APIError,
+    httpx.HTTPError,
+    json.JSONDecodeError,
+    StructuredOutputError,
+    IncompleteAnswerError,
+    asyncio.TimeoutError,
+)
+
+
+TRACE_FORMAT = "[trace] %(message)s"
+
+
+def show_trace_on_stderr() -> None:
+    """AGENT_VERBOSE=true in the CLI: the agent's trace (every thought, tool input and output)
+    goes to stderr. (The app's log has it already: Chainlit logs INFO.) Safe to call twice."""
+    logger = logging.getLogger("reqstudio.agent")
+    logger.setLevel(logging.INFO)
+    if any(getattr(h, "reqstudio_trace", False) for h in logger.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(TRACE_FORMAT))
+    handler.reqstudio_trace = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
 
 
 def choose_system_prompt(model_name: str) -> str:
@@ -87,12 +117,20 @@ def estimate_cost(
     return round(total, 6)
 
 
+def as_role(model: BaseChatModel, role: str) -> BaseChatModel:
+    """The same model, counted under another role (its own metadata names the role)."""
+    if isinstance(model, BaseChatModel) and model.metadata:
+        return model.model_copy(update={"metadata": {**model.metadata, "reqstudio_role": role}})
+    return model
+
+
 class ReactAgent:
     """Agent mode: a ReAct loop with a function-call model and an answer model.
 
     Models come from the factory by role ("function_call", "answer") and the config's specs;
     `function_call_llm` / `answer_llm` pass ready-made chat models instead. With no answer
-    model configured, the function-call model answers too (single-model mode).
+    model given or configured, the function-call model answers too (single-model mode):
+    `ReactAgent(factory, function_call_llm=m)` answers with `m`.
 
     `tracker` accumulates usage across runs (a session's totals); each run's own usage is in
     its closing `Stats` event. `memory` keeps the thread's turns and tool-call records.
@@ -108,6 +146,7 @@ class ReactAgent:
         memory: AgentMemory | None = None,
         function_call_llm: BaseChatModel | None = None,
         answer_llm: BaseChatModel | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.config = config or AgentConfig()
         self.config.validate()
@@ -119,6 +158,8 @@ class ReactAgent:
         )
         self.answer_policy = factory.policy("answer") if factory else ROLE_POLICIES["answer"]
         callbacks = [self.tracker]
+        given_function_call_llm = function_call_llm is not None
+        built_answer = False  # models the factory built carry the tracker already
         if function_call_llm is None:
             if factory is None:
                 raise ValueError("ReactAgent needs a model factory or a function_call_llm")
@@ -126,33 +167,50 @@ class ReactAgent:
                 "function_call", callbacks=callbacks, spec=self.config.function_call_spec
             )
         if answer_llm is None:
-            if factory is not None:
+            if factory is not None and (
+                self.config.answer_spec is not None or not given_function_call_llm
+            ):
                 answer_llm = factory.for_role(
                     "answer",
                     callbacks=callbacks,
                     spec=self.config.answer_spec or self.config.function_call_spec,
                 )
+                built_answer = True
             else:
-                answer_llm = function_call_llm
+                answer_llm = as_role(function_call_llm, "answer")
         self.function_call_model_name = model_name_of(function_call_llm)
         self.answer_model_name = model_name_of(answer_llm)
         self._reasoning_model = self._with_role(
             bind_tools(function_call_llm, self.tools),
             "function_call",
             self.function_call_model_name,
-            callbacks if factory is None else [],
+            callbacks if given_function_call_llm else [],
         )
         self._answer_model = self._with_role(
-            answer_llm, "answer", self.answer_model_name, callbacks if factory is None else []
+            answer_llm, "answer", self.answer_model_name, [] if built_answer else callbacks
         )
         self.system_prompt_template = self.config.system_prompt or choose_system_prompt(
             self.function_call_model_name
         )
         self._graph = build_agent_graph()
+        self.clock = clock
 
     @staticmethod
     def _with_role(model: Runnable, role: str, name: str, callbacks: list[Any]) -> Runnable:
-        # Models from the factory carry their role already; these tags cover ready-made ones.
+        # Models from the factory carry their role and the tracker already; ready-made ones
+        # get them here. On the model itself (not `with_config(callbacks=...)`, which would
+        # hide the run's own tracker), so both the session and the run count the calls.
+        bound = model
+        if callbacks:
+            bound = getattr(model, "bound", model)
+            if isinstance(bound, BaseChatModel):
+                tracked = bound.model_copy(
+                    update={"callbacks": [*(bound.callbacks or []), *callbacks]}
+                )
+                model = (
+                    model.model_copy(update={"bound": tracked}) if bound is not model else tracked
+                )
+                callbacks = []
         return model.with_config(
             metadata={"reqstudio_role": role, "reqstudio_model": name},
             callbacks=callbacks or None,
@@ -197,6 +255,7 @@ class ReactAgent:
             tools={tool.name: tool for tool in self.tools},
             function_call_policy=self.function_call_policy,
             answer_policy=self.answer_policy,
+            clock=self.clock,
         )
         initial = {
             "messages": [SystemMessage(self.system_prompt()), *prior, HumanMessage(question)],
@@ -238,7 +297,12 @@ class ReactAgent:
             KeptResult(tool=r.tool, arguments=r.arguments, ok=r.ok, result_text=r.text)
             for r in ctx.gathered
         ]
-        if isinstance(error, MODEL_FAILURES):
+        if isinstance(error, AnswerTimeLimit):
+            log.warning("agent stopped: time limit during the answer")
+            limit = f"{self.config.max_execution_time:g}"
+            message = say("answer_time", language, limit=limit)
+            suggest_chat = False
+        elif isinstance(error, MODEL_FAILURES):
             log.warning("agent stopped, model failure: %s", type(error).__name__)
             message = say("model_failed", language, detail=describe_failure(error, language))
             suggest_chat = False
@@ -254,7 +318,7 @@ class ReactAgent:
         )
 
     def _stats(self, ctx: RunContext, usage: UsageTracker, rounds: int) -> Stats:
-        ended = time.monotonic()
+        ended = self.clock()
         handed_over = ctx.handed_over_at or ended
         per_model = {
             role: ModelUsage(

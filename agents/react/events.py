@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from tools.web_search import SearchHit
 
 ToolKind = Literal["search", "mcp", "tool"]
+# "iterations": the tool-call limit (AGENT_MAX_ITERATIONS counts calls, as seed 002 does);
+# "time": the tool phase's share of AGENT_MAX_EXECUTION_TIME; "loop": a repeated call.
 Limit = Literal["iterations", "time", "loop"]
 Language = Literal["zh", "en"]
 
@@ -32,11 +34,13 @@ class ThinkingStarted(_Event):
 
 
 class ThinkingToken(_Event):
-    """A piece of the function-call model's visible reasoning, as it streams."""
+    """A piece of the function-call model's visible reasoning, as it streams. `reasoning` is
+    True for a reasoning model's separate thinking (`reasoning_content`, e.g. DeepSeek-R1)."""
 
     type: Literal["thinking_token"] = "thinking_token"
     text: str
     round: int = 0
+    reasoning: bool = False
 
 
 class PlannedCall(BaseModel):
@@ -46,10 +50,14 @@ class PlannedCall(BaseModel):
 
 
 class ThinkingFinished(_Event):
-    """The reasoning round ended: its whole text and the tool calls it decided on (maybe none)."""
+    """The reasoning round ended: its whole text and the tool calls it decided on (maybe none).
+
+    `text` is everything the thinking step showed: a reasoning model's separate thinking
+    (also alone in `reasoning`) followed by the model's visible reply."""
 
     type: Literal["thinking_finished"] = "thinking_finished"
     text: str
+    reasoning: str = ""
     tool_calls: list[PlannedCall] = Field(default_factory=list)
     round: int = 0
 
@@ -205,12 +213,31 @@ MESSAGES: dict[str, dict[Language, str]] = {
         "en": "Usable results arrived; the model decides whether it needs more.",
     },
     "iterations": {
-        "zh": "已达到最大迭代次数（{limit} 轮），基于已有信息生成回答。",
-        "en": "Reached the iteration limit ({limit} rounds); answering from what was gathered.",
+        "zh": "已达到最大工具调用次数（{limit} 次），基于已有信息生成回答。",
+        "en": "Reached the tool-call limit ({limit} calls); answering from what was gathered.",
+    },
+    "iterations_skipped": {
+        "zh": "已达到最大工具调用次数（{limit} 次），另有 {skipped} 个计划中的调用未执行；"
+        "基于已有信息生成回答。",
+        "en": "Reached the tool-call limit ({limit} calls); {skipped} more planned call(s) "
+        "were not run; answering from what was gathered.",
     },
     "time": {
-        "zh": "已达到最大执行时间（{limit} 秒），执行超时，基于已有信息生成回答。",
-        "en": "Reached the time limit ({limit} s); answering from what was gathered.",
+        "zh": "已达到最大执行时间（{limit} 秒，其中工具阶段 {tools} 秒），执行超时，"
+        "基于已有信息生成回答。",
+        "en": "Reached the time limit ({limit} s, of which {tools} s for tools); answering "
+        "from what was gathered.",
+    },
+    "answer_time": {
+        "zh": "已达到最大执行时间（{limit} 秒），回答未能在时限内写完；已保留已写出的部分和"
+        "收集到的结果。",
+        "en": "Reached the time limit ({limit} s) before the answer was finished; what was "
+        "written and the results gathered are kept.",
+    },
+    "fc_length": {
+        "zh": "工具调用模型的回复达到长度上限，未完整给出，不采用其计划；基于已有信息生成回答。",
+        "en": "The function-call model's reply hit its length limit and is incomplete; its "
+        "plan is not used; answering from what was gathered.",
     },
     "loop": {
         "zh": "检测到重复操作：再次以相同参数调用 {tool}。已停止工具调用，基于已有信息回答；"

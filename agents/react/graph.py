@@ -25,7 +25,6 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
-    AIMessageChunk,
     BaseMessage,
     HumanMessage,
     SystemMessage,
@@ -37,7 +36,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from agents.react.checks import CheckInput, check_results, find_repeated_call, limit_verdict
+from agents.react.checks import (
+    CheckInput,
+    calls_verdict,
+    check_results,
+    find_repeated_call,
+    time_verdict,
+)
 from agents.react.events import (
     AnswerFinished,
     AnswerToken,
@@ -54,7 +59,13 @@ from agents.react.events import (
     say,
 )
 from agents.react.state import AgentConfig, AgentState, ToolResult, Verdict
-from reqstudio.calls import ROLE_POLICIES, RetryPolicy, complete
+from reqstudio.calls import (
+    ROLE_POLICIES,
+    IncompleteAnswerError,
+    RetryPolicy,
+    complete,
+    complete_text,
+)
 from reqstudio.prompts import render_prompt
 from tools.mcp_tools import content_to_text
 from tools.web_search import WEB_SEARCH_TOOL_NAME, SearchHit
@@ -82,20 +93,30 @@ class RunContext:
         default_factory=lambda: ROLE_POLICIES["function_call"]
     )
     answer_policy: RetryPolicy = field(default_factory=lambda: ROLE_POLICIES["answer"])
-    started: float = field(default_factory=time.monotonic)
+    clock: Callable[[], float] = time.monotonic
+    started: float = -1.0
     handed_over_at: float | None = None
     gathered: list[ToolResult] = field(default_factory=list)
     answer_so_far: str = ""
+
+    def __post_init__(self) -> None:
+        if self.started < 0:
+            self.started = self.clock()
 
     @property
     def language(self) -> Literal["zh", "en"]:
         return self.config.language
 
     def elapsed(self) -> float:
-        return time.monotonic() - self.started
+        return self.clock() - self.started
 
     def remaining(self) -> float:
-        return self.config.max_execution_time - self.elapsed()
+        """Seconds left for the reasoning and tool phase."""
+        return self.config.tool_phase_seconds - self.elapsed()
+
+    def answer_remaining(self) -> float:
+        """Seconds left before the run must be over, answer included."""
+        return self.config.run_deadline_seconds - self.elapsed()
 
     def trace(self, message: str, *args: Any) -> None:
         """AGENT_VERBOSE logs every thought and action at INFO; otherwise at DEBUG."""
@@ -110,17 +131,6 @@ def tool_kind(tool: BaseTool | None, name: str) -> ToolKind:
     if declared in {"search", "mcp", "tool"}:
         return declared
     return "search" if name == WEB_SEARCH_TOOL_NAME else "tool"
-
-
-def chunk_text(chunk: AIMessageChunk) -> str:
-    """Visible text of a streamed chunk: content, or a provider's separate reasoning field."""
-    content = chunk.content
-    if isinstance(content, list):
-        content = "".join(
-            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
-        )
-    reasoning = chunk.additional_kwargs.get("reasoning_content") or ""
-    return f"{reasoning}{content or ''}"
 
 
 def compact_arguments(arguments: dict[str, Any]) -> str:
@@ -142,14 +152,8 @@ def stop_verdict(code: str, language: Literal["zh", "en"]) -> Verdict:
     return Verdict(continue_=False, reason_code=code, reason=say(code, language))
 
 
-def time_verdict(ctx: RunContext) -> Verdict:
-    seconds = f"{ctx.config.max_execution_time:g}"
-    return Verdict(
-        continue_=False,
-        reason_code="time",
-        reason=say("time", ctx.language, limit=seconds),
-        limit="time",
-    )
+class AnswerTimeLimit(Exception):
+    """The run's time limit (plus its grace) passed before the answer was finished."""
 
 
 # --- nodes -----------------------------------------------------------------------------
@@ -159,21 +163,38 @@ async def reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, A
     """The function-call model thinks (streamed) and decides which tools to call, if any."""
     ctx, emit = runtime.context, runtime.stream_writer
     round_number = state.get("round", 0) + 1
+    # The time check between rounds: no new round once the tool phase's time is up.
     if ctx.remaining() <= 0:
-        verdict = limit_verdict(ctx.config, round_number - 1, ctx.elapsed(), ctx.language)
-        assert verdict is not None
+        verdict = time_verdict(ctx.config, ctx.language)
         emit_decision(emit, verdict, round_number - 1)
         return {"verdict": verdict}
 
     emit(ThinkingStarted(model=ctx.function_call_model_name, round=round_number))
-    thought: list[str] = []
+    thought: list[str] = []  # everything the thinking step shows, in order
+    reasoning: list[str] = []  # a reasoning model's separate thinking
 
     def think(piece: str) -> None:
+        if reasoning and len(thought) == len(reasoning):  # the reply follows the thinking
+            piece = "\n\n" + piece
         thought.append(piece)
         emit(ThinkingToken(text=piece, round=round_number))
 
+    def reflect(piece: str) -> None:
+        reasoning.append(piece)
+        thought.append(piece)
+        emit(ThinkingToken(text=piece, round=round_number, reasoning=True))
+
     def start_again(attempt: int, error: BaseException, wait: float) -> None:
         thought.clear()  # the broken try's thinking is not part of the answer
+        reasoning.clear()
+
+    def finished(planned: list[PlannedCall] | None = None) -> ThinkingFinished:
+        return ThinkingFinished(
+            text="".join(thought),
+            reasoning="".join(reasoning),
+            tool_calls=planned or [],
+            round=round_number,
+        )
 
     try:
         async with asyncio.timeout(ctx.remaining()):
@@ -182,13 +203,22 @@ async def reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, A
                 state["messages"],
                 policy=ctx.function_call_policy,
                 on_token=think,
+                on_reasoning=reflect,
                 on_retry=start_again,
                 label="Agent function-call model",
             )
     except TimeoutError:
-        emit(ThinkingFinished(text="".join(thought), round=round_number))
-        verdict = limit_verdict(ctx.config, round_number, ctx.elapsed(), ctx.language)
-        verdict = verdict or time_verdict(ctx)
+        emit(finished())
+        verdict = time_verdict(ctx.config, ctx.language)
+        emit_decision(emit, verdict, round_number)
+        return {"round": round_number, "verdict": verdict}
+    except IncompleteAnswerError as exc:
+        if exc.reason != "length":
+            raise
+        # A plan cut at the length limit is not a plan: its tool calls may be half-written.
+        emit(finished())
+        log.warning("Agent function-call model: reply hit the length limit; answering now")
+        verdict = stop_verdict("fc_length", ctx.language)
         emit_decision(emit, verdict, round_number)
         return {"round": round_number, "verdict": verdict}
 
@@ -205,7 +235,7 @@ async def reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, A
         )
         for c in message.invalid_tool_calls
     ]
-    emit(ThinkingFinished(text=text, tool_calls=planned, round=round_number))
+    emit(finished(planned))
     ctx.trace("agent round %d thought: %s | calls: %s", round_number, text, planned)
 
     if not planned:
@@ -240,6 +270,13 @@ async def run_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict[str
         (c["id"] or f"call_{i}", c["name"], c["args"]) for i, c in enumerate(message.tool_calls)
     ]
     invalid = message.invalid_tool_calls
+    # The tool-call limit counts calls: a round may run only what is left of it.
+    budget = max(0, ctx.config.max_iterations - len(state.get("results", [])))
+    skipped = max(0, len(calls) + len(invalid) - budget)
+    calls = calls[:budget]
+    invalid = invalid[: max(0, budget - len(calls))]
+    if skipped:
+        ctx.trace("agent tool-call limit: %d planned call(s) not run", skipped)
     finished: dict[str, ToolResult] = {}
 
     async def run_one(call_id: str, name: str, arguments: dict[str, Any]) -> None:
@@ -311,7 +348,12 @@ async def run_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict[str
         )
         for r in results
     ]
-    return {"messages": tool_messages, "results": results, "timed_out": timed_out}
+    return {
+        "messages": tool_messages,
+        "results": results,
+        "timed_out": timed_out,
+        "skipped_calls": skipped,
+    }
 
 
 async def invoke_tool(
@@ -387,7 +429,9 @@ async def check_round(state: AgentState, runtime: Runtime[RunContext]) -> dict[s
     round_number = state["round"]
     results = state.get("results", [])
     if state.get("timed_out"):
-        verdict = time_verdict(ctx)
+        verdict = time_verdict(ctx.config, ctx.language)
+    elif state.get("skipped_calls"):
+        verdict = calls_verdict(ctx.config, ctx.language, skipped=state["skipped_calls"])
     else:
         verdict = await check_results(
             CheckInput(
@@ -402,6 +446,7 @@ async def check_round(state: AgentState, runtime: Runtime[RunContext]) -> dict[s
             ),
             ctx.config,
             ctx.language,
+            calls_made=len(results),
         )
     emit_decision(emit, verdict, round_number)
     ctx.trace("agent round %d decision: %s", round_number, verdict.reason)
@@ -412,7 +457,7 @@ async def write_answer(state: AgentState, runtime: Runtime[RunContext]) -> dict[
     """The answer model writes the final answer from what was gathered, streamed."""
     ctx, emit = runtime.context, runtime.stream_writer
     verdict = state.get("verdict") or stop_verdict("model_done", ctx.language)
-    ctx.handed_over_at = time.monotonic()
+    ctx.handed_over_at = ctx.clock()
     emit(
         HandOver(
             reason=verdict.reason,
@@ -423,6 +468,7 @@ async def write_answer(state: AgentState, runtime: Runtime[RunContext]) -> dict[
     )
     messages = answer_messages(ctx, state, verdict)
     parts: list[str] = []
+    kept: list[str] = []  # what earlier parts (before a length-limit continuation) wrote
 
     def write(piece: str) -> None:
         parts.append(piece)
@@ -430,17 +476,28 @@ async def write_answer(state: AgentState, runtime: Runtime[RunContext]) -> dict[
         emit(AnswerToken(text=piece))
 
     def start_again(attempt: int, error: BaseException, wait: float) -> None:
-        parts.clear()
-        ctx.answer_so_far = ""
+        parts[:] = kept
+        ctx.answer_so_far = "".join(parts)
 
-    await complete(
-        ctx.answer_model,
-        messages,
-        policy=ctx.answer_policy,
-        on_token=write,
-        on_retry=start_again,
-        label="Agent answer model",
-    )
+    def go_on(continuation: int) -> None:
+        kept[:] = parts
+
+    # The whole run, answer included, ends by the time limit plus its grace.
+    try:
+        async with asyncio.timeout(max(0.0, ctx.answer_remaining())):
+            # A whole answer only: a `length` finish is continued, never taken as the answer.
+            await complete_text(
+                ctx.answer_model,
+                messages,
+                policy=ctx.answer_policy,
+                on_token=write,
+                on_retry=start_again,
+                on_continue=go_on,
+                label="Agent answer model",
+            )
+    except TimeoutError:
+        log.warning("Agent answer model: the run's time limit passed before the answer ended")
+        raise AnswerTimeLimit() from None
     answer = "".join(parts)
     emit(AnswerFinished(text=answer))
     ctx.trace("agent answer: %s", answer)

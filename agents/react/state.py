@@ -38,9 +38,16 @@ class AgentConfig:
     here so tests can use small ones; Settings enforces 1-10 and 10-300 for users)."""
 
     max_iterations: int = 5
-    """Reasoning rounds that may call tools; then the answer is written from what was found."""
+    """Tool calls in all (AGENT_MAX_ITERATIONS; seed 002 counts calls, several in one round
+    count one each); then the answer is written from what was found."""
     max_execution_time: float = 60.0
-    """Seconds for the reasoning and tool phase; then the answer is written from what was found."""
+    """Seconds for the whole run, answer included (AGENT_MAX_EXECUTION_TIME). The reasoning
+    and tool phase ends after `tool_phase_seconds`; the answer must be done by this limit plus
+    `answer_grace`, else it stops and what was written is kept, with a notice."""
+    answer_share: float = 0.25
+    """The part of `max_execution_time` kept for the answer when tools use all their time."""
+    answer_grace: float = 5.0
+    """Seconds past `max_execution_time` the answer may still take (the documented bound)."""
     min_result_chars: int = 20
     """A tool result with less text than this counts as too short (the loop goes on)."""
     enough_result_chars: int | None = None
@@ -84,12 +91,24 @@ class AgentConfig:
     def single_model(self) -> bool:
         return self.answer_spec is None
 
+    @property
+    def tool_phase_seconds(self) -> float:
+        """When the reasoning and tool phase must end (seconds from the start of the run)."""
+        return self.max_execution_time * (1.0 - self.answer_share)
+
+    @property
+    def run_deadline_seconds(self) -> float:
+        """When the run must be over, answer included (seconds from the start of the run)."""
+        return self.max_execution_time + self.answer_grace
+
     def validate(self) -> None:
         """Raise AgentConfigError with a clear message if this cannot work."""
         if self.max_iterations < 1:
             raise AgentConfigError("Agent max_iterations must be at least 1")
         if self.max_execution_time <= 0:
             raise AgentConfigError("Agent max_execution_time must be more than 0 seconds")
+        if not 0.0 <= self.answer_share < 1.0 or self.answer_grace < 0:
+            raise AgentConfigError("Agent answer_share must be in [0, 1) and answer_grace >= 0")
         if self.min_result_chars < 0:
             raise AgentConfigError("Agent min_result_chars cannot be negative")
         for env_name, spec in (
@@ -151,6 +170,7 @@ class AgentState(TypedDict, total=False):
     results: Annotated[list[ToolResult], lambda old, new: [*old, *new]]
     verdict: Verdict | None
     timed_out: bool  # the time limit cut the last round of tools short
+    skipped_calls: int  # planned calls of the last round not run (the tool-call limit)
     answer: str
 
 

@@ -1,8 +1,12 @@
 """Agent mode in a real browser: live steps (thinking, search, MCP call, decision, hand-over),
-a streamed answer in its own message, and statistics per model."""
+a streamed answer in its own message, and statistics per model.
+
+The search is a deterministic stand-in (REQSTUDIO_SEARCH_BACKEND=tests.fake_search), so the
+test means the same on a machine with or without network."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -10,21 +14,48 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
-from tests.apps import AppProcess
+from tests.apps import ROOT, AppProcess
 from tests.browser_support import open_page, provider_env, send
 
 pytestmark = pytest.mark.browser
 
 REASONING = "research agent"  # prompts/agent/react_system.md
 ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
+FAKE_SEARCH = {
+    "REQSTUDIO_SEARCH_BACKEND": "tests.fake_search:five_results",
+    "PYTHONPATH": str(ROOT),
+}
+
+
+@pytest.fixture
+def agent_app(llm_server: ScriptedLLMServer, tmp_path: Path):
+    # A reasoning model's provider (ChatDeepSeek on the scripted server): its separate
+    # thinking (reasoning_content) must reach the thinking step.
+    reasoning_model = json.dumps(
+        {"provider": "deepseek", "model": "scripted-model", "base_url": llm_server.base_url,
+         "api_key": "sk-test-not-a-real-key"}
+    )  # fmt: skip
+    env = (
+        provider_env(llm_server)
+        | FAKE_SEARCH
+        | {
+            "AGENT_VERBOSE": "true",
+            "AGENT_FUNCTION_CALL_MODEL": reasoning_model,
+        }
+    )
+    app = AppProcess(tmp_path / "data", env).start()
+    yield app
+    app.stop()
 
 
 def test_agent_mode_shows_each_step_and_statistics(
-    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+    browser: Browser, agent_app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
+    app = agent_app
     llm_server.script(
         Reply(
             match=REASONING,
+            reasoning="推理：用户想知道此刻的 UTC 时间，time 工具最可靠。",
             content="需要当前 UTC 时间，先查时间，同时搜索一下背景。",
             tool_calls=[
                 ToolCallScript("get_current_time", {"timezone": "UTC"}),
@@ -50,11 +81,17 @@ def test_agent_mode_shows_each_step_and_statistics(
         timeout=60_000
     )
     expect(page.get_by_text("切换到回答生成阶段", exact=False)).to_be_visible()
+    page.get_by_text("思考 · 第 1 轮", exact=False).first.click()
+    expect(page.get_by_text("推理：用户想知道此刻的 UTC 时间", exact=False).first).to_be_visible()
     expect(page.get_by_text("MCP · get_current_time", exact=False)).to_be_visible()
     search_step = page.get_by_text(re.compile(r"搜索\s*$")).first
     expect(search_step).to_be_visible()
-    search_step.click()  # offline here: the search fails and says so, the agent goes on
-    expect(page.get_by_text("失败", exact=False).first).to_be_visible()
+    search_step.click()
+    expect(page.get_by_text('"query": "UTC 时间 标准"', exact=False).first).to_be_visible()
+    results_step = page.get_by_text(re.compile(r"搜索结果\s*$")).first
+    results_step.click()
+    expect(page.get_by_text("找到 5 条结果", exact=False).first).to_be_visible()
+    expect(page.get_by_text("UTC 时间 标准 — source 1", exact=False).first).to_be_visible()
 
     mcp_step = page.get_by_text("MCP · get_current_time", exact=False).first
     mcp_step.click()
@@ -68,6 +105,8 @@ def test_agent_mode_shows_each_step_and_statistics(
     page.get_by_text("统计").scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "agent-zh-CN.png")
     assert llm_server.pending == 0
+    # AGENT_VERBOSE: the trace (the reasoning model's thinking first) is in the app's log
+    assert "agent round 1 thought: 推理：用户想知道此刻的 UTC 时间" in app.log()
 
 
 def test_mcp_server_connected_from_the_ui_joins_the_agent(
