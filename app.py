@@ -22,11 +22,13 @@ from ui.history import HistoryDataLayer, create_schema
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.rewrite import REWRITE_MODE
 from ui.session import (
+    configure_uploads,
     persist_thread_state,
     runtime,
-    send_top_level,
+    send_notice,
     set_runtime,
     set_startup_problem,
+    silence_chainlit_stop_line,
     startup_problem,
 )
 from ui.srs import SRS_MODE
@@ -41,6 +43,8 @@ except SettingsError as error:
 
 ensure_auth_secret(settings.data_dir)
 set_runtime(AppRuntime(settings))
+configure_uploads()
+silence_chainlit_stop_line()
 register_mode(CHAT_MODE)
 register_mode(AGENT_MODE)
 register_mode(SRS_MODE)
@@ -94,12 +98,13 @@ async def modes(user: cl.User | None, language: str | None = None) -> list[cl.Ch
 @cl.on_chat_start
 async def start_chat() -> None:
     mode = current_mode()
-    await send_top_level(t("mode_on", mode=mode_title(mode), description=mode.description[lang()]))
+    # Notices, not assistant messages: the mode's starters stay visible on a new chat.
+    await send_notice(t("mode_on", mode=mode_title(mode), description=mode.description[lang()]))
     if startup_problem():
-        await send_top_level(t("no_model", problem=startup_problem()))
+        await send_notice(t("no_model", problem=startup_problem()))
         return
     if runtime().endpoint.embedded:
-        await send_top_level(t("embedded_notice"))
+        await send_notice(t("embedded_notice"))
     if mode.on_start is not None:
         await mode.on_start()
 

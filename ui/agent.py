@@ -34,9 +34,11 @@ from tools.mcp_tools import McpConfigError, McpToolbox, resolve_mcp_config
 from tools.web_search import WebSearch
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import (
+    finish_step,
     open_top_level_step,
     persist_thread_state,
     runtime,
+    send_notice,
     send_top_level,
     top_level_message,
 )
@@ -61,7 +63,10 @@ TEXT = {
         "zh": "已连接 MCP 服务器 {name}，新增工具：{tools}",
         "en": "MCP server {name} connected; new tools: {tools}",
     },
-    "thinking": {"zh": "思考中... · {model}", "en": "Thinking... · {model}"},
+    "thinking": {
+        "zh": "思考 · 第 {round} 轮 · {model}",
+        "en": "Reasoning · round {round} · {model}",
+    },
     "thought": {
         "zh": "思考 · 第 {round} 轮 · {model}",
         "en": "Reasoning · round {round} · {model}",
@@ -167,7 +172,7 @@ async def on_agent_start() -> None:
     await cl.ChatSettings(settings_widgets()).send()
     toolbox = await open_toolbox()
     tools = ["web_search", *[t.name for t in toolbox.tools]]
-    await cl.Message(content=tr("intro", tools=", ".join(f"`{t}`" for t in tools))).send()
+    await send_notice(tr("intro", tools=", ".join(f"`{t}`" for t in tools)))
 
 
 async def open_toolbox() -> McpToolbox:
@@ -180,7 +185,7 @@ async def open_toolbox() -> McpToolbox:
         await cl.Message(content=f"⚠️ {error}").send()
         toolbox = await McpToolbox.start(None)
     for status in toolbox.failed:
-        await cl.Message(content=tr("mcp_failed", name=status.name, error=status.error)).send()
+        await send_notice(tr("mcp_failed", name=status.name, error=status.error))
     cl.user_session.set("mcp_toolbox", toolbox)
     cl.user_session.set("web_search", WebSearch())
     return toolbox
@@ -247,7 +252,9 @@ class AgentRunView:
 
     async def show(self, event: Any) -> None:
         if isinstance(event, ThinkingStarted):
-            self.thinking = await open_top_level_step(tr("thinking", model=event.model), "llm")
+            self.thinking = await open_top_level_step(
+                tr("thinking", round=event.round, model=event.model), "llm"
+            )
             self.thinking.metadata = {"model": event.model, "round": event.round}
         elif isinstance(event, ThinkingToken) and self.thinking is not None:
             await self.thinking.stream_token(event.text)
@@ -257,9 +264,11 @@ class AgentRunView:
                 tr("plan", tool=c.tool, args=json.dumps(c.arguments, ensure_ascii=False))
                 for c in event.tool_calls
             ] or [tr("no_tools")]
-            self.thinking.name = tr("thought", round=event.round, model=model)
-            self.thinking.output = "\n\n".join([event.text.strip(), *plans]).strip()
-            await self.thinking.update()
+            await finish_step(
+                self.thinking,
+                name=tr("thought", round=event.round, model=model),
+                output="\n\n".join([event.text.strip(), *plans]).strip(),
+            )
             self.thinking = None
         elif isinstance(event, ToolCallStarted):
             name = (
@@ -276,8 +285,7 @@ class AgentRunView:
             step = await open_top_level_step(
                 tr("decision_go" if event.continue_ else "decision_stop"), "run"
             )
-            step.output = event.reason
-            await step.update()
+            await finish_step(step, output=event.reason)
         elif isinstance(event, LoopDetected):
             await send_top_level(f"⚠️ {event.message}")
         elif isinstance(event, HandOver):
@@ -290,6 +298,7 @@ class AgentRunView:
             self.answer.content = event.text
             await self.answer.send()
         elif isinstance(event, Failed):
+            await self.close_open_steps("failed", event.message)
             await self.failed(event)
         elif isinstance(event, Stats):
             await send_top_level(stats_markdown(event))
@@ -300,16 +309,17 @@ class AgentRunView:
         if event.cached:
             status += " " + tr("cached")
         if step is not None:
-            step.output = f"**{status}** · {event.seconds:.1f} s\n\n{event.result_text}"
-            step.is_error = not event.ok
-            await step.update()
+            await finish_step(
+                step,
+                "done" if event.ok else "failed",
+                output=f"**{status}** · {event.seconds:.1f} s\n\n{event.result_text}",
+            )
         if event.kind == "search" and event.ok:
             results = await open_top_level_step(tr("search_results"), "tool")
             lines = [tr("found", count=event.result_count or 0)]
             for number, hit in enumerate(event.top_results[:3], 1):
                 lines.append(f"{number}. **{hit.title}** — {hit.snippet}\n   {hit.url}")
-            results.output = "\n\n".join(lines)
-            await results.update()
+            await finish_step(results, output="\n\n".join(lines))
 
     async def failed(self, event: Failed) -> None:
         parts = [f"⚠️ {event.message}"]
@@ -321,12 +331,10 @@ class AgentRunView:
                       for r in event.kept_results]  # fmt: skip
         await send_top_level("\n\n".join(parts))
 
-    async def close_open_steps(self, note: str) -> None:
+    async def close_open_steps(self, outcome: str, note: str) -> None:
+        """Every ending (answer, failure, stop) leaves no step running."""
         for step in [self.thinking, *self.tool_steps.values()]:
-            if step is not None:
-                step.output = f"{step.output or ''}\n\n{note}".strip()
-                step.is_error = True
-                await step.update()
+            await finish_step(step, outcome, note=note)
         self.thinking = None
         self.tool_steps.clear()
 
@@ -373,8 +381,9 @@ async def on_agent_message(message: cl.Message) -> None:
     try:
         async for event in agent.run(question):
             await view.show(event)
+        await view.close_open_steps("done", "")
     except asyncio.CancelledError:
-        await view.close_open_steps(tr("stopped"))
+        await view.close_open_steps("stopped", tr("stopped"))
         if view.answer is not None:
             view.answer.content += "\n\n" + tr("stopped")
             await view.answer.send()
@@ -383,7 +392,7 @@ async def on_agent_message(message: cl.Message) -> None:
         raise
     except Exception as exc:  # the engine reports failures as events; this is a last guard
         log.exception("agent run failed")
-        await view.close_open_steps(describe_failure(exc, lang()))
+        await view.close_open_steps("failed", describe_failure(exc, lang()))
         await send_top_level(f"⚠️ {describe_failure(exc, lang())}")
     finally:
         cl.user_session.set(MEMORY_KEY, agent.memory.dump())

@@ -13,9 +13,9 @@ import chainlit as cl
 from chainlit.input_widget import Select, Slider
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.srs.documents import ReferenceDocumentError, load_reference
+from agents.srs.documents import ReferenceDocumentError, display_name, load_reference
 from agents.srs.engine import SrsRequest, pending_resume, run_srs
-from agents.srs.evaluation import evaluate_srs
+from agents.srs.evaluation import METRICS, evaluate_srs
 from agents.srs.events import (
     DocumentReset,
     DocumentToken,
@@ -29,8 +29,17 @@ from agents.srs.events import (
 from reqstudio.errors import describe_failure
 from reqstudio.usage import UsageTracker
 from ui.modes import ModeSpec, StarterSpec
-from ui.session import open_top_level_step, persist_thread_state, runtime, top_level_message
-from ui.texts import Catalog, lang
+from ui.session import (
+    LocalizedAskAction,
+    finish_step,
+    open_top_level_step,
+    persist_thread_state,
+    runtime,
+    send_notice,
+    top_level_message,
+    upload_ceiling_mb,
+)
+from ui.texts import Catalog, counted, lang
 
 log = logging.getLogger("reqstudio.srs")
 
@@ -82,7 +91,7 @@ TEXT = {
     "summary": {
         "zh": "✅ 完成：{rounds} 轮 · {items} 条需求 · 冻结 {frozen} · 移除 {removed} · "
         "{tokens} tokens · {seconds:.1f} 秒（{ablation}）",
-        "en": "✅ Done: {rounds} rounds · {items} requirements · {frozen} frozen · "
+        "en": "✅ Done: {rounds} · {items} · {frozen} frozen · "
         "{removed} removed · {tokens} tokens · {seconds:.1f} s ({ablation})",
     },
     "failed": {
@@ -98,8 +107,11 @@ TEXT = {
         "en": "The last SRS run did not finish (last completed node: {node}). Resume from there?",
     },
     "resume": {"zh": "继续运行", "en": "Resume"},
-    "evaluate": {"zh": "评估 / Evaluate", "en": "Evaluate / 评估"},
-    "evaluating": {"zh": "评估中…", "en": "Evaluating…"},
+    "evaluate": {"zh": "评估", "en": "Evaluate"},
+    "evaluating": {"zh": "评估", "en": "Evaluation"},
+    "selected": {"zh": "已选择：{label}", "en": "Chosen: {label}"},
+    "no_choice": {"zh": "等待超时，未做选择。", "en": "Timed out; nothing was chosen."},
+    "metric_header": {"zh": "| 指标 | 分数 |", "en": "| Metric | Score |"},
     "evaluation_title": {
         "zh": "📊 与参考 SRS 对比的评估（模型 {model}）",
         "en": "📊 Evaluation against the reference SRS (model {model})",
@@ -183,7 +195,7 @@ def settings_widgets() -> list:
 
 async def on_srs_start() -> None:
     await cl.ChatSettings(settings_widgets()).send()
-    await cl.Message(content=tr("intro")).send()
+    await send_notice(tr("intro"))
 
 
 async def read_attachments(message: cl.Message) -> bool:
@@ -214,12 +226,15 @@ async def read_attachments(message: cl.Message) -> bool:
 
 
 def store_reference(document) -> None:
-    cl.user_session.set("srs_reference", {"name": document.name, "text": document.text})
+    cl.user_session.set(
+        "srs_reference",
+        {"name": document.name, "text": document.text, "encoding": document.encoding},
+    )
 
 
 async def ask_for_reference() -> bool:
     """Ask for the reference when missing. True if one is now stored."""
-    answer = await cl.AskActionMessage(
+    answer = await LocalizedAskAction(
         content=tr("ask_reference"),
         actions=[
             cl.Action(name="upload", payload={"choice": "upload"}, label=tr("upload")),
@@ -233,7 +248,7 @@ async def ask_for_reference() -> bool:
     files = await cl.AskFileMessage(
         content=tr("upload_prompt", mb=max_mb),
         accept=ACCEPT,
-        max_size_mb=int(max_mb) or 1,
+        max_size_mb=upload_ceiling_mb(),  # the app refuses bigger files itself, in words
         timeout=600,
     ).send()
     for file in files or []:
@@ -244,7 +259,12 @@ async def ask_for_reference() -> bool:
             return False
         reference = cl.user_session.get("srs_reference")
         await cl.Message(
-            content=tr("reference_ok", name=file.name, chars=len(reference["text"]), encoding="")
+            content=tr(
+                "reference_ok",
+                name=display_name(file.name),
+                chars=len(reference["text"]),
+                encoding=reference.get("encoding", ""),
+            )
         ).send()
         return True
     return False
@@ -278,6 +298,7 @@ async def on_srs_message(message: cl.Message) -> None:
 async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None:
     tracker = UsageTracker()
     open_step: cl.Step | None = None
+    rounds_shown = 0  # the summary counts rounds as the steps are titled
     document = top_level_message()  # re-created when DocGenerate starts, to sit last
     try:
         async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
@@ -296,6 +317,8 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     await cl.Message(content=f"ℹ️ {text}").send()
                 elif isinstance(event, NodeStarted):
                     looping = event.agent in ("ReqExplore", "ReqClarify")
+                    if looping:
+                        rounds_shown = max(rounds_shown, event.round)
                     open_step = await open_top_level_step(
                         tr(
                             "step_name" if looping else "step_name_single",
@@ -307,8 +330,7 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     if event.agent == "DocGenerate":
                         document = top_level_message()
                 elif isinstance(event, NodeFinished) and open_step is not None:
-                    open_step.output = node_output(event)
-                    await open_step.update()
+                    await finish_step(open_step, output=node_output(event))
                     open_step = None
                 elif isinstance(event, DocumentToken):
                     await document.stream_token(event.text)
@@ -316,30 +338,23 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     document.content = ""
                     await document.update()
                 elif isinstance(event, RunFinished):
-                    await finish_run(document, event.result)
+                    await finish_run(document, event.result, rounds_shown)
                 elif isinstance(event, RunFailed):
                     reason = (
                         event.message_zh if lang() == "zh" and event.message_zh else event.message
                     )
-                    await close_step(open_step, reason)
+                    await finish_step(open_step, "failed", note=reason)
                     open_step = None
                     await show_partial(document, event.partial, tr("failed", reason=reason))
     except asyncio.CancelledError:
-        await close_step(open_step, tr("stopped"))
+        await finish_step(open_step, "stopped", note=tr("stopped"))
         document.content = (document.content + "\n\n" + tr("stopped")).strip()
         await document.send()
         raise
     except Exception as exc:  # keep the app running; completed steps stay in the checkpoint
         log.exception("SRS run failed")
-        await close_step(open_step, describe_failure(exc, lang()))
+        await finish_step(open_step, "failed", note=describe_failure(exc, lang()))
         await cl.Message(content=tr("failed", reason=describe_failure(exc, lang()))).send()
-
-
-async def close_step(step: cl.Step | None, note: str) -> None:
-    if step is not None:
-        step.output = (step.output or "") + f"\n\n{note}"
-        step.is_error = True
-        await step.update()
 
 
 async def show_partial(document: cl.Message, partial: SrsResult | None, note: str) -> None:
@@ -350,12 +365,12 @@ async def show_partial(document: cl.Message, partial: SrsResult | None, note: st
     await document.send()
 
 
-async def finish_run(document: cl.Message, result: SrsResult) -> None:
+async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int = 0) -> None:
     cl.user_session.set("srs_last_result", {"srs": result.srs_markdown})
     summary = tr(
         "summary",
-        rounds=result.rounds,
-        items=len(result.requirements),
+        rounds=counted(max(result.rounds, rounds_shown), "round"),
+        items=counted(len(result.requirements), "requirement"),
         frozen=len(result.frozen_ids),
         removed=len(result.removed_ids),
         tokens=result.usage.get("total_tokens", 0),
@@ -385,34 +400,58 @@ async def on_evaluate(action: cl.Action) -> None:
     candidate = (cl.user_session.get("srs_last_result") or {}).get("srs", "")
     if not reference or not candidate:
         return
-    async with cl.Step(name=tr("evaluating"), type="llm") as step:
-        try:
-            result = await evaluate_srs(reference, candidate, runtime().factory())
-        except Exception as exc:
-            step.output = describe_failure(exc, lang())
-            await cl.Message(
-                content=tr("evaluation_failed", reason=describe_failure(exc, lang()))
-            ).send()
-            return
-        step.output = f"```json\n{json.dumps(result, ensure_ascii=False, indent=2)}\n```"
+    step = await open_top_level_step(tr("evaluating"), "llm")
+    try:
+        result = await evaluate_srs(reference, candidate, runtime().factory())
+    except asyncio.CancelledError:
+        await finish_step(step, "stopped")
+        raise
+    except Exception as exc:
+        reason = describe_failure(exc, lang())
+        await finish_step(step, "failed", output=reason)
+        await cl.Message(content=tr("evaluation_failed", reason=reason)).send()
+        return
+    details = f"```json\n{json.dumps(result, ensure_ascii=False, indent=2)}\n```"
+    await finish_step(step, "failed" if "error" in result else "done", output=details)
     await cl.Message(content=evaluation_table(result)).send()
+
+
+METRIC_LABELS: dict[str, tuple[str, str]] = {
+    "coverage": ("覆盖率", "Coverage"),
+    "completeness": ("完整性", "Completeness"),
+    "consistency": ("一致性", "Consistency"),
+    "testability": ("可测试性", "Testability"),
+    "clarity": ("清晰度", "Clarity"),
+    "traceability": ("可追溯性", "Traceability"),
+    "scope_discipline": ("范围控制", "Scope discipline"),
+    "by_category.functional": ("功能需求覆盖", "Functional requirements"),
+    "by_category.non_functional": ("非功能需求覆盖", "Non-functional requirements"),
+    "by_category.constraints": ("约束覆盖", "Constraints"),
+    "Comprehensive_Score_Simple": ("综合得分（简单平均）", "Overall score (simple mean)"),
+    "Comprehensive_Score_Weighted": ("综合得分（加权）", "Overall score (weighted)"),
+}
+
+
+def metric_label(key: str) -> str:
+    """A readable name in the user's language, with the seed's key in small print."""
+    zh, en = METRIC_LABELS.get(key, (key, key))
+    return f"{zh if lang() == 'zh' else en} `{key}`"
 
 
 def evaluation_table(result: dict[str, Any]) -> str:
     if "error" in result:
         return tr("evaluation_failed", reason=result["error"])
     metrics = result.get("metrics", {})
-    header = "| 指标 | 分数 |" if lang() == "zh" else "| Metric | Score |"
-    rows = [tr("evaluation_title", model=result.get("model", "")), "", header, "|---|---|"]
-    for name in ("coverage", "completeness", "consistency", "testability", "clarity",
-                 "traceability", "scope_discipline"):  # fmt: skip
+    rows = [tr("evaluation_title", model=result.get("model", "")), "", tr("metric_header")]
+    rows.append("|---|---|")
+    for name in METRICS:
         if name in metrics:
-            rows.append(f"| {name} | {float(metrics[name]):.4f} |")
+            rows.append(f"| {metric_label(name)} | {float(metrics[name]):.2f} |")
     for name, value in (metrics.get("by_category") or {}).items():
-        rows.append(f"| by_category.{name} | {float(value):.4f} |")
+        rows.append(f"| {metric_label('by_category.' + name)} | {float(value):.2f} |")
     for name in ("Comprehensive_Score_Simple", "Comprehensive_Score_Weighted"):
         if name in result:
-            rows.append(f"| **{name}** | **{float(result[name]):.4f}** |")
+            rows.append(f"| **{metric_label(name)}** | **{float(result[name]):.2f}** |")
     return "\n".join(rows)
 
 

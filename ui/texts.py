@@ -61,6 +61,13 @@ def lang() -> str:
     return "zh" if language.lower().startswith("zh") else "en"
 
 
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """`1 round`, `2 rounds` in English; the bare number in Chinese (no plural there)."""
+    if lang() == "zh":
+        return str(number)
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
+
+
 class Catalog:
     """UI strings by key and language: `tr = Catalog({...}); tr("key", name=...)`."""
 
