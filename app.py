@@ -119,6 +119,11 @@ async def resume_chat(thread: cl.types.ThreadDict) -> None:
 
 @cl.on_chat_end
 async def end_chat() -> None:
+    # A closed tab ends its run: cancelling the task closes the model's HTTP stream, which
+    # is what makes a model server (the embedded one included) stop generating.
+    task = cl.context.session.current_task
+    if task is not None and not task.done():
+        task.cancel()
     await close_agent_session()
 
 

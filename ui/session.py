@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import chainlit as cl
@@ -175,3 +177,24 @@ def configure_uploads() -> None:
     from chainlit.config import config
 
     config.features.spontaneous_file_upload.max_size_mb = upload_ceiling_mb()
+
+
+async def run_as_task(work: Callable[[], Awaitable[None]]) -> None:
+    """Run an action button's work as the session's task, as a message's work runs.
+
+    Chainlit runs action callbacks inside the HTTP request, outside any task: the browser then
+    shows no stop button, steps do not show as running, and Stop cancels nothing."""
+    session = cl.context.session
+    emitter = cl.context.emitter
+    task = asyncio.create_task(work())
+    session.current_task = task
+    await emitter.task_start()
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not task.cancelled():
+            raise
+    finally:
+        if session.current_task is task:
+            session.current_task = None
+        await emitter.task_end()

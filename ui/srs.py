@@ -34,6 +34,7 @@ from ui.session import (
     finish_step,
     open_top_level_step,
     persist_thread_state,
+    run_as_task,
     runtime,
     send_notice,
     top_level_message,
@@ -396,6 +397,10 @@ async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int 
 
 @cl.action_callback("srs_evaluate")
 async def on_evaluate(action: cl.Action) -> None:
+    await run_as_task(evaluate_last_result)
+
+
+async def evaluate_last_result() -> None:
     reference = (cl.user_session.get("srs_reference") or {}).get("text", "")
     candidate = (cl.user_session.get("srs_last_result") or {}).get("srs", "")
     if not reference or not candidate:
@@ -486,7 +491,7 @@ async def offer_resume() -> None:
 async def on_resume_action(action: cl.Action) -> None:
     await action.remove()
     run_key = action.payload.get("run") or cl.user_session.get("srs_active_run")
-    await render_run(SrsRequest(user_input="(resumed)"), run_key, resume=True)
+    await run_as_task(lambda: render_run(SrsRequest(user_input="(resumed)"), run_key, resume=True))
 
 
 SRS_MODE = ModeSpec(
