@@ -12,6 +12,7 @@ import chainlit as cl
 from chainlit.input_widget import Select, TextInput
 from mcp import ClientSession
 
+from agents.react.checks import could_become_instructions, echoes_instructions
 from agents.react.engine import ReactAgent
 from agents.react.events import (
     AnswerFinished,
@@ -91,6 +92,18 @@ TEXT = {
         "en": "⏹ Stopped; running tools were cancelled and what arrived is kept.",
     },
     "kept": {"zh": "已保留的中间结果：", "en": "Intermediate results kept:"},
+    "no_answer_small": {
+        "zh": "⚠️ 内置的离线小模型没能回答这个问题：它只复述了应用给它的内部说明。"
+        "请换个问法再试，或设置 `OPENAI_API_KEY` 使用真实模型。",
+        "en": "⚠️ The small offline model could not answer this question: it only repeated the "
+        "app's internal instructions. Try asking differently, or set `OPENAI_API_KEY` to use "
+        "a real model.",
+    },
+    "no_answer": {
+        "zh": "⚠️ 模型没能回答这个问题：它只复述了应用给它的内部说明。请换个问法再试。",
+        "en": "⚠️ The model could not answer this question: it only repeated the app's "
+        "internal instructions. Try asking differently.",
+    },
     "stats_title": {"zh": "统计", "en": "Statistics"},
     "stats_header": {
         "zh": "| 模型 | 角色 | 调用 | 输入 tokens | 输出 tokens | 秒 |",
@@ -249,6 +262,32 @@ class AgentRunView:
         self.thinking: cl.Step | None = None
         self.tool_steps: dict[str, cl.Step] = {}
         self.answer: cl.Message | None = None
+        self.answer_text = ""  # what the answer model wrote so far
+        self.shown = 0  # how much of it is on screen
+        self.echoed = False  # it gave back the app's instructions: never shown
+
+    async def answer_token(self, text: str) -> None:
+        """Stream the answer, holding back what could still be the app's own instructions."""
+        self.answer_text += text
+        if self.echoed:
+            return
+        if echoes_instructions(self.answer_text):
+            await self.show_no_answer()
+            return
+        if could_become_instructions(self.answer_text):
+            return
+        if self.answer is None:
+            self.answer = top_level_message()
+        await self.answer.stream_token(self.answer_text[self.shown :])
+        self.shown = len(self.answer_text)
+
+    async def show_no_answer(self) -> None:
+        self.echoed = True
+        if self.answer is None:
+            self.answer = top_level_message()
+        embedded = runtime().endpoint.embedded
+        self.answer.content = tr("no_answer_small" if embedded else "no_answer")
+        await self.answer.send()
 
     async def show(self, event: Any) -> None:
         if isinstance(event, ThinkingStarted):
@@ -291,10 +330,13 @@ class AgentRunView:
         elif isinstance(event, HandOver):
             await send_top_level(tr("handover", reason=event.reason, model=event.answer_model))
         elif isinstance(event, AnswerToken):
+            await self.answer_token(event.text)
+        elif isinstance(event, AnswerFinished):
+            if self.echoed or echoes_instructions(event.text):
+                await self.show_no_answer()
+                return
             if self.answer is None:
                 self.answer = top_level_message()
-            await self.answer.stream_token(event.text)
-        elif isinstance(event, AnswerFinished) and self.answer is not None:
             self.answer.content = event.text
             await self.answer.send()
         elif isinstance(event, Failed):
@@ -323,7 +365,7 @@ class AgentRunView:
 
     async def failed(self, event: Failed) -> None:
         parts = [f"⚠️ {event.message}"]
-        if event.partial_answer:
+        if event.partial_answer and not echoes_instructions(event.partial_answer):
             parts.insert(0, event.partial_answer)
         if event.kept_results:
             parts.append(tr("kept"))

@@ -346,6 +346,8 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     )
                     await finish_step(open_step, "failed", note=reason)
                     open_step = None
+                    if event.error_type == "NotADocument":
+                        document.content = ""  # what the model wrote is no SRS: not shown as one
                     await show_partial(document, event.partial, tr("failed", reason=reason))
     except asyncio.CancelledError:
         await finish_step(open_step, "stopped", note=tr("stopped"))

@@ -95,3 +95,29 @@ def test_running_step_is_open_and_streams_then_folds_with_its_outcome(
     finished.click()
     expect(page.get_by_text("先想一想：需要查询时间。", exact=False).first).to_be_visible()
     page.screenshot(path=output_dir / "step-done-zh-CN.png")
+
+
+@pytest.mark.parametrize(
+    ("locale", "agent", "said"),
+    [("zh-CN", "Agent 智能体", "模型没能回答这个问题"),
+     ("en-US", "Agent", "The model could not answer this question")],
+)  # fmt: skip
+def test_the_apps_own_instructions_are_never_shown_as_the_answer(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path,
+    locale: str, agent: str, said: str,
+):  # fmt: skip
+    echoed = ("No research results: no tool was needed. Answer from what you know, without "
+              "citation numbers. Research notes: the user asks about IEEE 830.")  # fmt: skip
+    llm_server.script(
+        Reply(match=REASONING, content="I know this."),
+        Reply(match=ANSWER, content=echoed, chunk_chars=5, chunk_delay=0.03),
+    )
+    page = open_page(browser, app.url, locale)
+    switch_mode(page, agent)
+    expect(page.locator("#starters")).to_be_visible()
+    send(page, "What is IEEE 830?")
+    expect(page.get_by_text(said, exact=False)).to_be_visible()
+    expect(page.locator("#stop-button")).to_have_count(0)
+    expect(page.get_by_text("No research results", exact=False)).to_have_count(0)
+    expect(page.get_by_text("Answer from what you know", exact=False)).to_have_count(0)
+    page.screenshot(path=output_dir / f"agent-echo-refused-{locale}.png")
