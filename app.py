@@ -28,6 +28,7 @@ from ui.session import (
     send_notice,
     set_runtime,
     set_startup_problem,
+    show_base_names,
     silence_chainlit_stop_line,
     startup_problem,
 )
@@ -137,5 +138,6 @@ async def route_message(message: cl.Message) -> None:
     if startup_problem():
         await cl.Message(content=t("no_model", problem=startup_problem())).send()
         return
+    await show_base_names(message)
     await current_mode().on_message(message)
     await persist_thread_state()

@@ -198,3 +198,15 @@ async def run_as_task(work: Callable[[], Awaitable[None]]) -> None:
         if session.current_task is task:
             session.current_task = None
         await emitter.task_end()
+
+
+async def show_base_names(message: cl.Message) -> None:
+    """An attachment is shown by its base name only (`../../evil.md` is `evil.md`), also on
+    the chip of the user's own message, which Chainlit labels with the name the browser gave."""
+    from agents.srs.documents import display_name
+
+    for element in message.elements or []:
+        base = display_name(element.name or "")
+        if base != element.name:
+            element.name = base
+            await element.send(for_id=message.id, persist=False)

@@ -15,7 +15,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.srs.documents import ReferenceDocumentError, display_name, load_reference
 from agents.srs.engine import SrsRequest, pending_resume, run_srs
-from agents.srs.evaluation import METRICS, evaluate_srs
+from agents.srs.evaluation import METRICS, NOT_JSON_ERROR, OUT_OF_RANGE_ERROR, evaluate_srs
 from agents.srs.events import (
     DocumentReset,
     DocumentToken,
@@ -445,9 +445,20 @@ def metric_label(key: str) -> str:
     return f"{zh if lang() == 'zh' else en} `{key}`"
 
 
+EVALUATION_ERRORS = {
+    NOT_JSON_ERROR: {"zh": NOT_JSON_ERROR, "en": "the model's answer was not valid JSON"},
+    OUT_OF_RANGE_ERROR: {
+        "zh": "模型给出的评分不在 0-1 范围内（已重新询问），结果不予采用",
+        "en": "the model gave scores outside 0-1 (also when asked again); no result is shown",
+    },
+}
+
+
 def evaluation_table(result: dict[str, Any]) -> str:
     if "error" in result:
-        return tr("evaluation_failed", reason=result["error"])
+        error = str(result["error"])
+        reason = EVALUATION_ERRORS.get(error, {}).get(lang(), error)
+        return tr("evaluation_failed", reason=reason)
     metrics = result.get("metrics", {})
     rows = [tr("evaluation_title", model=result.get("model", "")), "", tr("metric_header")]
     rows.append("|---|---|")

@@ -3,6 +3,7 @@ no internal text as an answer, honest numbers (issue 8)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -12,6 +13,14 @@ from playwright.sync_api import Browser, Page, expect
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.apps import AppProcess
 from tests.browser_support import open_page, send
+from tests.test_srs_support import (
+    E_STORE,
+    EVALUATE,
+    clarify_reply,
+    doc_reply,
+    explore_reply,
+    parse_reply,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -121,3 +130,90 @@ def test_the_apps_own_instructions_are_never_shown_as_the_answer(
     expect(page.get_by_text("No research results", exact=False)).to_have_count(0)
     expect(page.get_by_text("Answer from what you know", exact=False)).to_have_count(0)
     page.screenshot(path=output_dir / f"agent-echo-refused-{locale}.png")
+
+
+SRS = "# Software Requirements Specification\n\n## 1. Introduction\n\nReaders borrow books.\n"
+OUT_OF_RANGE = {"metrics": {
+    "coverage": 8, "completeness": 6, "consistency": 9, "testability": 7, "clarity": 8,
+    "traceability": 4, "scope_discipline": 9,
+    "by_category": {"functional": 6, "non_functional": 5, "constraints": 3}}}  # fmt: skip
+
+
+def test_srs_in_english_counts_rounds_shows_base_names_and_refuses_scores_out_of_range(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(
+        parse_reply(("FR-01", "Readers borrow books")),
+        explore_reply(("FR-01", "Readers borrow up to five books")),
+        clarify_reply(FR_01=2),
+        doc_reply(SRS),
+        # OPENAI_MAX_RETRIES=1: the answer out of range is asked once more, then refused
+        Reply(match=EVALUATE, content=json.dumps(OUT_OF_RANGE)),
+        Reply(match=EVALUATE, content=json.dumps(OUT_OF_RANGE)),
+    )
+    page = open_page(browser, app.url, "en-US")
+    switch_mode(page, "SRS")
+    expect(page.get_by_text("SRS mode is on")).to_be_visible()
+    page.locator("#upload-button-input").set_input_files(
+        {"name": "../../evil.md", "mimeType": "text/markdown",
+         "buffer": (E_STORE / "reference.md").read_bytes()}
+    )  # fmt: skip
+    send(page, "A library lending system: readers borrow and return books.")
+    expect(page.get_by_text("Reference SRS “evil.md” read", exact=False)).to_be_visible()
+    expect(page.get_by_text("../../evil.md", exact=False)).to_have_count(0)
+    expect(page.get_by_text("✅ Done", exact=False)).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Done: 1 round · 1 requirement ·", exact=False)).to_be_visible()
+    expect(page.get_by_text("ReqClarify · round 1 · done")).to_be_visible()
+    page.get_by_role("button", name="Evaluate", exact=True).click()
+    expect(page.get_by_text("Evaluation failed", exact=False)).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(re.compile(r"Evaluation · failed$"))).to_be_visible()
+    expect(page.get_by_text("scores outside 0-1", exact=False)).to_be_visible()
+    expect(page.get_by_text("范围")).to_have_count(0)  # the seed's Chinese error, said in English
+    expect(page.get_by_text("Overall score", exact=False)).to_have_count(0)
+    expect(page.get_by_text("4.0000")).to_have_count(0)
+    expect(page.locator("#stop-button")).to_have_count(0)
+    page.screenshot(path=output_dir / "srs-evaluation-refused-en-US.png")
+    assert llm_server.pending == 0
+
+
+def test_srs_without_reference_reads_chinese_and_a_too_big_file_is_refused_in_chinese(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path,
+    tmp_path: Path,
+):  # fmt: skip
+    llm_server.script(
+        parse_reply(("FR-01", "读者可以借书")),
+        explore_reply(("FR-01", "读者最多可借五本书")),
+        doc_reply(SRS),
+    )
+    page = open_page(browser, app.url, "zh-CN")
+    switch_mode(page, "SRS 生成")
+    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
+    big = tmp_path / "大文件.md"
+    big.write_bytes(b"# SRS\n" + b"x" * (11 * 1024 * 1024))  # over the 10 MB limit
+    page.locator("#upload-button-input").set_input_files(str(big))
+    send(page, "图书馆借阅系统")
+    expect(page.get_by_text("超过 10 MB 的上限", exact=False)).to_be_visible()
+    expect(page.get_by_text("larger than", exact=False)).to_have_count(0)
+
+    send(page, "图书馆借阅系统：读者借书还书。")
+    page.get_by_role("button", name="不用参考，继续").click()
+    expect(page.get_by_text("已选择：不用参考，继续")).to_be_visible()
+    expect(page.get_by_text("Selected", exact=False)).to_have_count(0)
+    expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+    # no-clarify: one ReqExplore round, and the summary says one round too
+    expect(page.get_by_text("ReqExplore · 第 1 轮 · 完成")).to_be_visible()
+    expect(page.get_by_text("完成：1 轮", exact=False)).to_be_visible()
+    page.screenshot(path=output_dir / "srs-no-reference-zh-CN.png")
+
+
+def test_stop_is_said_once_in_the_users_language(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer
+):
+    llm_server.script(Reply(content="慢慢地回答。" * 200, chunk_chars=6, chunk_delay=0.1))
+    page = open_page(browser, app.url, "zh-CN")
+    expect(page.get_by_text("已启用")).to_be_visible()
+    send(page, "写一篇长文")
+    expect(page.get_by_text("慢慢地回答。", exact=False).first).to_be_visible()
+    page.locator("#stop-button").click()
+    expect(page.get_by_text("已停止生成", exact=False)).to_have_count(1)
+    expect(page.get_by_text("Task manually stopped", exact=False)).to_have_count(0)
