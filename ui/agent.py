@@ -39,6 +39,7 @@ from ui.session import (
     open_top_level_step,
     persist_thread_state,
     runtime,
+    send_finished_step,
     send_notice,
     send_top_level,
     top_level_message,
@@ -321,10 +322,8 @@ class AgentRunView:
         elif isinstance(event, ToolCallFinished):
             await self.tool_finished(event)
         elif isinstance(event, Decision):
-            step = await open_top_level_step(
-                tr("decision_go" if event.continue_ else "decision_stop"), "run"
-            )
-            await finish_step(step, output=event.reason)
+            name = tr("decision_go" if event.continue_ else "decision_stop")
+            await send_finished_step(name, "run", event.reason)
         elif isinstance(event, LoopDetected):
             await send_top_level(f"⚠️ {event.message}")
         elif isinstance(event, HandOver):
@@ -357,11 +356,11 @@ class AgentRunView:
                 output=f"**{status}** · {event.seconds:.1f} s\n\n{event.result_text}",
             )
         if event.kind == "search" and event.ok:
-            results = await open_top_level_step(tr("search_results"), "tool")
+            name = tr("search_results")
             lines = [tr("found", count=event.result_count or 0)]
             for number, hit in enumerate(event.top_results[:3], 1):
                 lines.append(f"{number}. **{hit.title}** — {hit.snippet}\n   {hit.url}")
-            await finish_step(results, output="\n\n".join(lines))
+            await send_finished_step(name, "tool", "\n\n".join(lines))
 
     async def failed(self, event: Failed) -> None:
         parts = [f"⚠️ {event.message}"]

@@ -97,6 +97,16 @@ async def open_top_level_step(name: str, kind: str, **kwargs: Any) -> cl.Step:
     return step
 
 
+async def send_finished_step(name: str, kind: str, output: str) -> cl.Step:
+    """A step that is over as soon as it is shown (a decision, a list of results): folded."""
+    step = cl.Step(name=f"{name} · {STEP_OUTCOMES['done'][lang()]}", type=kind, default_open=False)
+    step.parent_id = None
+    step.start = step.end = utc_now()
+    step.output = output
+    await step.send()
+    return step
+
+
 STEP_OUTCOMES = {
     "done": {"zh": "完成", "en": "done"},
     "failed": {"zh": "失败", "en": "failed"},

@@ -49,9 +49,9 @@ def test_agent_mode_shows_each_step_and_statistics(
     expect(page.get_by_text("现在的 UTC 时间已由 time 工具给出 [1]。")).to_be_visible(
         timeout=60_000
     )
-    expect(page.get_by_text("切换到回答生成阶段", exact=False)).to_be_visible()
+    expect(page.get_by_text("🔁 切换到回答生成阶段", exact=False)).to_be_visible()
     expect(page.get_by_text("MCP · get_current_time", exact=False)).to_be_visible()
-    search_step = page.get_by_text(re.compile(r"搜索\s*$")).first
+    search_step = page.get_by_text(re.compile(r"搜索 · 失败$")).first
     expect(search_step).to_be_visible()
     search_step.click()  # offline here: the search fails and says so, the agent goes on
     expect(page.get_by_text("失败", exact=False).first).to_be_visible()

@@ -81,7 +81,9 @@ def test_srs_mode_end_to_end(
     page.get_by_role("button", name="评估", exact=True).click()
     weighted = page.get_by_text("综合得分（加权）")
     expect(weighted).to_be_visible(timeout=30_000)
-    expect(page.get_by_text("Comprehensive_Score_Weighted")).to_be_visible()  # the seed's key
+    expect(
+        page.get_by_role("cell", name="综合得分（加权） Comprehensive_Score_Weighted")
+    ).to_be_visible()
     expect(page.get_by_role("cell", name="覆盖率 coverage")).to_be_visible()
     expect(page.get_by_role("cell", name="0.50", exact=True).first).to_be_visible()
     expect(page.get_by_text(re.compile(r"评估 · 完成$"))).to_be_visible()
