@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from pathlib import Path
 from typing import Any
 
 import chainlit as cl
+from chainlit.data import get_data_layer
 from chainlit.input_widget import Select, Slider
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -214,7 +216,7 @@ async def read_attachments(message: cl.Message) -> bool:
             await cl.Message(content=f"⚠️ {error.message(lang())}").send()
             ok = False
             continue
-        store_reference(document)
+        store_reference(document, message.id)
         await cl.Message(
             content=tr(
                 "reference_ok",
@@ -226,11 +228,63 @@ async def read_attachments(message: cl.Message) -> bool:
     return ok
 
 
-def store_reference(document) -> None:
+def store_reference(document, shown_on: str | None = None) -> None:
+    """Keep the reference for this thread; `shown_on` is the message its chip belongs to."""
     cl.user_session.set(
         "srs_reference",
         {"name": document.name, "text": document.text, "encoding": document.encoding},
     )
+    if shown_on:
+        remember_file(shown_on, document.name, document.text.encode(), "text/plain")
+
+
+# --- what a resumed thread must show again --------------------------------------------------
+# Chainlit keeps no files without a storage service, so a reopened thread would lose its
+# downloads, its reference chip and its Evaluate button. The thread keeps them itself: the
+# files in the data directory, the list of (message, file) in its session.
+
+
+def thread_files_dir() -> Path:
+    folder = runtime().settings.data_dir / "thread-files" / str(cl.context.session.thread_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def remember_file(for_id: str, name: str, content: bytes, mime: str) -> cl.File:
+    name = display_name(name)
+    path = thread_files_dir() / f"{for_id}-{name}"
+    path.write_bytes(content)
+    shown = [f for f in cl.user_session.get("srs_files") or [] if f["path"] != str(path)]
+    shown.append({"for_id": for_id, "name": name, "path": str(path), "mime": mime})
+    cl.user_session.set("srs_files", shown)
+    return cl.File(name=name, path=str(path), mime=mime)
+
+
+async def restore_thread_items() -> None:
+    """Show again the files and the Evaluate button the thread had."""
+    for item in cl.user_session.get("srs_files") or []:
+        if Path(item["path"]).is_file():
+            file = cl.File(
+                id=stable_id(item["path"]), name=item["name"], path=item["path"], mime=item["mime"]
+            )
+            await file.send(for_id=item["for_id"], persist=False)
+    last = cl.user_session.get("srs_last_result") or {}
+    # The browser keeps actions across its reloads of the thread (not files): once a session.
+    shown_key = (cl.context.session.id, "evaluate")
+    wanted = last.get("message_id") and cl.user_session.get("srs_reference")
+    if wanted and shown_key not in _OFFERED:
+        _OFFERED.add(shown_key)
+        await evaluate_action(last["message_id"]).send(for_id=last["message_id"])
+
+
+def evaluate_action(for_id: str) -> cl.Action:
+    return cl.Action(
+        id=stable_id(f"evaluate:{for_id}"), name="srs_evaluate", payload={}, label=tr("evaluate")
+    )
+
+
+def stable_id(key: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"reqstudio:{key}"))
 
 
 async def ask_for_reference() -> bool:
@@ -254,19 +308,25 @@ async def ask_for_reference() -> bool:
     ).send()
     for file in files or []:
         try:
-            store_reference(load_reference(Path(file.path), file.name, max_mb=max_mb))
+            document = load_reference(Path(file.path), file.name, max_mb=max_mb)
         except ReferenceDocumentError as error:
             await cl.Message(content=f"⚠️ {error.message(lang())}").send()
             return False
-        reference = cl.user_session.get("srs_reference")
-        await cl.Message(
+        read = cl.Message(
             content=tr(
                 "reference_ok",
-                name=display_name(file.name),
-                chars=len(reference["text"]),
-                encoding=reference.get("encoding", ""),
+                name=document.name,
+                chars=len(document.text),
+                encoding=document.encoding,
             )
-        ).send()
+        )
+        store_reference(document, read.id)  # its chip sits on this message
+        read.elements = [
+            cl.File(**{k: v for k, v in f.items() if k != "for_id"})
+            for f in cl.user_session.get("srs_files") or []
+            if f["for_id"] == read.id
+        ]
+        await read.send()
         return True
     return False
 
@@ -369,7 +429,7 @@ async def show_partial(document: cl.Message, partial: SrsResult | None, note: st
 
 
 async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int = 0) -> None:
-    cl.user_session.set("srs_last_result", {"srs": result.srs_markdown})
+    cl.user_session.set("srs_last_result", {"srs": result.srs_markdown, "message_id": document.id})
     summary = tr(
         "summary",
         rounds=counted(max(result.rounds, rounds_shown), "round"),
@@ -381,18 +441,15 @@ async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int 
         ablation=result.ablation_used,
     )
     document.content = f"{result.srs_markdown}\n\n---\n{summary}"
+    log_json = json.dumps(
+        {"logs": result.logs, "usage": result.usage}, ensure_ascii=False, indent=2
+    )
     document.elements = [
-        cl.File(name="srs.md", content=result.srs_markdown.encode(), mime="text/markdown"),
-        cl.File(
-            name="srs-log.json",
-            content=json.dumps(
-                {"logs": result.logs, "usage": result.usage}, ensure_ascii=False, indent=2
-            ).encode(),
-            mime="application/json",
-        ),
+        remember_file(document.id, "srs.md", result.srs_markdown.encode(), "text/markdown"),
+        remember_file(document.id, "srs-log.json", log_json.encode(), "application/json"),
     ]
     if cl.user_session.get("srs_reference"):
-        document.actions = [cl.Action(name="srs_evaluate", payload={}, label=tr("evaluate"))]
+        document.actions = [evaluate_action(document.id)]
     await document.send()
     await persist_thread_state()
 
@@ -475,9 +532,35 @@ def evaluation_table(result: dict[str, Any]) -> str:
 
 async def on_srs_resume(thread: dict) -> None:
     await cl.ChatSettings(settings_widgets()).send()
+    await drop_earlier_offers(thread)
     # Chainlit sends the stored thread to the browser after this handler returns, replacing
     # what the handler showed; a task's messages are queued after that, so the offer stays.
-    asyncio.get_running_loop().create_task(offer_resume())
+    asyncio.get_running_loop().create_task(restore_and_offer())
+
+
+async def restore_and_offer() -> None:
+    # Every time: the browser reloads the stored thread when it reconnects, dropping what was
+    # shown; stable ids make a second showing replace the first.
+    await restore_thread_items()
+    await offer_resume()
+
+
+async def drop_earlier_offers(thread: dict) -> None:
+    """A thread shows one resume offer: the one of this opening. Earlier ones leave the
+    stored thread, and the copy of it about to be sent to the browser."""
+    made = cl.user_session.get("srs_offer") or {}
+    earlier = set(made.get("ids") or [])
+    if not earlier or made.get("session") == cl.context.session.id:
+        return  # none, or this opening's own (the browser reconnects once when it opens one)
+    thread["steps"] = [step for step in thread.get("steps", []) if step["id"] not in earlier]
+    data_layer = get_data_layer()
+    for step_id in earlier:
+        if data_layer is not None:
+            try:
+                await data_layer.delete_step(step_id)
+            except Exception:
+                log.warning("could not delete an earlier resume offer", exc_info=True)
+    cl.user_session.set("srs_offer", {})
 
 
 # (browser session, run) pairs already offered: restoring the thread's mode makes the browser
@@ -494,10 +577,13 @@ async def offer_resume() -> None:
     async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
         node = await pending_resume(saver, run_key)
     if node:
-        await cl.Message(
+        offer = cl.Message(
             content=tr("resume_offer", node=node),
             actions=[cl.Action(name="srs_resume", payload={"run": run_key}, label=tr("resume"))],
-        ).send()
+        )
+        await offer.send()
+        cl.user_session.set("srs_offer", {"session": cl.context.session.id, "ids": [offer.id]})
+        await persist_thread_state()
 
 
 @cl.action_callback("srs_resume")

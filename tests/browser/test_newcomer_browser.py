@@ -217,3 +217,80 @@ def test_stop_is_said_once_in_the_users_language(
     page.locator("#stop-button").click()
     expect(page.get_by_text("已停止生成", exact=False)).to_have_count(1)
     expect(page.get_by_text("Task manually stopped", exact=False)).to_have_count(0)
+
+
+def open_thread(browser: Browser, app: AppProcess, title: str) -> Page:
+    page = open_page(browser, app.url, "zh-CN")
+    page.locator("#thread-history").get_by_text(title, exact=False).first.click()
+    return page
+
+
+def test_a_reopened_srs_thread_has_its_files_reference_and_evaluate_button(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(
+        parse_reply(("FR-01", "读者可以借书")),
+        explore_reply(("FR-01", "读者最多可借五本书")),
+        clarify_reply(FR_01=2),
+        doc_reply(SRS),
+    )
+    page = open_page(browser, app.url, "zh-CN")
+    switch_mode(page, "SRS 生成")
+    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
+    page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+    send(page, "图书馆借阅系统：读者借书还书。")
+    expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+    page.context.close()
+
+    page = open_thread(browser, app, "图书馆借阅系统")
+    expect(page.get_by_text("Readers borrow books.")).to_be_visible()
+    expect(page.get_by_text("srs.md", exact=True)).to_be_visible()
+    expect(page.get_by_text("srs-log.json", exact=True)).to_be_visible()
+    expect(page.get_by_text("reference.md", exact=True)).to_be_visible()
+    page.screenshot(path=output_dir / "srs-reopened-zh-CN.png")
+    with page.expect_download() as download_info:
+        page.get_by_text("srs.md", exact=True).click()
+    assert Path(download_info.value.path()).read_text(encoding="utf-8") == SRS
+    llm_server.script(
+        Reply(match=EVALUATE, content=json.dumps({"metrics": {
+            "coverage": 0.5, "completeness": 0.6, "consistency": 0.9, "testability": 0.7,
+            "clarity": 0.8, "traceability": 0.4, "scope_discipline": 0.9,
+            "by_category": {"functional": 0.6, "non_functional": 0.5, "constraints": 0.3}}})),
+    )  # fmt: skip
+    page.get_by_role("button", name="评估", exact=True).click()
+    expect(page.get_by_text("综合得分（加权）")).to_be_visible(timeout=30_000)
+
+
+def test_an_unfinished_thread_offers_resume_once_and_the_resumed_run_can_be_stopped(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(
+        parse_reply(("FR-01", "读者可以检索图书")),
+        explore_reply(("FR-01", "读者可以按书名检索图书"), delay=30),  # still running at stop
+    )
+    page = open_page(browser, app.url, "zh-CN")
+    switch_mode(page, "SRS 生成")
+    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
+    page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+    send(page, "图书馆检索系统：读者检索图书。")
+    expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
+    page.locator("#stop-button").click()
+    expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).first).to_be_visible()
+    page.context.close()
+
+    for _ in range(3):  # each opening shows the offer once, not once more than the last
+        page = open_thread(browser, app, "图书馆检索系统")
+        offer = page.get_by_text("上次的 SRS 运行没有完成", exact=False)
+        expect(offer).to_have_count(1)
+        page.context.close()
+
+    llm_server.reset()
+    llm_server.script(explore_reply(("FR-01", "读者可以按书名检索图书"), delay=30))
+    page = open_thread(browser, app, "图书馆检索系统")
+    page.get_by_role("button", name="继续运行").click()
+    expect(page.get_by_text(re.compile(r"进行中\s*ReqExplore · 第 1 轮"))).to_be_visible()
+    page.locator("#stop-button").click()
+    expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).last).to_be_visible()
+    expect(page.locator("#stop-button")).to_have_count(0)
+    expect(page.get_by_text("ReqExplore · 第 1 轮 · 已停止").last).to_be_visible()
+    page.screenshot(path=output_dir / "srs-resumed-stopped-zh-CN.png")
