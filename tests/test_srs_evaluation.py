@@ -147,3 +147,13 @@ async def test_scores_that_stay_outside_0_1_give_the_seeds_error_object(llm_serv
     assert result["raw_output"].startswith('{"metrics"')
     assert "metrics" not in result and "Comprehensive_Score_Weighted" not in result
     assert len(llm_server.requests) == 3
+
+
+def test_experiment_means_are_plain_numbers():
+    from agents.srs.experiment import MEAN_COLUMNS, means_table
+
+    row = {name: 0.5 for name in MEAN_COLUMNS} | {"ablation": "none", "status": "ok"}
+    tokens = next(name for name in MEAN_COLUMNS if "token" in name)
+    table = means_table([row | {tokens: 35910}, row | {tokens: 35912}], ["none"])
+    assert "35911" in table and "e+" not in table
+    assert "| 0.5 |" in table

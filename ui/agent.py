@@ -44,7 +44,7 @@ from ui.session import (
     send_top_level,
     top_level_message,
 )
-from ui.texts import Catalog, lang
+from ui.texts import Catalog, counted, lang
 
 log = logging.getLogger("reqstudio.agent")
 
@@ -113,11 +113,12 @@ TEXT = {
     "role_function_call": {"zh": "工具调用", "en": "function call"},
     "role_answer": {"zh": "回答生成", "en": "answer"},
     "phases": {
-        "zh": "阶段耗时：工具 {tools:.1f} 秒 · 回答 {answer:.1f} 秒 · 合计 {total:.1f} 秒；"
-        "共 {tokens} tokens，{tool_calls} 次工具调用，{rounds} 轮；估算费用 {cost}",
-        "en": "Phases: tools {tools:.1f} s · answer {answer:.1f} s · total {total:.1f} s; "
-        "{tokens} tokens, {tool_calls} tool calls, {rounds} rounds; estimated cost {cost}",
+        "zh": "阶段耗时：推理 {reasoning:.1f} 秒 · 工具 {tools:.1f} 秒 · 回答 {answer:.1f} 秒 · "
+        "合计 {total:.1f} 秒；共 {tokens} tokens，{tool_calls}，{rounds}；估算费用 {cost}",
+        "en": "Phases: reasoning {reasoning:.1f} s · tools {tools:.1f} s · answer {answer:.1f} s · "
+        "total {total:.1f} s; {tokens} tokens, {tool_calls}, {rounds}; estimated cost {cost}",
     },
+    "tokens_unknown": {"zh": "未知数量的", "en": "unknown"},
     "cost_unknown": {"zh": "未知（无价格表）", "en": "unknown (no prices)"},
     "no_usage": {
         "zh": "（模型服务未返回 token 用量，token 数未知）",
@@ -380,30 +381,44 @@ class AgentRunView:
         self.tool_steps.clear()
 
 
+UNKNOWN = "—"
+
+
 def stats_markdown(stats: Stats) -> str:
+    """The run's numbers; a count the provider did not send is shown as unknown (—), not 0."""
+    usage_unknown = stats.total_tokens == 0 and any(u.calls for u in stats.per_model.values())
     rows = [f"**{tr('stats_title')}**", "", tr("stats_header"), "|---|---|---|---|---|---|"]
     for role, usage in stats.per_model.items():
         role_name = tr(f"role_{role}") if role in ("function_call", "answer") else role
+        known = not usage_unknown and (usage.input_tokens or usage.output_tokens or not usage.calls)
+        tokens_in = usage.input_tokens if known else UNKNOWN
+        tokens_out = usage.output_tokens if known else UNKNOWN
         rows.append(
-            f"| {usage.model} | {role_name} | {usage.calls} | {usage.input_tokens} | "
-            f"{usage.output_tokens} | {usage.seconds:.1f} |"
+            f"| {usage.model} | {role_name} | {usage.calls} | {tokens_in} | {tokens_out} | "
+            f"{usage.seconds:.1f} |"
         )
     cost = tr("cost_unknown") if stats.estimated_cost is None else f"${stats.estimated_cost:.4f}"
     phases = stats.phase_seconds
+    # The engine's "tools" phase runs from the question to the hand-over: the function-call
+    # model's reasoning is in it. Each phase's time goes to its own phase here.
+    reasoning = stats.per_model.get("function_call")
+    reasoning_seconds = reasoning.seconds if reasoning is not None else 0.0
+    tool_seconds = max(phases.get("tools", 0.0) - reasoning_seconds, 0.0)
     rows += [
         "",
         tr(
             "phases",
-            tools=phases.get("tools", 0.0),
+            reasoning=reasoning_seconds,
+            tools=tool_seconds,
             answer=phases.get("answer", 0.0),
             total=phases.get("total", 0.0),
-            tokens=stats.total_tokens,
-            tool_calls=stats.tool_calls,
-            rounds=stats.rounds,
+            tokens=tr("tokens_unknown") if usage_unknown else stats.total_tokens,
+            tool_calls=counted(stats.tool_calls, "tool call", zh_unit="次工具调用"),
+            rounds=counted(stats.rounds, "round", zh_unit="轮"),
             cost=cost,
         ),
     ]
-    if stats.total_tokens == 0 and any(u.calls for u in stats.per_model.values()):
+    if usage_unknown:
         rows.append(tr("no_usage"))
     return "\n".join(rows)
 

@@ -130,6 +130,7 @@ TEXT = {
 
 
 tr = Catalog(TEXT)
+UNKNOWN = "—"  # a count the provider did not send: unknown, never 0
 
 
 def checkpoint_path() -> Path:
@@ -165,11 +166,12 @@ def node_output(event: NodeFinished) -> str:
         parts.append(tr("removed_now", ids=", ".join(event.removed_now)))
     if event.agent != "DocGenerate" and event.requirements:
         parts.append(requirement_table(event.requirements))
+    tokens = event.input_tokens + event.output_tokens
     parts.append(
         tr(
             "counts",
             seconds=event.seconds,
-            tokens=event.input_tokens + event.output_tokens,
+            tokens=tokens if tokens or not event.llm_calls else UNKNOWN,
             **{k: event.counts.get(k, 0) for k in ("total", "frozen", "removed", "unfrozen")},
         )
     )
@@ -436,7 +438,7 @@ async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int 
         items=counted(len(result.requirements), "requirement"),
         frozen=len(result.frozen_ids),
         removed=len(result.removed_ids),
-        tokens=result.usage.get("total_tokens", 0),
+        tokens=result.usage.get("total_tokens") or (UNKNOWN if result.usage.get("calls") else 0),
         seconds=result.seconds,
         ablation=result.ablation_used,
     )

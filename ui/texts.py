@@ -65,10 +65,10 @@ def lang() -> str:
     return "zh" if language.lower().startswith("zh") else "en"
 
 
-def counted(number: int, noun: str, plural: str | None = None) -> str:
-    """`1 round`, `2 rounds` in English; the bare number in Chinese (no plural there)."""
+def counted(number: int, noun: str, plural: str | None = None, zh_unit: str = "") -> str:
+    """`1 round`, `2 rounds` in English; in Chinese the number and `zh_unit` (no plural)."""
     if lang() == "zh":
-        return str(number)
+        return f"{number} {zh_unit}".strip()
     return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 

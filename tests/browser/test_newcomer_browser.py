@@ -294,3 +294,26 @@ def test_an_unfinished_thread_offers_resume_once_and_the_resumed_run_can_be_stop
     expect(page.locator("#stop-button")).to_have_count(0)
     expect(page.get_by_text("ReqExplore · 第 1 轮 · 已停止").last).to_be_visible()
     page.screenshot(path=output_dir / "srs-resumed-stopped-zh-CN.png")
+
+
+def test_unknown_token_counts_are_shown_as_unknown_and_reasoning_time_as_reasoning(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(
+        Reply(match=REASONING, content="我知道答案。", sends_usage=False, chunk_delay=0.2),
+        Reply(match=ANSWER, content="IEEE 830 是 SRS 的推荐实践。", sends_usage=False),
+    )
+    page = open_page(browser, app.url, "zh-CN")
+    switch_mode(page, "Agent 智能体")
+    expect(page.locator("#starters")).to_be_visible()
+    send(page, "IEEE 830 是什么？")
+    expect(page.get_by_text("IEEE 830 是 SRS 的推荐实践。")).to_be_visible()
+    expect(page.get_by_text("token 数未知", exact=False)).to_be_visible()
+    expect(page.get_by_role("cell", name="—")).to_have_count(4)  # in and out, for both models
+    expect(page.get_by_role("cell", name="0", exact=True)).to_have_count(0)
+    expect(page.get_by_text("共 未知数量的 tokens", exact=False)).to_be_visible()
+    phases = page.get_by_text("阶段耗时", exact=False)
+    expect(phases).to_contain_text(re.compile(r"推理 [1-9]\d*\.\d 秒|推理 0\.[1-9] 秒"))
+    expect(phases).to_contain_text("0 次工具调用")
+    phases.scroll_into_view_if_needed()
+    page.screenshot(path=output_dir / "agent-unknown-usage-zh-CN.png")
