@@ -23,6 +23,7 @@ from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.rewrite import REWRITE_MODE
 from ui.session import (
     configure_uploads,
+    name_thread,
     persist_thread_state,
     runtime,
     send_notice,
@@ -139,5 +140,10 @@ async def route_message(message: cl.Message) -> None:
         await cl.Message(content=t("no_model", problem=startup_problem())).send()
         return
     await show_base_names(message)
-    await current_mode().on_message(message)
-    await persist_thread_state()
+    mode = current_mode()
+    try:
+        await mode.on_message(message)
+    finally:
+        if mode.thread_title is not None:
+            await name_thread(mode.thread_title(message.content or ""))
+        await persist_thread_state()

@@ -465,6 +465,7 @@ AGENT_MODE = ModeSpec(
     on_message=on_agent_message,
     on_start=on_agent_start,
     on_resume=on_agent_resume,
+    thread_title=lambda question: " ".join(question.split())[:80],
     starters=[
         StarterSpec(
             label={"zh": "现在几点（UTC）？", "en": "What time is it in UTC?"},

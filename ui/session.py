@@ -220,3 +220,20 @@ async def show_base_names(message: cl.Message) -> None:
         if base != element.name:
             element.name = base
             await element.send(for_id=message.id, persist=False)
+
+
+async def name_thread(title: str) -> None:
+    """Give the thread its name in the history, from its first message (Chainlit names it by
+    that message cut short, so runs of one starter all look alike)."""
+    data_layer = get_data_layer()
+    session = cl.context.session
+    title = cl.user_session.get("thread_title") or title.strip()
+    if data_layer is None or not session.thread_id or not title:
+        return
+    # Kept and set again after every message: Chainlit names the thread from a task of its
+    # own, which may finish after a quick first answer and overwrite the name.
+    cl.user_session.set("thread_title", title)
+    try:
+        await data_layer.update_thread(thread_id=session.thread_id, name=title)
+    except Exception:
+        log.exception("could not name the thread")

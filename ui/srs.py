@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -595,6 +596,21 @@ async def on_resume_action(action: cl.Action) -> None:
     await run_as_task(lambda: render_run(SrsRequest(user_input="(resumed)"), run_key, resume=True))
 
 
+def system_name(description: str) -> str:
+    """The system a description is about, for the thread's name: its first clause, without
+    the usual lead-ins ("我们要做", "We want")."""
+    text = " ".join(description.split())
+    first = re.split(r"[：:。.;；!?！？\n]", text, maxsplit=1)[0].strip()
+    first = re.sub(
+        r"^(我们要做|我们想做|我们需要|我想做|请为|为|设计|做)|^(we want|we need|build|design)\s+",
+        "",
+        first,
+        flags=re.IGNORECASE,
+    ).strip()
+    first = first.split("，")[0].split(",")[0].strip() or text
+    return first[:40]
+
+
 SRS_MODE = ModeSpec(
     id="SRS",
     title={"zh": "SRS 生成", "en": "SRS"},
@@ -606,6 +622,7 @@ SRS_MODE = ModeSpec(
     on_message=on_srs_message,
     on_start=on_srs_start,
     on_resume=on_srs_resume,
+    thread_title=lambda description: f"SRS · {system_name(description)}",
     starters=[
         StarterSpec(
             label={"zh": "在线商店 e-Store", "en": "An e-Store"},

@@ -191,7 +191,9 @@ def test_srs_without_reference_reads_chinese_and_a_too_big_file_is_refused_in_ch
     big = tmp_path / "大文件.md"
     big.write_bytes(b"# SRS\n" + b"x" * (11 * 1024 * 1024))  # over the 10 MB limit
     page.locator("#upload-button-input").set_input_files(str(big))
-    send(page, "图书馆借阅系统")
+    page.locator("#chat-input").fill("图书馆借阅系统")
+    expect(page.locator("#chat-submit")).to_be_enabled(timeout=60_000)  # 11 MB take a while
+    page.locator("#chat-submit").click()
     expect(page.get_by_text("超过 10 MB 的上限", exact=False)).to_be_visible()
     expect(page.get_by_text("larger than", exact=False)).to_have_count(0)
 
@@ -204,6 +206,8 @@ def test_srs_without_reference_reads_chinese_and_a_too_big_file_is_refused_in_ch
     expect(page.get_by_text("ReqExplore · 第 1 轮 · 完成")).to_be_visible()
     expect(page.get_by_text("完成：1 轮", exact=False)).to_be_visible()
     page.screenshot(path=output_dir / "srs-no-reference-zh-CN.png")
+    page.reload()  # the history names the thread by the system it specifies
+    expect(page.locator("#thread-history").get_by_text("SRS · 图书馆借阅系统")).to_be_visible()
 
 
 def test_stop_is_said_once_in_the_users_language(
