@@ -93,6 +93,9 @@ def test_running_step_is_open_and_streams_then_folds_with_its_outcome(
     expect(running).to_be_visible()
     # open while it runs: its reasoning streams in view
     expect(page.get_by_text("先想一想：需要查询时间。", exact=False).first).to_be_visible()
+    # no lone loading dot above the steps: the only one ends the streaming text
+    stray = page.locator(".loading-cursor:not(.message-content .loading-cursor)")
+    assert all(not dot.is_visible() for dot in stray.all())
     page.screenshot(path=output_dir / "step-running-zh-CN.png")
     expect(page.get_by_text("现在是 UTC 时间。")).to_be_visible()
     expect(page.locator("#stop-button")).to_have_count(0)
