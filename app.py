@@ -23,11 +23,15 @@ from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.review import REVIEW_MODE
 from ui.rewrite import REWRITE_MODE
 from ui.session import (
+    configure_uploads,
+    name_thread,
     persist_thread_state,
     runtime,
-    send_top_level,
+    send_notice,
     set_runtime,
     set_startup_problem,
+    show_base_names,
+    silence_chainlit_stop_line,
     startup_problem,
 )
 from ui.srs import SRS_MODE
@@ -42,6 +46,8 @@ except SettingsError as error:
 
 ensure_auth_secret(settings.data_dir)
 set_runtime(AppRuntime(settings))
+configure_uploads()
+silence_chainlit_stop_line()
 register_mode(CHAT_MODE)
 register_mode(AGENT_MODE)
 register_mode(SRS_MODE)
@@ -96,12 +102,13 @@ async def modes(user: cl.User | None, language: str | None = None) -> list[cl.Ch
 @cl.on_chat_start
 async def start_chat() -> None:
     mode = current_mode()
-    await send_top_level(t("mode_on", mode=mode_title(mode), description=mode.description[lang()]))
+    # Notices, not assistant messages: the mode's starters stay visible on a new chat.
+    await send_notice(t("mode_on", mode=mode_title(mode), description=mode.description[lang()]))
     if startup_problem():
-        await send_top_level(t("no_model", problem=startup_problem()))
+        await send_notice(t("no_model", problem=startup_problem()))
         return
     if runtime().endpoint.embedded:
-        await send_top_level(t("embedded_notice"))
+        await send_notice(t("embedded_notice"))
     if mode.on_start is not None:
         await mode.on_start()
 
@@ -116,6 +123,11 @@ async def resume_chat(thread: cl.types.ThreadDict) -> None:
 
 @cl.on_chat_end
 async def end_chat() -> None:
+    # A closed tab ends its run: cancelling the task closes the model's HTTP stream, which
+    # is what makes a model server (the embedded one included) stop generating.
+    task = cl.context.session.current_task
+    if task is not None and not task.done():
+        task.cancel()
     await close_agent_session()
 
 
@@ -129,5 +141,11 @@ async def route_message(message: cl.Message) -> None:
     if startup_problem():
         await cl.Message(content=t("no_model", problem=startup_problem())).send()
         return
-    await current_mode().on_message(message)
-    await persist_thread_state()
+    await show_base_names(message)
+    mode = current_mode()
+    try:
+        await mode.on_message(message)
+    finally:
+        if mode.thread_title is not None:
+            await name_thread(mode.thread_title(message.content or ""))
+        await persist_thread_state()

@@ -82,6 +82,11 @@ ROLE_POLICIES: dict[str, RetryPolicy] = {
     "ReqClarify": exponential(3),
     "DocGenerate": exponential(5),
     "evaluation": exponential(6, first=2.0),
+    # An evaluation answer that reads as JSON but breaks the seed's 0-1 ranges is asked again,
+    # at once (the provider is fine; the answer is not), before the seed's error object.
+    "evaluation_answer": RetryPolicy(3),
+    # DocGenerate's answer that is no document (a title, then raw JSON) is written again.
+    "DocGenerate_document": RetryPolicy(2),
     "function_call": exponential(3),
     "answer": exponential(3),
     # Seed 003 (Rewrite): structured answers like the list agents (their tries bound the

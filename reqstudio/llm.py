@@ -18,6 +18,37 @@ from reqstudio.structured import json_schema_format
 EMBEDDED_MODEL_NAME = "smollm2-135m-instruct"
 NO_KEY = "sk-no-key-required"
 
+# The embedded 135M model loops when left free (a Chinese chat answer ran on as gibberish for
+# the whole 8192-token context, ~12 minutes on two cores). Every answer it gives is bounded
+# per role, and prose answers are sampled with penalties against repetition.
+# llama-cpp-python reads `max_tokens` and `repeat_penalty` from the body (ChatOpenAI would send
+# `max_completion_tokens`), so they travel in `extra_body`.
+EMBEDDED_MAX_TOKENS: dict[str, int] = {
+    "chat": 512,
+    "answer": 512,
+    "function_call": 384,
+    "evaluation": 768,
+    "DocGenerate": 1024,
+}
+EMBEDDED_DEFAULT_MAX_TOKENS = 1536
+EMBEDDED_PROSE_ROLES = frozenset({"chat", "answer"})
+EMBEDDED_PROSE_SAMPLING = {"repeat_penalty": 1.3, "frequency_penalty": 0.5, "presence_penalty": 0.3}
+
+
+def embedded_max_tokens(role: str) -> int:
+    """The most tokens one answer of `role` may have on the embedded model."""
+    return EMBEDDED_MAX_TOKENS.get(role, EMBEDDED_DEFAULT_MAX_TOKENS)
+
+
+def embedded_request_body(role: str) -> dict[str, Any]:
+    """What the embedded model is sent for `role` beyond the messages: its bound, and for
+    prose the sampling that keeps a small model from repeating itself (JSON and tool calls
+    are decoded against a grammar, where penalties on repeated quotes would only hurt)."""
+    body: dict[str, Any] = {"max_tokens": embedded_max_tokens(role)}
+    if role in EMBEDDED_PROSE_ROLES:
+        body.update(EMBEDDED_PROSE_SAMPLING)
+    return body
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -117,6 +148,8 @@ class ModelFactory:
             if spec.temperature is not None and temperature is None:
                 temperature = spec.temperature
             extra = dict(spec.params)
+        elif self.endpoint.embedded:
+            extra = {"extra_body": embedded_request_body(role)}
         if provider not in supported_providers():  # ModelSpec refuses these already
             raise SettingsError(f"provider {provider!r} is not supported")
         if base_url is not None:

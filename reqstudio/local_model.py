@@ -40,11 +40,13 @@ _PASSED_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "LD_LIBRARY_PATH", "SYSTEMROOT"
 
 
 def server_environment() -> dict[str, str]:
-    return {
+    passed = {
         name: value
         for name, value in os.environ.items()
         if name in _PASSED_ENV or name.startswith("LC_")
     }
+    # Unbuffered, so its log says at once when a client went away (a stopped answer).
+    return passed | {"PYTHONUNBUFFERED": "1"}
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec

@@ -65,6 +65,7 @@ class Reply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     reasoning: str = ""
+    sends_usage: bool = True  # False plays a server that never reports usage when streaming
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -234,6 +235,7 @@ class ScriptedLLMServer:
         model = body.get("model", self.model)
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            include_usage = include_usage and reply.sends_usage
             return StreamingResponse(
                 self._stream(reply, completion_id, model, usage, include_usage, span),
                 media_type="text/event-stream",

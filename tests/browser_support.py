@@ -61,5 +61,5 @@ def send(page: Page, text: str) -> None:
     """Type and send as a user does: once the previous answer has finished."""
     expect(page.locator("#stop-button")).to_have_count(0, timeout=60_000)
     page.locator("#chat-input").fill(text)
-    expect(page.locator("#chat-submit")).to_be_enabled()
+    expect(page.locator("#chat-submit")).to_be_enabled(timeout=30_000)
     page.locator("#chat-submit").click()

@@ -10,6 +10,7 @@ import pytest
 from agents.srs.evaluation import (
     METRIC_WEIGHTS,
     NOT_JSON_ERROR,
+    OUT_OF_RANGE_ERROR,
     calculate_comprehensive_score,
     evaluate_srs,
     parse_evaluation_output,
@@ -121,3 +122,38 @@ async def test_evaluation_model_setting_is_used(llm_server, tmp_path):
     assert result["error"] == NOT_JSON_ERROR and result["raw_output"] == "no json"
     assert llm_server.requests[0]["model"] == "judge-model"
     assert result["model"] == "judge-model"
+
+
+OUT_OF_RANGE = {"metrics": {**METRICS, "coverage": 8, "by_category": {**METRICS["by_category"],
+                                                                        "functional": 2}}}  # fmt: skip
+
+
+async def test_scores_outside_0_1_are_asked_again_not_shown(llm_server, factory):
+    llm_server.script(
+        Reply(content=json.dumps(OUT_OF_RANGE), match=EVALUATE),
+        Reply(content=json.dumps(ANSWER), match=EVALUATE),
+    )
+    result = await evaluate_srs("ref", "cand", factory)
+    assert result["metrics"] == METRICS
+    assert result["Comprehensive_Score_Weighted"] == WEIGHTED
+    assert len(llm_server.requests) == 2
+
+
+async def test_scores_that_stay_outside_0_1_give_the_seeds_error_object(llm_server, factory):
+    llm_server.script(*[Reply(content=json.dumps(OUT_OF_RANGE), match=EVALUATE)] * 3)
+    result = await evaluate_srs("ref", "cand", factory)
+    assert result["error"] == OUT_OF_RANGE_ERROR
+    assert "coverage=8" in result["problem"] and "by_category.functional=2" in result["problem"]
+    assert result["raw_output"].startswith('{"metrics"')
+    assert "metrics" not in result and "Comprehensive_Score_Weighted" not in result
+    assert len(llm_server.requests) == 3
+
+
+def test_experiment_means_are_plain_numbers():
+    from agents.srs.experiment import MEAN_COLUMNS, means_table
+
+    row = {name: 0.5 for name in MEAN_COLUMNS} | {"ablation": "none", "status": "ok"}
+    tokens = next(name for name in MEAN_COLUMNS if "token" in name)
+    table = means_table([row | {tokens: 35910}, row | {tokens: 35912}], ["none"])
+    assert "35911" in table and "e+" not in table
+    assert "| 0.5 |" in table

@@ -12,6 +12,7 @@ import chainlit as cl
 from chainlit.input_widget import Select, TextInput
 from mcp import ClientSession
 
+from agents.react.checks import could_become_instructions, echoes_instructions
 from agents.react.engine import ReactAgent
 from agents.react.events import (
     AnswerFinished,
@@ -34,13 +35,16 @@ from tools.mcp_tools import McpConfigError, McpToolbox, resolve_mcp_config
 from tools.web_search import WebSearch, load_backend
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import (
+    finish_step,
     open_top_level_step,
     persist_thread_state,
     runtime,
+    send_finished_step,
+    send_notice,
     send_top_level,
     top_level_message,
 )
-from ui.texts import Catalog, lang
+from ui.texts import Catalog, counted, lang
 
 log = logging.getLogger("reqstudio.agent")
 
@@ -61,7 +65,10 @@ TEXT = {
         "zh": "已连接 MCP 服务器 {name}，新增工具：{tools}",
         "en": "MCP server {name} connected; new tools: {tools}",
     },
-    "thinking": {"zh": "思考中... · {model}", "en": "Thinking... · {model}"},
+    "thinking": {
+        "zh": "思考 · 第 {round} 轮 · {model}",
+        "en": "Reasoning · round {round} · {model}",
+    },
     "thought": {
         "zh": "思考 · 第 {round} 轮 · {model}",
         "en": "Reasoning · round {round} · {model}",
@@ -86,6 +93,18 @@ TEXT = {
         "en": "⏹ Stopped; running tools were cancelled and what arrived is kept.",
     },
     "kept": {"zh": "已保留的中间结果：", "en": "Intermediate results kept:"},
+    "no_answer_small": {
+        "zh": "⚠️ 内置的离线小模型没能回答这个问题：它只复述了应用给它的内部说明。"
+        "请换个问法再试，或设置 `OPENAI_API_KEY` 使用真实模型。",
+        "en": "⚠️ The small offline model could not answer this question: it only repeated the "
+        "app's internal instructions. Try asking differently, or set `OPENAI_API_KEY` to use "
+        "a real model.",
+    },
+    "no_answer": {
+        "zh": "⚠️ 模型没能回答这个问题：它只复述了应用给它的内部说明。请换个问法再试。",
+        "en": "⚠️ The model could not answer this question: it only repeated the app's "
+        "internal instructions. Try asking differently.",
+    },
     "stats_title": {"zh": "统计", "en": "Statistics"},
     "stats_header": {
         "zh": "| 模型 | 角色 | 调用 | 输入 tokens | 输出 tokens | 秒 |",
@@ -94,11 +113,12 @@ TEXT = {
     "role_function_call": {"zh": "工具调用", "en": "function call"},
     "role_answer": {"zh": "回答生成", "en": "answer"},
     "phases": {
-        "zh": "阶段耗时：工具 {tools:.1f} 秒 · 回答 {answer:.1f} 秒 · 合计 {total:.1f} 秒；"
-        "共 {tokens} tokens，{tool_calls} 次工具调用，{rounds} 轮；估算费用 {cost}",
-        "en": "Phases: tools {tools:.1f} s · answer {answer:.1f} s · total {total:.1f} s; "
-        "{tokens} tokens, {tool_calls} tool calls, {rounds} rounds; estimated cost {cost}",
+        "zh": "阶段耗时：推理 {reasoning:.1f} 秒 · 工具 {tools:.1f} 秒 · 回答 {answer:.1f} 秒 · "
+        "合计 {total:.1f} 秒；共 {tokens} tokens，{tool_calls}，{rounds}；估算费用 {cost}",
+        "en": "Phases: reasoning {reasoning:.1f} s · tools {tools:.1f} s · answer {answer:.1f} s · "
+        "total {total:.1f} s; {tokens} tokens, {tool_calls}, {rounds}; estimated cost {cost}",
     },
+    "tokens_unknown": {"zh": "未知数量的", "en": "unknown"},
     "cost_unknown": {"zh": "未知（无价格表）", "en": "unknown (no prices)"},
     "no_usage": {
         "zh": "（模型服务未返回 token 用量，token 数未知）",
@@ -167,7 +187,7 @@ async def on_agent_start() -> None:
     await cl.ChatSettings(settings_widgets()).send()
     toolbox = await open_toolbox()
     tools = ["web_search", *[t.name for t in toolbox.tools]]
-    await cl.Message(content=tr("intro", tools=", ".join(f"`{t}`" for t in tools))).send()
+    await send_notice(tr("intro", tools=", ".join(f"`{t}`" for t in tools)))
 
 
 async def open_toolbox() -> McpToolbox:
@@ -180,7 +200,7 @@ async def open_toolbox() -> McpToolbox:
         await cl.Message(content=f"⚠️ {error}").send()
         toolbox = await McpToolbox.start(None)
     for status in toolbox.failed:
-        await cl.Message(content=tr("mcp_failed", name=status.name, error=status.error)).send()
+        await send_notice(tr("mcp_failed", name=status.name, error=status.error))
     cl.user_session.set("mcp_toolbox", toolbox)
     cl.user_session.set("web_search", WebSearch(load_backend(runtime().settings.search_backend)))
     return toolbox
@@ -244,10 +264,38 @@ class AgentRunView:
         self.thinking: cl.Step | None = None
         self.tool_steps: dict[str, cl.Step] = {}
         self.answer: cl.Message | None = None
+        self.answer_text = ""  # what the answer model wrote so far
+        self.shown = 0  # how much of it is on screen
+        self.echoed = False  # it gave back the app's instructions: never shown
+
+    async def answer_token(self, text: str) -> None:
+        """Stream the answer, holding back what could still be the app's own instructions."""
+        self.answer_text += text
+        if self.echoed:
+            return
+        if echoes_instructions(self.answer_text):
+            await self.show_no_answer()
+            return
+        if could_become_instructions(self.answer_text):
+            return
+        if self.answer is None:
+            self.answer = top_level_message()
+        await self.answer.stream_token(self.answer_text[self.shown :])
+        self.shown = len(self.answer_text)
+
+    async def show_no_answer(self) -> None:
+        self.echoed = True
+        if self.answer is None:
+            self.answer = top_level_message()
+        embedded = runtime().endpoint.embedded
+        self.answer.content = tr("no_answer_small" if embedded else "no_answer")
+        await self.answer.send()
 
     async def show(self, event: Any) -> None:
         if isinstance(event, ThinkingStarted):
-            self.thinking = await open_top_level_step(tr("thinking", model=event.model), "llm")
+            self.thinking = await open_top_level_step(
+                tr("thinking", round=event.round, model=event.model), "llm"
+            )
             self.thinking.metadata = {"model": event.model, "round": event.round}
         elif isinstance(event, ThinkingToken) and self.thinking is not None:
             await self.thinking.stream_token(event.text)
@@ -257,9 +305,11 @@ class AgentRunView:
                 tr("plan", tool=c.tool, args=json.dumps(c.arguments, ensure_ascii=False))
                 for c in event.tool_calls
             ] or [tr("no_tools")]
-            self.thinking.name = tr("thought", round=event.round, model=model)
-            self.thinking.output = "\n\n".join([event.text.strip(), *plans]).strip()
-            await self.thinking.update()
+            await finish_step(
+                self.thinking,
+                name=tr("thought", round=event.round, model=model),
+                output="\n\n".join([event.text.strip(), *plans]).strip(),
+            )
             self.thinking = None
         elif isinstance(event, ToolCallStarted):
             name = (
@@ -273,23 +323,24 @@ class AgentRunView:
         elif isinstance(event, ToolCallFinished):
             await self.tool_finished(event)
         elif isinstance(event, Decision):
-            step = await open_top_level_step(
-                tr("decision_go" if event.continue_ else "decision_stop"), "run"
-            )
-            step.output = event.reason
-            await step.update()
+            name = tr("decision_go" if event.continue_ else "decision_stop")
+            await send_finished_step(name, "run", event.reason)
         elif isinstance(event, LoopDetected):
             await send_top_level(f"⚠️ {event.message}")
         elif isinstance(event, HandOver):
             await send_top_level(tr("handover", reason=event.reason, model=event.answer_model))
         elif isinstance(event, AnswerToken):
+            await self.answer_token(event.text)
+        elif isinstance(event, AnswerFinished):
+            if self.echoed or echoes_instructions(event.text):
+                await self.show_no_answer()
+                return
             if self.answer is None:
                 self.answer = top_level_message()
-            await self.answer.stream_token(event.text)
-        elif isinstance(event, AnswerFinished) and self.answer is not None:
             self.answer.content = event.text
             await self.answer.send()
         elif isinstance(event, Failed):
+            await self.close_open_steps("failed", event.message)
             await self.failed(event)
         elif isinstance(event, Stats):
             await send_top_level(stats_markdown(event))
@@ -300,20 +351,21 @@ class AgentRunView:
         if event.cached:
             status += " " + tr("cached")
         if step is not None:
-            step.output = f"**{status}** · {event.seconds:.1f} s\n\n{event.result_text}"
-            step.is_error = not event.ok
-            await step.update()
+            await finish_step(
+                step,
+                "done" if event.ok else "failed",
+                output=f"**{status}** · {event.seconds:.1f} s\n\n{event.result_text}",
+            )
         if event.kind == "search" and event.ok:
-            results = await open_top_level_step(tr("search_results"), "tool")
+            name = tr("search_results")
             lines = [tr("found", count=event.result_count or 0)]
             for number, hit in enumerate(event.top_results[:3], 1):
                 lines.append(f"{number}. **{hit.title}** — {hit.snippet}\n   {hit.url}")
-            results.output = "\n\n".join(lines)
-            await results.update()
+            await send_finished_step(name, "tool", "\n\n".join(lines))
 
     async def failed(self, event: Failed) -> None:
         parts = [f"⚠️ {event.message}"]
-        if event.partial_answer:
+        if event.partial_answer and not echoes_instructions(event.partial_answer):
             parts.insert(0, event.partial_answer)
         if event.kept_results:
             parts.append(tr("kept"))
@@ -321,40 +373,52 @@ class AgentRunView:
                       for r in event.kept_results]  # fmt: skip
         await send_top_level("\n\n".join(parts))
 
-    async def close_open_steps(self, note: str) -> None:
+    async def close_open_steps(self, outcome: str, note: str) -> None:
+        """Every ending (answer, failure, stop) leaves no step running."""
         for step in [self.thinking, *self.tool_steps.values()]:
-            if step is not None:
-                step.output = f"{step.output or ''}\n\n{note}".strip()
-                step.is_error = True
-                await step.update()
+            await finish_step(step, outcome, note=note)
         self.thinking = None
         self.tool_steps.clear()
 
 
+UNKNOWN = "—"
+
+
 def stats_markdown(stats: Stats) -> str:
+    """The run's numbers; a count the provider did not send is shown as unknown (—), not 0."""
+    usage_unknown = stats.total_tokens == 0 and any(u.calls for u in stats.per_model.values())
     rows = [f"**{tr('stats_title')}**", "", tr("stats_header"), "|---|---|---|---|---|---|"]
     for role, usage in stats.per_model.items():
         role_name = tr(f"role_{role}") if role in ("function_call", "answer") else role
+        known = not usage_unknown and (usage.input_tokens or usage.output_tokens or not usage.calls)
+        tokens_in = usage.input_tokens if known else UNKNOWN
+        tokens_out = usage.output_tokens if known else UNKNOWN
         rows.append(
-            f"| {usage.model} | {role_name} | {usage.calls} | {usage.input_tokens} | "
-            f"{usage.output_tokens} | {usage.seconds:.1f} |"
+            f"| {usage.model} | {role_name} | {usage.calls} | {tokens_in} | {tokens_out} | "
+            f"{usage.seconds:.1f} |"
         )
     cost = tr("cost_unknown") if stats.estimated_cost is None else f"${stats.estimated_cost:.4f}"
     phases = stats.phase_seconds
+    # The engine's "tools" phase runs from the question to the hand-over: the function-call
+    # model's reasoning is in it. Each phase's time goes to its own phase here.
+    reasoning = stats.per_model.get("function_call")
+    reasoning_seconds = reasoning.seconds if reasoning is not None else 0.0
+    tool_seconds = max(phases.get("tools", 0.0) - reasoning_seconds, 0.0)
     rows += [
         "",
         tr(
             "phases",
-            tools=phases.get("tools", 0.0),
+            reasoning=reasoning_seconds,
+            tools=tool_seconds,
             answer=phases.get("answer", 0.0),
             total=phases.get("total", 0.0),
-            tokens=stats.total_tokens,
-            tool_calls=stats.tool_calls,
-            rounds=stats.rounds,
+            tokens=tr("tokens_unknown") if usage_unknown else stats.total_tokens,
+            tool_calls=counted(stats.tool_calls, "tool call", zh_unit="次工具调用"),
+            rounds=counted(stats.rounds, "round", zh_unit="轮"),
             cost=cost,
         ),
     ]
-    if stats.total_tokens == 0 and any(u.calls for u in stats.per_model.values()):
+    if usage_unknown:
         rows.append(tr("no_usage"))
     return "\n".join(rows)
 
@@ -373,8 +437,9 @@ async def on_agent_message(message: cl.Message) -> None:
     try:
         async for event in agent.run(question):
             await view.show(event)
+        await view.close_open_steps("done", "")
     except asyncio.CancelledError:
-        await view.close_open_steps(tr("stopped"))
+        await view.close_open_steps("stopped", tr("stopped"))
         if view.answer is not None:
             view.answer.content += "\n\n" + tr("stopped")
             await view.answer.send()
@@ -383,7 +448,7 @@ async def on_agent_message(message: cl.Message) -> None:
         raise
     except Exception as exc:  # the engine reports failures as events; this is a last guard
         log.exception("agent run failed")
-        await view.close_open_steps(describe_failure(exc, lang()))
+        await view.close_open_steps("failed", describe_failure(exc, lang()))
         await send_top_level(f"⚠️ {describe_failure(exc, lang())}")
     finally:
         cl.user_session.set(MEMORY_KEY, agent.memory.dump())
@@ -400,6 +465,7 @@ AGENT_MODE = ModeSpec(
     on_message=on_agent_message,
     on_start=on_agent_start,
     on_resume=on_agent_resume,
+    thread_title=lambda question: " ".join(question.split())[:80],
     starters=[
         StarterSpec(
             label={"zh": "现在几点（UTC）？", "en": "What time is it in UTC?"},

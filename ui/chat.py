@@ -9,7 +9,9 @@ import time
 import chainlit as cl
 
 from agents.chat import ChatEngine, ChatMemory
+from reqstudio.calls import IncompleteAnswerError
 from reqstudio.errors import describe_failure
+from reqstudio.llm import embedded_max_tokens
 from reqstudio.usage import UsageTracker
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import persist_thread_state, runtime
@@ -64,6 +66,14 @@ async def on_chat_message(message: cl.Message) -> None:
     except asyncio.CancelledError:
         cancelled = True
         notice = t("stopped")
+    except IncompleteAnswerError as exc:
+        if exc.reason == "length" and runtime().endpoint.embedded:
+            # The embedded model's answers are bounded on purpose (it loops when left free):
+            # reaching the bound is the documented end of its answer, said as such.
+            notice = t("truncated", tokens=embedded_max_tokens("chat"))
+        else:
+            log.warning("chat answer failed: %s", type(exc).__name__)
+            notice = t("failed_kept", reason=describe_failure(exc, lang()))
     except Exception as exc:  # provider failures are reported in the chat, the app goes on
         log.warning("chat answer failed: %s", type(exc).__name__)
         notice = t("failed_kept", reason=describe_failure(exc, lang()))

@@ -32,6 +32,8 @@ class ModeSpec:
     starters: list[StarterSpec] = field(default_factory=list)
     on_start: Callable[[], Awaitable[None]] | None = None
     on_resume: Callable[[dict], Awaitable[None]] | None = None
+    # The thread's name in the history, from its first message (None: Chainlit's default).
+    thread_title: Callable[[str], str] | None = None
 
 
 MODES: dict[str, ModeSpec] = {}

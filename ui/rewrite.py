@@ -34,7 +34,13 @@ from agents.srs.documents import ReferenceDocumentError, load_reference
 from reqstudio.errors import describe_failure
 from reqstudio.usage import UsageTracker
 from ui.modes import ModeSpec, StarterSpec
-from ui.session import open_top_level_step, persist_thread_state, runtime, top_level_message
+from ui.session import (
+    open_top_level_step,
+    persist_thread_state,
+    runtime,
+    send_notice,
+    top_level_message,
+)
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.rewrite")
@@ -325,7 +331,7 @@ class ChainlitProgress:
 
 
 async def on_rewrite_start() -> None:
-    await cl.Message(content=tr("intro")).send()
+    await send_notice(tr("intro"))
 
 
 def store_original(name: str, text: str) -> None:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import chainlit as cl
 from chainlit.data import get_data_layer
+from chainlit.utils import utc_now
 
 from reqstudio.runtime import AppRuntime
+from ui.texts import lang
 
 log = logging.getLogger("reqstudio")
 
@@ -70,9 +74,166 @@ async def send_top_level(content: str) -> None:
     await top_level_message(content).send()
 
 
+async def send_notice(content: str) -> None:
+    """A message from the app itself (mode confirmation, notices at chat start).
+
+    Sent as a system message: the browser hides a new chat's starters once an assistant
+    message is there, so the notices that open a chat must not be assistant messages."""
+    message = cl.Message(content=content, type="system_message")
+    message.parent_id = None
+    await message.send()
+
+
 async def open_top_level_step(name: str, kind: str, **kwargs: Any) -> cl.Step:
-    """A collapsed step at the top level, already shown."""
-    step = cl.Step(name=name, type=kind, default_open=False, **kwargs)
+    """A running step at the top level, already shown: open, so its stream can be read.
+
+    The browser shows a step as running only while it has a start and no end, and folds an
+    `auto_collapse` step once it ends; `finish_step` gives it that end. A click opens it again.
+    """
+    step = cl.Step(name=name, type=kind, default_open=True, auto_collapse=True, **kwargs)
     step.parent_id = None
+    step.start = utc_now()
     await step.send()
     return step
+
+
+async def send_finished_step(name: str, kind: str, output: str) -> cl.Step:
+    """A step that is over as soon as it is shown (a decision, a list of results): folded."""
+    step = cl.Step(name=f"{name} · {STEP_OUTCOMES['done'][lang()]}", type=kind, default_open=False)
+    step.parent_id = None
+    step.start = step.end = utc_now()
+    step.output = output
+    await step.send()
+    return step
+
+
+STEP_OUTCOMES = {
+    "done": {"zh": "完成", "en": "done"},
+    "failed": {"zh": "失败", "en": "failed"},
+    "stopped": {"zh": "已停止", "en": "stopped"},
+}
+
+
+async def finish_step(
+    step: cl.Step | None,
+    outcome: str = "done",
+    *,
+    name: str | None = None,
+    output: str | None = None,
+    note: str | None = None,
+) -> None:
+    """End a step: its title says how it ended (done, failed, stopped) and it folds away.
+
+    `note` is added under what the step already shows (the reason of a failure or a stop)."""
+    if step is None:
+        return
+    label = STEP_OUTCOMES[outcome][lang()]
+    step.name = f"{name or step.name} · {label}"
+    if output is not None:
+        step.output = output
+    if note:
+        step.output = f"{step.output or ''}\n\n{note}".strip()
+    step.is_error = outcome == "failed"
+    step.end = utc_now()
+    await step.update()
+
+
+# --- Chainlit's own English strings ----------------------------------------------------------
+# Chainlit's translation files cover its interface, not the texts its Python side writes into
+# the chat. Those are replaced here so that every line the user reads is in their language.
+
+SELECTED = {"zh": "已选择：{label}", "en": "Chosen: {label}"}
+NO_CHOICE = {"zh": "等待超时，未做选择。", "en": "Timed out; nothing was chosen."}
+
+
+class LocalizedAskAction(cl.AskActionMessage):
+    """AskActionMessage that reports the choice in the user's language (Chainlit writes
+    "**Selected:** label" or "Timed out: no action was taken" in English)."""
+
+    async def update(self):
+        if self.content.startswith("**Selected:** "):
+            self.content = SELECTED[lang()].format(
+                label=self.content.removeprefix("**Selected:** ")
+            )
+        elif self.content == "Timed out: no action was taken":
+            self.content = NO_CHOICE[lang()]
+        return await super().update()
+
+
+class _StopLineMessage(cl.Message):
+    """Chainlit's stop handler posts "Task manually stopped." before cancelling the task; each
+    mode already says it stopped, in the user's language, beside what it kept."""
+
+    async def send(self):
+        if self.content == "Task manually stopped.":
+            return self
+        return await super().send()
+
+
+def silence_chainlit_stop_line() -> None:
+    import chainlit.socket
+
+    chainlit.socket.Message = _StopLineMessage
+
+
+def upload_ceiling_mb() -> int:
+    """What the browser lets through: well above the app's own limit, so that a file too big
+    is refused by the app, in the user's language (Chainlit's own toast is English only)."""
+    return int(max(100, runtime().settings.reference_max_mb * 10))
+
+
+def configure_uploads() -> None:
+    """One upload limit, REQSTUDIO_REFERENCE_MAX_MB; Chainlit's gate sits above it."""
+    from chainlit.config import config
+
+    config.features.spontaneous_file_upload.max_size_mb = upload_ceiling_mb()
+
+
+async def run_as_task(work: Callable[[], Awaitable[None]]) -> None:
+    """Run an action button's work as the session's task, as a message's work runs.
+
+    Chainlit runs action callbacks inside the HTTP request, outside any task: the browser then
+    shows no stop button, steps do not show as running, and Stop cancels nothing."""
+    session = cl.context.session
+    emitter = cl.context.emitter
+    task = asyncio.create_task(work())
+    session.current_task = task
+    await emitter.task_start()
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not task.cancelled():
+            raise
+    finally:
+        if session.current_task is task:
+            session.current_task = None
+        await emitter.task_end()
+
+
+async def show_base_names(message: cl.Message) -> None:
+    """An attachment is shown by its base name only (`../../evil.md` is `evil.md`), also on
+    the chip of the user's own message, which Chainlit labels with the name the browser gave."""
+    from agents.srs.documents import display_name
+
+    for element in message.elements or []:
+        base = display_name(element.name or "")
+        if base != element.name:
+            element.name = base
+            await element.send(for_id=message.id, persist=False)
+
+
+async def name_thread(title: str) -> None:
+    """Give the thread its name in the history, from its first message (Chainlit names it by
+    that message cut short, so runs of one starter all look alike)."""
+    data_layer = get_data_layer()
+    session = cl.context.session
+    title = cl.user_session.get("thread_title") or title.strip()
+    if data_layer is None or not session.thread_id or not title:
+        return
+    # Kept and set again after every message: Chainlit names the thread from a task of its
+    # own, which may finish after a quick first answer and overwrite the name.
+    cl.user_session.set("thread_title", title)
+    try:
+        await data_layer.update_thread(thread_id=session.thread_id, name=title)
+    except Exception:
+        log.exception("could not name the thread")

@@ -6,16 +6,19 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
+import uuid
 from pathlib import Path
 from typing import Any
 
 import chainlit as cl
+from chainlit.data import get_data_layer
 from chainlit.input_widget import Select, Slider
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.srs.documents import ReferenceDocumentError, load_reference
+from agents.srs.documents import ReferenceDocumentError, display_name, load_reference
 from agents.srs.engine import SrsRequest, pending_resume, run_srs
-from agents.srs.evaluation import evaluate_srs
+from agents.srs.evaluation import METRICS, NOT_JSON_ERROR, OUT_OF_RANGE_ERROR, evaluate_srs
 from agents.srs.events import (
     DocumentReset,
     DocumentToken,
@@ -29,8 +32,18 @@ from agents.srs.events import (
 from reqstudio.errors import describe_failure
 from reqstudio.usage import UsageTracker
 from ui.modes import ModeSpec, StarterSpec
-from ui.session import open_top_level_step, persist_thread_state, runtime, top_level_message
-from ui.texts import Catalog, lang
+from ui.session import (
+    LocalizedAskAction,
+    finish_step,
+    open_top_level_step,
+    persist_thread_state,
+    run_as_task,
+    runtime,
+    send_notice,
+    top_level_message,
+    upload_ceiling_mb,
+)
+from ui.texts import Catalog, counted, lang
 
 log = logging.getLogger("reqstudio.srs")
 
@@ -82,7 +95,7 @@ TEXT = {
     "summary": {
         "zh": "✅ 完成：{rounds} 轮 · {items} 条需求 · 冻结 {frozen} · 移除 {removed} · "
         "{tokens} tokens · {seconds:.1f} 秒（{ablation}）",
-        "en": "✅ Done: {rounds} rounds · {items} requirements · {frozen} frozen · "
+        "en": "✅ Done: {rounds} · {items} · {frozen} frozen · "
         "{removed} removed · {tokens} tokens · {seconds:.1f} s ({ablation})",
     },
     "failed": {
@@ -98,9 +111,12 @@ TEXT = {
         "en": "The last SRS run did not finish (last completed node: {node}). Resume from there?",
     },
     "resume": {"zh": "继续运行", "en": "Resume"},
-    "evaluate": {"zh": "评估 / Evaluate", "en": "Evaluate / 评估"},
+    "evaluate": {"zh": "评估", "en": "Evaluate"},
     "review": {"zh": "审阅并改进", "en": "Review & improve"},
-    "evaluating": {"zh": "评估中…", "en": "Evaluating…"},
+    "evaluating": {"zh": "评估", "en": "Evaluation"},
+    "selected": {"zh": "已选择：{label}", "en": "Chosen: {label}"},
+    "no_choice": {"zh": "等待超时，未做选择。", "en": "Timed out; nothing was chosen."},
+    "metric_header": {"zh": "| 指标 | 分数 |", "en": "| Metric | Score |"},
     "evaluation_title": {
         "zh": "📊 与参考 SRS 对比的评估（模型 {model}）",
         "en": "📊 Evaluation against the reference SRS (model {model})",
@@ -116,6 +132,7 @@ TEXT = {
 
 
 tr = Catalog(TEXT)
+UNKNOWN = "—"  # a count the provider did not send: unknown, never 0
 
 
 def checkpoint_path() -> Path:
@@ -151,11 +168,12 @@ def node_output(event: NodeFinished) -> str:
         parts.append(tr("removed_now", ids=", ".join(event.removed_now)))
     if event.agent != "DocGenerate" and event.requirements:
         parts.append(requirement_table(event.requirements))
+    tokens = event.input_tokens + event.output_tokens
     parts.append(
         tr(
             "counts",
             seconds=event.seconds,
-            tokens=event.input_tokens + event.output_tokens,
+            tokens=tokens if tokens or not event.llm_calls else UNKNOWN,
             **{k: event.counts.get(k, 0) for k in ("total", "frozen", "removed", "unfrozen")},
         )
     )
@@ -184,7 +202,7 @@ def settings_widgets() -> list:
 
 async def on_srs_start() -> None:
     await cl.ChatSettings(settings_widgets()).send()
-    await cl.Message(content=tr("intro")).send()
+    await send_notice(tr("intro"))
 
 
 async def read_attachments(message: cl.Message) -> bool:
@@ -202,7 +220,7 @@ async def read_attachments(message: cl.Message) -> bool:
             await cl.Message(content=f"⚠️ {error.message(lang())}").send()
             ok = False
             continue
-        store_reference(document)
+        store_reference(document, message.id)
         await cl.Message(
             content=tr(
                 "reference_ok",
@@ -214,13 +232,68 @@ async def read_attachments(message: cl.Message) -> bool:
     return ok
 
 
-def store_reference(document) -> None:
-    cl.user_session.set("srs_reference", {"name": document.name, "text": document.text})
+def store_reference(document, shown_on: str | None = None) -> None:
+    """Keep the reference for this thread; `shown_on` is the message its chip belongs to."""
+    cl.user_session.set(
+        "srs_reference",
+        {"name": document.name, "text": document.text, "encoding": document.encoding},
+    )
+    if shown_on:
+        remember_file(shown_on, document.name, document.text.encode(), "text/plain")
+
+
+# --- what a resumed thread must show again --------------------------------------------------
+# Chainlit keeps no files without a storage service, so a reopened thread would lose its
+# downloads, its reference chip and its Evaluate button. The thread keeps them itself: the
+# files in the data directory, the list of (message, file) in its session.
+
+
+def thread_files_dir() -> Path:
+    folder = runtime().settings.data_dir / "thread-files" / str(cl.context.session.thread_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def remember_file(for_id: str, name: str, content: bytes, mime: str) -> cl.File:
+    name = display_name(name)
+    path = thread_files_dir() / f"{for_id}-{name}"
+    path.write_bytes(content)
+    shown = [f for f in cl.user_session.get("srs_files") or [] if f["path"] != str(path)]
+    shown.append({"for_id": for_id, "name": name, "path": str(path), "mime": mime})
+    cl.user_session.set("srs_files", shown)
+    return cl.File(name=name, path=str(path), mime=mime)
+
+
+async def restore_thread_items() -> None:
+    """Show again the files and the Evaluate button the thread had."""
+    for item in cl.user_session.get("srs_files") or []:
+        if Path(item["path"]).is_file():
+            file = cl.File(
+                id=stable_id(item["path"]), name=item["name"], path=item["path"], mime=item["mime"]
+            )
+            await file.send(for_id=item["for_id"], persist=False)
+    last = cl.user_session.get("srs_last_result") or {}
+    # The browser keeps actions across its reloads of the thread (not files): once a session.
+    shown_key = (cl.context.session.id, "evaluate")
+    wanted = last.get("message_id") and cl.user_session.get("srs_reference")
+    if wanted and shown_key not in _OFFERED:
+        _OFFERED.add(shown_key)
+        await evaluate_action(last["message_id"]).send(for_id=last["message_id"])
+
+
+def evaluate_action(for_id: str) -> cl.Action:
+    return cl.Action(
+        id=stable_id(f"evaluate:{for_id}"), name="srs_evaluate", payload={}, label=tr("evaluate")
+    )
+
+
+def stable_id(key: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"reqstudio:{key}"))
 
 
 async def ask_for_reference() -> bool:
     """Ask for the reference when missing. True if one is now stored."""
-    answer = await cl.AskActionMessage(
+    answer = await LocalizedAskAction(
         content=tr("ask_reference"),
         actions=[
             cl.Action(name="upload", payload={"choice": "upload"}, label=tr("upload")),
@@ -234,19 +307,30 @@ async def ask_for_reference() -> bool:
     files = await cl.AskFileMessage(
         content=tr("upload_prompt", mb=max_mb),
         accept=ACCEPT,
-        max_size_mb=int(max_mb) or 1,
+        max_size_mb=upload_ceiling_mb(),  # the app refuses bigger files itself, in words
         timeout=600,
     ).send()
     for file in files or []:
         try:
-            store_reference(load_reference(Path(file.path), file.name, max_mb=max_mb))
+            document = load_reference(Path(file.path), file.name, max_mb=max_mb)
         except ReferenceDocumentError as error:
             await cl.Message(content=f"⚠️ {error.message(lang())}").send()
             return False
-        reference = cl.user_session.get("srs_reference")
-        await cl.Message(
-            content=tr("reference_ok", name=file.name, chars=len(reference["text"]), encoding="")
-        ).send()
+        read = cl.Message(
+            content=tr(
+                "reference_ok",
+                name=document.name,
+                chars=len(document.text),
+                encoding=document.encoding,
+            )
+        )
+        store_reference(document, read.id)  # its chip sits on this message
+        read.elements = [
+            cl.File(**{k: v for k, v in f.items() if k != "for_id"})
+            for f in cl.user_session.get("srs_files") or []
+            if f["for_id"] == read.id
+        ]
+        await read.send()
         return True
     return False
 
@@ -279,6 +363,7 @@ async def on_srs_message(message: cl.Message) -> None:
 async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None:
     tracker = UsageTracker()
     open_step: cl.Step | None = None
+    rounds_shown = 0  # the summary counts rounds as the steps are titled
     document = top_level_message()  # re-created when DocGenerate starts, to sit last
     try:
         async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
@@ -297,6 +382,8 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     await cl.Message(content=f"ℹ️ {text}").send()
                 elif isinstance(event, NodeStarted):
                     looping = event.agent in ("ReqExplore", "ReqClarify")
+                    if looping:
+                        rounds_shown = max(rounds_shown, event.round)
                     open_step = await open_top_level_step(
                         tr(
                             "step_name" if looping else "step_name_single",
@@ -308,8 +395,7 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     if event.agent == "DocGenerate":
                         document = top_level_message()
                 elif isinstance(event, NodeFinished) and open_step is not None:
-                    open_step.output = node_output(event)
-                    await open_step.update()
+                    await finish_step(open_step, output=node_output(event))
                     open_step = None
                 elif isinstance(event, DocumentToken):
                     await document.stream_token(event.text)
@@ -317,30 +403,25 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     document.content = ""
                     await document.update()
                 elif isinstance(event, RunFinished):
-                    await finish_run(document, event.result)
+                    await finish_run(document, event.result, rounds_shown)
                 elif isinstance(event, RunFailed):
                     reason = (
                         event.message_zh if lang() == "zh" and event.message_zh else event.message
                     )
-                    await close_step(open_step, reason)
+                    await finish_step(open_step, "failed", note=reason)
                     open_step = None
+                    if event.error_type == "NotADocument":
+                        document.content = ""  # what the model wrote is no SRS: not shown as one
                     await show_partial(document, event.partial, tr("failed", reason=reason))
     except asyncio.CancelledError:
-        await close_step(open_step, tr("stopped"))
+        await finish_step(open_step, "stopped", note=tr("stopped"))
         document.content = (document.content + "\n\n" + tr("stopped")).strip()
         await document.send()
         raise
     except Exception as exc:  # keep the app running; completed steps stay in the checkpoint
         log.exception("SRS run failed")
-        await close_step(open_step, describe_failure(exc, lang()))
+        await finish_step(open_step, "failed", note=describe_failure(exc, lang()))
         await cl.Message(content=tr("failed", reason=describe_failure(exc, lang()))).send()
-
-
-async def close_step(step: cl.Step | None, note: str) -> None:
-    if step is not None:
-        step.output = (step.output or "") + f"\n\n{note}"
-        step.is_error = True
-        await step.update()
 
 
 async def show_partial(document: cl.Message, partial: SrsResult | None, note: str) -> None:
@@ -351,32 +432,29 @@ async def show_partial(document: cl.Message, partial: SrsResult | None, note: st
     await document.send()
 
 
-async def finish_run(document: cl.Message, result: SrsResult) -> None:
-    cl.user_session.set("srs_last_result", {"srs": result.srs_markdown})
+async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int = 0) -> None:
+    cl.user_session.set("srs_last_result", {"srs": result.srs_markdown, "message_id": document.id})
     summary = tr(
         "summary",
-        rounds=result.rounds,
-        items=len(result.requirements),
+        rounds=counted(max(result.rounds, rounds_shown), "round"),
+        items=counted(len(result.requirements), "requirement"),
         frozen=len(result.frozen_ids),
         removed=len(result.removed_ids),
-        tokens=result.usage.get("total_tokens", 0),
+        tokens=result.usage.get("total_tokens") or (UNKNOWN if result.usage.get("calls") else 0),
         seconds=result.seconds,
         ablation=result.ablation_used,
     )
     document.content = f"{result.srs_markdown}\n\n---\n{summary}"
+    log_json = json.dumps(
+        {"logs": result.logs, "usage": result.usage}, ensure_ascii=False, indent=2
+    )
     document.elements = [
-        cl.File(name="srs.md", content=result.srs_markdown.encode(), mime="text/markdown"),
-        cl.File(
-            name="srs-log.json",
-            content=json.dumps(
-                {"logs": result.logs, "usage": result.usage}, ensure_ascii=False, indent=2
-            ).encode(),
-            mime="application/json",
-        ),
+        remember_file(document.id, "srs.md", result.srs_markdown.encode(), "text/markdown"),
+        remember_file(document.id, "srs-log.json", log_json.encode(), "application/json"),
     ]
     document.actions = [cl.Action(name="srs_review", payload={}, label=tr("review"))]
     if cl.user_session.get("srs_reference"):
-        document.actions.append(cl.Action(name="srs_evaluate", payload={}, label=tr("evaluate")))
+        document.actions.append(evaluate_action(document.id))
     await document.send()
     await persist_thread_state()
 
@@ -393,57 +471,123 @@ async def on_review(action: cl.Action) -> None:
     improved = await review_generated_srs(current)
     if improved is None:
         return
-    cl.user_session.set("srs_last_result", {"srs": improved, "srs_before_review": current})
+    offer = cl.Message(content=tr("evaluate"))
+    cl.user_session.set(
+        "srs_last_result", {"srs": improved, "srs_before_review": current, "message_id": offer.id}
+    )
     await persist_thread_state()
     if cl.user_session.get("srs_reference"):
-        await cl.Message(
-            content=tr("evaluate"),
-            actions=[cl.Action(name="srs_evaluate", payload={}, label=tr("evaluate"))],
-        ).send()
+        offer.actions = [evaluate_action(offer.id)]
+        await offer.send()
 
 
 @cl.action_callback("srs_evaluate")
 async def on_evaluate(action: cl.Action) -> None:
+    await run_as_task(evaluate_last_result)
+
+
+async def evaluate_last_result() -> None:
     reference = (cl.user_session.get("srs_reference") or {}).get("text", "")
     candidate = (cl.user_session.get("srs_last_result") or {}).get("srs", "")
     if not reference or not candidate:
         return
-    async with cl.Step(name=tr("evaluating"), type="llm") as step:
-        try:
-            result = await evaluate_srs(reference, candidate, runtime().factory())
-        except Exception as exc:
-            step.output = describe_failure(exc, lang())
-            await cl.Message(
-                content=tr("evaluation_failed", reason=describe_failure(exc, lang()))
-            ).send()
-            return
-        step.output = f"```json\n{json.dumps(result, ensure_ascii=False, indent=2)}\n```"
+    step = await open_top_level_step(tr("evaluating"), "llm")
+    try:
+        result = await evaluate_srs(reference, candidate, runtime().factory())
+    except asyncio.CancelledError:
+        await finish_step(step, "stopped")
+        raise
+    except Exception as exc:
+        reason = describe_failure(exc, lang())
+        await finish_step(step, "failed", output=reason)
+        await cl.Message(content=tr("evaluation_failed", reason=reason)).send()
+        return
+    details = f"```json\n{json.dumps(result, ensure_ascii=False, indent=2)}\n```"
+    await finish_step(step, "failed" if "error" in result else "done", output=details)
     await cl.Message(content=evaluation_table(result)).send()
+
+
+METRIC_LABELS: dict[str, tuple[str, str]] = {
+    "coverage": ("覆盖率", "Coverage"),
+    "completeness": ("完整性", "Completeness"),
+    "consistency": ("一致性", "Consistency"),
+    "testability": ("可测试性", "Testability"),
+    "clarity": ("清晰度", "Clarity"),
+    "traceability": ("可追溯性", "Traceability"),
+    "scope_discipline": ("范围控制", "Scope discipline"),
+    "by_category.functional": ("功能需求覆盖", "Functional requirements"),
+    "by_category.non_functional": ("非功能需求覆盖", "Non-functional requirements"),
+    "by_category.constraints": ("约束覆盖", "Constraints"),
+    "Comprehensive_Score_Simple": ("综合得分（简单平均）", "Overall score (simple mean)"),
+    "Comprehensive_Score_Weighted": ("综合得分（加权）", "Overall score (weighted)"),
+}
+
+
+def metric_label(key: str) -> str:
+    """A readable name in the user's language, with the seed's key in small print."""
+    zh, en = METRIC_LABELS.get(key, (key, key))
+    return f"{zh if lang() == 'zh' else en} `{key}`"
+
+
+EVALUATION_ERRORS = {
+    NOT_JSON_ERROR: {"zh": NOT_JSON_ERROR, "en": "the model's answer was not valid JSON"},
+    OUT_OF_RANGE_ERROR: {
+        "zh": "模型给出的评分不在 0-1 范围内（已重新询问），结果不予采用",
+        "en": "the model gave scores outside 0-1 (also when asked again); no result is shown",
+    },
+}
 
 
 def evaluation_table(result: dict[str, Any]) -> str:
     if "error" in result:
-        return tr("evaluation_failed", reason=result["error"])
+        error = str(result["error"])
+        reason = EVALUATION_ERRORS.get(error, {}).get(lang(), error)
+        return tr("evaluation_failed", reason=reason)
     metrics = result.get("metrics", {})
-    header = "| 指标 | 分数 |" if lang() == "zh" else "| Metric | Score |"
-    rows = [tr("evaluation_title", model=result.get("model", "")), "", header, "|---|---|"]
-    for name in ("coverage", "completeness", "consistency", "testability", "clarity",
-                 "traceability", "scope_discipline"):  # fmt: skip
+    rows = [tr("evaluation_title", model=result.get("model", "")), "", tr("metric_header")]
+    rows.append("|---|---|")
+    for name in METRICS:
         if name in metrics:
-            rows.append(f"| {name} | {float(metrics[name]):.4f} |")
+            rows.append(f"| {metric_label(name)} | {float(metrics[name]):.2f} |")
     for name, value in (metrics.get("by_category") or {}).items():
-        rows.append(f"| by_category.{name} | {float(value):.4f} |")
+        rows.append(f"| {metric_label('by_category.' + name)} | {float(value):.2f} |")
     for name in ("Comprehensive_Score_Simple", "Comprehensive_Score_Weighted"):
         if name in result:
-            rows.append(f"| **{name}** | **{float(result[name]):.4f}** |")
+            rows.append(f"| **{metric_label(name)}** | **{float(result[name]):.2f}** |")
     return "\n".join(rows)
 
 
 async def on_srs_resume(thread: dict) -> None:
     await cl.ChatSettings(settings_widgets()).send()
+    await drop_earlier_offers(thread)
     # Chainlit sends the stored thread to the browser after this handler returns, replacing
     # what the handler showed; a task's messages are queued after that, so the offer stays.
-    asyncio.get_running_loop().create_task(offer_resume())
+    asyncio.get_running_loop().create_task(restore_and_offer())
+
+
+async def restore_and_offer() -> None:
+    # Every time: the browser reloads the stored thread when it reconnects, dropping what was
+    # shown; stable ids make a second showing replace the first.
+    await restore_thread_items()
+    await offer_resume()
+
+
+async def drop_earlier_offers(thread: dict) -> None:
+    """A thread shows one resume offer: the one of this opening. Earlier ones leave the
+    stored thread, and the copy of it about to be sent to the browser."""
+    made = cl.user_session.get("srs_offer") or {}
+    earlier = set(made.get("ids") or [])
+    if not earlier or made.get("session") == cl.context.session.id:
+        return  # none, or this opening's own (the browser reconnects once when it opens one)
+    thread["steps"] = [step for step in thread.get("steps", []) if step["id"] not in earlier]
+    data_layer = get_data_layer()
+    for step_id in earlier:
+        if data_layer is not None:
+            try:
+                await data_layer.delete_step(step_id)
+            except Exception:
+                log.warning("could not delete an earlier resume offer", exc_info=True)
+    cl.user_session.set("srs_offer", {})
 
 
 # (browser session, run) pairs already offered: restoring the thread's mode makes the browser
@@ -460,17 +604,35 @@ async def offer_resume() -> None:
     async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
         node = await pending_resume(saver, run_key)
     if node:
-        await cl.Message(
+        offer = cl.Message(
             content=tr("resume_offer", node=node),
             actions=[cl.Action(name="srs_resume", payload={"run": run_key}, label=tr("resume"))],
-        ).send()
+        )
+        await offer.send()
+        cl.user_session.set("srs_offer", {"session": cl.context.session.id, "ids": [offer.id]})
+        await persist_thread_state()
 
 
 @cl.action_callback("srs_resume")
 async def on_resume_action(action: cl.Action) -> None:
     await action.remove()
     run_key = action.payload.get("run") or cl.user_session.get("srs_active_run")
-    await render_run(SrsRequest(user_input="(resumed)"), run_key, resume=True)
+    await run_as_task(lambda: render_run(SrsRequest(user_input="(resumed)"), run_key, resume=True))
+
+
+def system_name(description: str) -> str:
+    """The system a description is about, for the thread's name: its first clause, without
+    the usual lead-ins ("我们要做", "We want")."""
+    text = " ".join(description.split())
+    first = re.split(r"[：:。.;；!?！？\n]", text, maxsplit=1)[0].strip()
+    first = re.sub(
+        r"^(我们要做|我们想做|我们需要|我想做|请为|为|设计|做)|^(we want|we need|build|design)\s+",
+        "",
+        first,
+        flags=re.IGNORECASE,
+    ).strip()
+    first = first.split("，")[0].split(",")[0].strip() or text
+    return first[:40]
 
 
 SRS_MODE = ModeSpec(
@@ -484,6 +646,7 @@ SRS_MODE = ModeSpec(
     on_message=on_srs_message,
     on_start=on_srs_start,
     on_resume=on_srs_resume,
+    thread_title=lambda description: f"SRS · {system_name(description)}",
     starters=[
         StarterSpec(
             label={"zh": "在线商店 e-Store", "en": "An e-Store"},

@@ -31,7 +31,12 @@ from agents.team.society import AgentSociety
 from agents.team.store import EventStore
 from reqstudio.errors import describe_failure
 from ui.modes import ModeSpec, StarterSpec
-from ui.session import persist_thread_state, runtime, send_top_level, top_level_message
+from ui.session import (
+    persist_thread_state,
+    runtime,
+    send_notice,
+    top_level_message,
+)
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.team")
@@ -367,7 +372,7 @@ class TeamRunView:
 
 
 async def on_team_start() -> None:
-    await send_top_level(tr("intro"))
+    await send_notice(tr("intro"))
 
 
 async def on_team_message(message: cl.Message) -> None:

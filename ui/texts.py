@@ -41,6 +41,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "⟳ The answer broke off; trying again (try {attempt})…",
     },
     "stopped": {"zh": "⏹ 已停止生成，已保留收到的内容。", "en": "⏹ Stopped; what arrived is kept."},
+    "truncated": {
+        "zh": "（内置离线模型的回答上限为 {tokens} tokens，回答在此处截断。）",
+        "en": "(truncated at {tokens} tokens, the offline model's limit per answer)",
+    },
     "failed_kept": {
         "zh": "⚠️ {reason} 已保留收到的内容，可以重新发送。",
         "en": "⚠️ {reason} What arrived is kept; you can send again.",
@@ -59,6 +63,13 @@ def lang() -> str:
     except Exception:
         language = "en-US"
     return "zh" if language.lower().startswith("zh") else "en"
+
+
+def counted(number: int, noun: str, plural: str | None = None, zh_unit: str = "") -> str:
+    """`1 round`, `2 rounds` in English; in Chinese the number and `zh_unit` (no plural)."""
+    if lang() == "zh":
+        return f"{number} {zh_unit}".strip()
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
 class Catalog:

@@ -15,12 +15,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from agents.react.events import Language, say
 from agents.react.state import AgentConfig, ToolResult, Verdict
+from reqstudio.prompts import PROMPTS_DIR, prompt_exists
 
 
 @dataclass(frozen=True)
@@ -163,3 +166,59 @@ def find_repeated_call(
         if call_signature(call["name"], call.get("args") or {}) in done:
             return call
     return None
+
+
+# --- the app's own instructions given back as an answer --------------------------------------
+
+# The templates whose wording must never reach the user as an answer. A small model given the
+# hand-over ("No research results: ... Research notes: ...") may simply repeat it.
+INSTRUCTION_TEMPLATES = (
+    "agent/answer_user.md",
+    "agent/answer_system.md",
+    "agent/react_system.md",
+    "agent/react_system_small.md",
+)
+MIN_FRAGMENT_CHARS = 18
+_JINJA = re.compile(r"{%.*?%}|{{.*?}}|{#.*?#}", re.DOTALL)
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+@lru_cache(maxsize=1)
+def instruction_fragments() -> tuple[str, ...]:
+    """The literal wording of the agent's prompts: the text between template tags, cut at
+    line ends and sentence ends, long enough that an answer would not say it by chance."""
+    fragments: set[str] = set()
+    for name in INSTRUCTION_TEMPLATES:
+        if not prompt_exists(name):
+            continue
+        source = (PROMPTS_DIR / name).read_text(encoding="utf-8")
+        for literal in _JINJA.split(source):
+            for piece in re.split(r"\n|(?<=[.:;])\s", literal):
+                piece = _squash(piece.strip(" -*[]()"))
+                if len(piece) >= MIN_FRAGMENT_CHARS:
+                    fragments.add(piece)
+    return tuple(sorted(fragments))
+
+
+def echoes_instructions(answer: str) -> bool:
+    """True when the answer repeats the app's own instructions instead of answering: it opens
+    with their wording, or holds two of their sentences, or one long one."""
+    text = _squash(answer)
+    if not text:
+        return False
+    found = [fragment for fragment in instruction_fragments() if fragment in text]
+    return (
+        len(found) >= 2
+        or any(len(fragment) >= 30 for fragment in found)
+        or any(text.startswith(fragment) for fragment in found)
+    )
+
+
+def could_become_instructions(answer: str) -> bool:
+    """True while a streamed answer is still the start of one of the instructions' sentences
+    (so it is held back until it is clearly an answer)."""
+    text = _squash(answer)
+    return any(fragment.startswith(text) for fragment in instruction_fragments())

@@ -62,11 +62,17 @@ def _refuse(code: str, name: str, max_mb: float, problem_en: str, problem_zh: st
     )
 
 
+def display_name(name: str) -> str:
+    """Only a file's base name is ever shown: `../../evil.md` is `evil.md`."""
+    base = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].strip()
+    return base if base not in ("", ".", "..") else "file"
+
+
 def load_reference(path: Path, name: str | None = None, max_mb: float = 10) -> ReferenceDocument:
     """Read `path` as text. `name` is the name the user gave the file (uploads are often stored
     under another name); its extension decides the type."""
     path = Path(path)
-    name = name or path.name
+    name = display_name(name or path.name)
     suffix = Path(name).suffix.lower()
     kind = KINDS.get(suffix)
     if kind is None:

@@ -16,6 +16,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, Field
 
+from agents.srs.document_check import NotADocument
 from agents.srs.events import (
     DocumentReset,
     DocumentToken,
@@ -163,6 +164,13 @@ def _failure_messages(error: BaseException) -> tuple[str, str]:
             "ReqParse found no usable requirement (each needs an id and content) in the "
             "model's answer.",
             "ReqParse 未能从模型回答中解析出有效需求（每条需求都需要 id 和 content）。",
+        )
+    if isinstance(error, NotADocument):
+        return (
+            f"DocGenerate: the model's answer is not an SRS document ({error}), also after "
+            "another try; no srs.md was made.",
+            "DocGenerate：模型的回答不是 SRS 文档（例如只有标题和原始 JSON），重试后仍然如此，"
+            "因此没有生成 srs.md。",
         )
     if isinstance(error, EmptyDocument):
         return (

@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from reqstudio.calls import complete
+from reqstudio.calls import complete, retrying
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
 from reqstudio.usage import UsageTracker
@@ -39,6 +39,7 @@ METRICS: tuple[str, ...] = (
 )
 CATEGORIES: tuple[str, ...] = ("functional", "non_functional", "constraints")
 NOT_JSON_ERROR = "模型输出的不是有效JSON"
+OUT_OF_RANGE_ERROR = "模型给出的评分不在 0-1 范围内"
 RAW_PREVIEW_CHARS = 500
 
 _CODE_BLOCK = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
@@ -178,6 +179,53 @@ def calculate_comprehensive_score(result: dict[str, Any]) -> dict[str, float] | 
     }
 
 
+class InvalidEvaluation(ValueError):
+    """The answer reads as JSON but is not a valid evaluation (a score outside 0-1, a metric
+    that is not a number): asked again, never shown as a result."""
+
+    def __init__(self, problem: str, content: str, parse_method: str | None):
+        super().__init__(problem)
+        self.content = content
+        self.parse_method = parse_method
+
+
+def check_metrics(result: dict[str, Any]) -> None:
+    """Raise `InvalidEvaluation` unless the metrics the answer gives are numbers in 0..1."""
+    metrics = result.get("metrics")
+    if not isinstance(metrics, dict):
+        return  # no metrics at all: the seed returns such an object as it is
+    problems: list[str] = []
+    for name in METRICS:
+        if name in metrics:
+            problems += _range_problem(name, metrics[name])
+    by_category = metrics.get("by_category")
+    if isinstance(by_category, dict):
+        for name, value in by_category.items():
+            problems += _range_problem(f"by_category.{name}", value)
+    if problems:
+        raise InvalidEvaluation("; ".join(problems), "", result.get("parse_method"))
+
+
+def _range_problem(name: str, value: Any) -> list[str]:
+    number = _as_number(value)
+    if number is None:
+        return [f"{name}={value!r} is not a number"]
+    if not 0.0 <= number <= 1.0:
+        return [f"{name}={number:g} is outside 0-1"]
+    return []
+
+
+def out_of_range_error(error: InvalidEvaluation) -> dict[str, Any]:
+    """The seed's error object, for an answer that stayed invalid after every re-ask."""
+    return {
+        "error": OUT_OF_RANGE_ERROR,
+        "problem": str(error),
+        "raw_output": error.content[:RAW_PREVIEW_CHARS],
+        "raw_output_length": len(error.content),
+        "parse_method": error.parse_method,
+    }
+
+
 async def evaluate_srs(
     reference: str,
     candidate: str,
@@ -185,18 +233,41 @@ async def evaluate_srs(
     tracker: UsageTracker | None = None,
 ) -> dict[str, Any]:
     """Score `candidate` against `reference`. Model: OPENAI_EVALUATION_MODEL, else
-    OPENAI_MODEL (role "evaluation", temperature 0.2 by default, six tries: 2/4/8/16/32 s)."""
+    OPENAI_MODEL (role "evaluation", temperature 0.2 by default, six tries: 2/4/8/16/32 s).
+
+    Scores outside 0-1 make the answer invalid: it is asked again (policy
+    "evaluation_answer"), then the seed's error object is returned, never a result."""
     callbacks = [tracker] if tracker is not None else []
     model = factory.for_role("evaluation", callbacks=callbacks)
     response_format = factory.response_format(EvaluationAnswer)
     if response_format is not None:
         model = model.bind(response_format=response_format)
     prompt = render_prompt("srs/evaluation.md", standard_srs=reference, evaluated_srs=candidate)
-    reply = await complete(
-        model, [HumanMessage(prompt)], policy=factory.policy("evaluation"), label="evaluation"
-    )
-    content = reply.content if isinstance(reply.content, str) else str(reply.content)
-    result = parse_evaluation_output(content)
+
+    async def ask() -> dict[str, Any]:
+        reply = await complete(
+            model, [HumanMessage(prompt)], policy=factory.policy("evaluation"), label="evaluation"
+        )
+        content = reply.content if isinstance(reply.content, str) else str(reply.content)
+        result = parse_evaluation_output(content)
+        try:
+            check_metrics(result)
+        except InvalidEvaluation as error:
+            error.content = content
+            raise
+        return result
+
+    try:
+        async for attempt in retrying(
+            factory.policy("evaluation_answer"),
+            "evaluation answer",
+            None,
+            lambda error: isinstance(error, InvalidEvaluation),
+        ):
+            with attempt:
+                result = await ask()
+    except InvalidEvaluation as error:
+        result = out_of_range_error(error)
     composites = calculate_comprehensive_score(result)
     if composites:
         result.update(composites)

@@ -161,8 +161,12 @@ def write_csv(rows: Iterable[dict[str, Any]], path: Path) -> None:
 
 
 def _mean(values: list[Any]) -> str:
+    """A plain number: token counts whole (never `3.591e+04`), scores and seconds to 4 digits."""
     numbers = [float(v) for v in values if v not in ("", None)]
-    return f"{sum(numbers) / len(numbers):.4g}" if numbers else "-"
+    if not numbers:
+        return "-"
+    mean = sum(numbers) / len(numbers)
+    return f"{mean:.0f}" if abs(mean) >= 100 else f"{mean:.4g}"
 
 
 def means_table(rows: Sequence[dict[str, Any]], ablations: Sequence[Ablation]) -> str:

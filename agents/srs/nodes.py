@@ -18,6 +18,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
+from agents.srs.document_check import NotADocument, document_problem
 from agents.srs.state import (
     ONE_LINE_PATTERN,
     AgentName,
@@ -28,7 +29,7 @@ from agents.srs.state import (
     ScoreList,
     SrsContext,
 )
-from reqstudio.calls import complete_text
+from reqstudio.calls import complete_text, retrying
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
 from reqstudio.settings import ModelRole
@@ -468,17 +469,31 @@ async def doc_generate(state: GraphState, runtime: Runtime[SrsContext]) -> dict[
         errors.append("length: continued")
         runtime.stream_writer({"type": "document_continued", "count": count})
 
-    document = await complete_text(
-        model,
-        messages,
-        policy=ctx.factory.policy("DocGenerate"),
-        on_token=show,
-        on_retry=start_again,
-        on_continue=continue_after_length,
-        label="DocGenerate",
-    )
-    if not document.strip():
-        raise EmptyDocument("DocGenerate: the model's answer was empty")
+    async def write_document() -> str:
+        document = await complete_text(
+            model,
+            messages,
+            policy=ctx.factory.policy("DocGenerate"),
+            on_token=show,
+            on_retry=start_again,
+            on_continue=continue_after_length,
+            label="DocGenerate",
+        )
+        if not document.strip():
+            raise EmptyDocument("DocGenerate: the model's answer was empty")
+        problem = document_problem(document)
+        if problem:
+            raise NotADocument(problem)
+        return document
+
+    async for attempt in retrying(
+        ctx.factory.policy("DocGenerate_document"),
+        "DocGenerate document",
+        start_again,
+        lambda error: isinstance(error, NotADocument),
+    ):
+        with attempt:
+            document = await write_document()
     # Seed: raw_output is None here because the document was streamed; it is in srs_output.
     entry = interaction_log(
         iteration=state["iteration"],

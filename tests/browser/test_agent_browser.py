@@ -80,15 +80,15 @@ def test_agent_mode_shows_each_step_and_statistics(
     expect(page.get_by_text("现在的 UTC 时间已由 time 工具给出 [1]。")).to_be_visible(
         timeout=60_000
     )
-    expect(page.get_by_text("切换到回答生成阶段", exact=False)).to_be_visible()
+    expect(page.get_by_text("🔁 切换到回答生成阶段", exact=False)).to_be_visible()
     page.get_by_text("思考 · 第 1 轮", exact=False).first.click()
     expect(page.get_by_text("推理：用户想知道此刻的 UTC 时间", exact=False).first).to_be_visible()
     expect(page.get_by_text("MCP · get_current_time", exact=False)).to_be_visible()
-    search_step = page.get_by_text(re.compile(r"搜索\s*$")).first
+    search_step = page.get_by_text(re.compile(r"搜索 · 完成$")).first
     expect(search_step).to_be_visible()
     search_step.click()
     expect(page.get_by_text('"query": "UTC 时间 标准"', exact=False).first).to_be_visible()
-    results_step = page.get_by_text(re.compile(r"搜索结果\s*$")).first
+    results_step = page.get_by_text(re.compile(r"搜索结果 · 完成$")).first
     results_step.click()
     expect(page.get_by_text("找到 5 条结果", exact=False).first).to_be_visible()
     expect(page.get_by_text("UTC 时间 标准 — source 1", exact=False).first).to_be_visible()

@@ -65,7 +65,7 @@ def test_srs_mode_end_to_end(
     expect(page.get_by_text("本文档描述 e-Store 的需求。")).to_be_visible()
     expect(page.get_by_text("2 轮 · 2 条需求 · 冻结 2 · 移除 0", exact=False)).to_be_visible()
 
-    expect(page.get_by_text(re.compile(r"ReqParse\s*$"))).to_be_visible()  # no round number
+    expect(page.get_by_text(re.compile(r"ReqParse · 完成$"))).to_be_visible()  # no round
     step = page.get_by_text("ReqClarify · 第 1 轮")
     expect(step).to_be_visible()
     step.click()
@@ -78,10 +78,15 @@ def test_srs_mode_end_to_end(
     downloaded = Path(download_info.value.path()).read_text(encoding="utf-8")
     assert downloaded == SRS
 
-    page.get_by_role("button", name="评估 / Evaluate").click()
-    weighted = page.get_by_text("Comprehensive_Score_Weighted")
+    page.get_by_role("button", name="评估", exact=True).click()
+    weighted = page.get_by_text("综合得分（加权）")
     expect(weighted).to_be_visible(timeout=30_000)
-    expect(page.get_by_role("cell", name="0.5000").first).to_be_visible()
+    expect(
+        page.get_by_role("cell", name="综合得分（加权） Comprehensive_Score_Weighted")
+    ).to_be_visible()
+    expect(page.get_by_role("cell", name="覆盖率 coverage")).to_be_visible()
+    expect(page.get_by_role("cell", name="0.50", exact=True).first).to_be_visible()
+    expect(page.get_by_text(re.compile(r"评估 · 完成$"))).to_be_visible()
     weighted.scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "srs-evaluation-zh-CN.png")
     assert llm_server.pending == 0
@@ -163,7 +168,7 @@ def test_srs_model_answering_garbage_fails_clearly_and_app_goes_on(
         f"SRS 生成失败：模型多次返回无法解析的 JSON（{tries} 次尝试）", exact=False
     )
     expect(failure).to_be_visible(timeout=60_000)
-    step = page.get_by_text(re.compile(r"ReqParse\s*$"))
+    step = page.get_by_text(re.compile(r"ReqParse · 失败$"))
     assert step.bounding_box()["y"] < failure.bounding_box()["y"]  # reads top to bottom
     page.screenshot(path=output_dir / "srs-model-garbage.png")
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from agents.chat import ChatEngine, ChatMemory
+from reqstudio.llm import Endpoint, ModelFactory, embedded_max_tokens
 from reqstudio.local_model import server_environment
 from reqstudio.runtime import AppRuntime
 from reqstudio.settings import load_settings
@@ -124,3 +126,38 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has stopped running
+
+
+@pytest.mark.browser
+def test_stop_ends_generation_at_the_model_server_and_the_next_message_is_answered(
+    browser: Browser, tmp_path: Path, output_dir: Path
+):
+    app = AppProcess(tmp_path / "data").start()
+    model_log = tmp_path / "data" / "embedded-model.log"
+    try:
+        page = open_page(browser, app.url)
+        expect(page.get_by_text("离线小模型", exact=False)).to_be_visible()
+        send(page, "请写一篇很长的文章，介绍图书馆借阅系统的所有功能，越详细越好。")
+        expect(page.locator("#stop-button")).to_be_visible()
+        page.wait_for_timeout(2_000)  # the user lets it run for two seconds, then stops it
+        page.locator("#stop-button").click()
+        expect(page.get_by_text("已停止生成", exact=False)).to_be_visible()
+        expect(page.get_by_text("Task manually stopped.")).to_have_count(0)
+        send(page, "Say hello in one short sentence.")
+        # the second answer ends with its statistics line, like the first (stopped) one
+        expect(page.get_by_text(re.compile(r"\d+\.\d 秒"))).to_have_count(2, timeout=30_000)
+        page.screenshot(path=output_dir / "chat-offline-stop-then-answer.png")
+    finally:
+        app.stop()
+    # the model server saw the client go away, so it stopped generating the first answer
+    assert "Disconnected from client" in model_log.read_text(errors="replace")
+
+
+def test_embedded_answers_are_bounded_and_sampled_against_loops(tmp_path: Path):
+    settings = load_settings(REQSTUDIO_DATA_DIR=str(tmp_path))
+    factory = ModelFactory(settings, Endpoint("http://127.0.0.1:9/v1", "none", "m", embedded=True))
+    body = factory.for_role("chat").extra_body
+    assert body["max_tokens"] == embedded_max_tokens("chat") <= 1024
+    assert body["repeat_penalty"] > 1.1 and body["frequency_penalty"] > 0
+    assert factory.for_role("ReqParse").extra_body["max_tokens"] > 0
+    assert "repeat_penalty" not in factory.for_role("ReqParse").extra_body  # grammar-bound JSON
