@@ -14,6 +14,7 @@ import sys
 import chainlit as cl
 
 from reqstudio.local_model import EmbeddedModelUnavailable
+from reqstudio.persistence import prepare_checkpoints
 from reqstudio.runtime import AppRuntime, ensure_auth_secret
 from reqstudio.settings import SettingsError, get_settings
 from ui.agent import AGENT_MODE, close_agent_session, on_mcp_connect, on_mcp_disconnect
@@ -22,12 +23,14 @@ from ui.history import HistoryDataLayer, create_schema
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.rewrite import REWRITE_MODE
 from ui.session import (
+    history_failures,
     persist_thread_state,
     runtime,
     send_top_level,
     set_runtime,
     set_startup_problem,
     startup_problem,
+    warn_if_history_failed,
 )
 from ui.srs import SRS_MODE
 from ui.team import TEAM_MODE
@@ -52,6 +55,7 @@ register_mode(REWRITE_MODE)
 async def start_app() -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     await create_schema(settings.resolved_database_url)
+    await prepare_checkpoints(settings)
     try:
         await asyncio.to_thread(runtime().start)
     except EmbeddedModelUnavailable as error:
@@ -127,5 +131,7 @@ async def route_message(message: cl.Message) -> None:
     if startup_problem():
         await cl.Message(content=t("no_model", problem=startup_problem())).send()
         return
+    failures = history_failures()
     await current_mode().on_message(message)
     await persist_thread_state()
+    await warn_if_history_failed(failures, t("history_unavailable"))

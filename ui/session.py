@@ -55,6 +55,20 @@ async def persist_thread_state() -> None:
         log.exception("could not save thread state")
 
 
+def history_failures() -> int:
+    """How many history statements have failed so far (0 without our data layer)."""
+    return getattr(get_data_layer(), "failures", 0)
+
+
+async def warn_if_history_failed(before: int, text: str) -> None:
+    """Tell the user when saving this turn's history failed (the database went away).
+
+    The notice itself cannot be saved either; it is only shown."""
+    if history_failures() > before:
+        log.warning("history database unavailable; a turn was not saved")
+        await send_top_level(text)
+
+
 # Chainlit nests what a handler sends under the handler's run, and the browser drops or
 # reorders such children (messages sent in on_chat_start vanish after the first user
 # message; steps show after the message of the run). Top-level items read top to bottom.
