@@ -14,12 +14,14 @@ import sys
 import chainlit as cl
 
 from reqstudio.local_model import EmbeddedModelUnavailable
+from reqstudio.loop_monitor import LoopLagMonitor
 from reqstudio.persistence import prepare_checkpoints
 from reqstudio.runtime import AppRuntime, ensure_auth_secret
 from reqstudio.settings import SettingsError, get_settings
 from ui.agent import AGENT_MODE, close_agent_session, on_mcp_connect, on_mcp_disconnect
 from ui.chat import CHAT_MODE
 from ui.history import HistoryDataLayer, create_schema
+from ui.lag_route import expose_loop_lag
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.rewrite import REWRITE_MODE
 from ui.session import (
@@ -51,8 +53,17 @@ register_mode(TEAM_MODE)
 register_mode(REWRITE_MODE)
 
 
+# Opt-in (REQSTUDIO_LOOP_MONITOR=1): how long the event loop was ever blocked, for the load
+# benchmark; served at /reqstudio/loop-lag.
+loop_monitor = LoopLagMonitor()
+if settings.loop_monitor:
+    expose_loop_lag(loop_monitor)
+
+
 @cl.on_app_startup
 async def start_app() -> None:
+    if settings.loop_monitor:
+        loop_monitor.start()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     await create_schema(settings.resolved_database_url)
     await prepare_checkpoints(settings)

@@ -149,6 +149,9 @@ class Settings(BaseSettings):
     local_model_threads: int = Field(
         default=2, ge=1, le=64, validation_alias=AliasChoices("REQSTUDIO_LOCAL_MODEL_THREADS")
     )
+    loop_monitor: bool = Field(
+        default=False, validation_alias=AliasChoices("REQSTUDIO_LOOP_MONITOR")
+    )
     srs_max_iterations: int = Field(
         default=5, ge=1, le=20, validation_alias=AliasChoices("SRS_MAX_ITERATIONS")
     )

@@ -1,0 +1,60 @@
+"""An opt-in event-loop lag monitor (`REQSTUDIO_LOOP_MONITOR=1`): a task that asks to wake up
+every `interval` seconds and records how late it woke. A late wake-up is a stall: something
+ran on the loop without yielding (parsing, file reading, logging, a blocking driver call).
+
+The app exposes the figures at `GET /reqstudio/loop-lag` (and `?reset=1` to start afresh)
+while the monitor is on; it logs every stall over `warn_ms`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+log = logging.getLogger("reqstudio.loop")
+
+
+@dataclass
+class LoopLagMonitor:
+    interval: float = 0.01
+    warn_ms: float = 100.0
+    max_ms: float = 0.0
+    samples: int = 0
+    stalls_over_warn: int = 0
+    total_ms: float = 0.0
+    _task: asyncio.Task | None = field(default=None, repr=False)
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="loop-lag")
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    def reset(self) -> None:
+        self.max_ms = self.total_ms = 0.0
+        self.samples = self.stalls_over_warn = 0
+
+    def snapshot(self) -> dict[str, float]:
+        return {
+            "max_ms": round(self.max_ms, 1),
+            "mean_ms": round(self.total_ms / self.samples, 2) if self.samples else 0.0,
+            "samples": self.samples,
+            "stalls_over_warn": self.stalls_over_warn,
+            "warn_ms": self.warn_ms,
+        }
+
+    async def _run(self) -> None:
+        while True:
+            asked = time.perf_counter()
+            await asyncio.sleep(self.interval)
+            late_ms = max(0.0, (time.perf_counter() - asked - self.interval) * 1000)
+            self.samples += 1
+            self.total_ms += late_ms
+            self.max_ms = max(self.max_ms, late_ms)
+            if late_ms > self.warn_ms:
+                self.stalls_over_warn += 1
+                log.warning("event loop stalled for %.0f ms", late_ms)
