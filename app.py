@@ -16,7 +16,7 @@ import chainlit as cl
 from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.loop_monitor import LoopLagMonitor
 from reqstudio.persistence import prepare_checkpoints
-from reqstudio.runtime import AppRuntime, ensure_auth_secret
+from reqstudio.runtime import AppRuntime, ensure_auth_secret, freeze_startup_heap
 from reqstudio.settings import SettingsError, get_settings
 from ui.agent import AGENT_MODE, close_agent_session, on_mcp_connect, on_mcp_disconnect
 from ui.chat import CHAT_MODE
@@ -56,14 +56,14 @@ register_mode(REWRITE_MODE)
 # Opt-in (REQSTUDIO_LOOP_MONITOR=1): how long the event loop was ever blocked, for the load
 # benchmark; served at /reqstudio/loop-lag.
 loop_monitor = LoopLagMonitor()
-if settings.loop_monitor:
+if settings.loop_monitor != "0":
     expose_loop_lag(loop_monitor)
 
 
 @cl.on_app_startup
 async def start_app() -> None:
-    if settings.loop_monitor:
-        loop_monitor.start()
+    if settings.loop_monitor != "0":
+        loop_monitor.start(trace=settings.loop_monitor == "trace")
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     await create_schema(settings.resolved_database_url)
     await prepare_checkpoints(settings)
@@ -73,6 +73,7 @@ async def start_app() -> None:
         # Keep serving: every chat explains what is missing instead of a dead page.
         logging.getLogger("reqstudio").error("offline model unavailable: %s", error)
         set_startup_problem(str(error))
+    freeze_startup_heap()
 
 
 @cl.on_app_shutdown

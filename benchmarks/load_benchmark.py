@@ -120,19 +120,16 @@ class Session:
         self.mode = mode
         self.id = str(uuid.uuid4())
         self.sio = socketio.AsyncClient(reconnection=False)
-        self.task_ends = asyncio.Queue()
+        self.changed = asyncio.Event()  # set on every message event (no polling)
         self.messages: dict[str, str] = {}
         self.errors: list[str] = []
-        self.sio.on("task_end", self._task_end)
         self.sio.on("new_message", self._message)
         self.sio.on("update_message", self._message)
         self.sio.on("ask", self._ask)
 
-    async def _task_end(self, data=None) -> None:
-        await self.task_ends.put(time.perf_counter())
-
     async def _message(self, step: dict) -> None:
         self.messages[step["id"]] = step.get("output") or ""
+        self.changed.set()
         if step.get("isError") and step.get("type") == "assistant_message":
             self.errors.append(step.get("output", "")[:200])
 
@@ -160,11 +157,15 @@ class Session:
         await self.until(lambda: any("mode is on" in text for text in self.messages.values()))
 
     async def until(self, condition, timeout: float = 300.0) -> None:
-        deadline = time.perf_counter() + timeout
-        while not condition():
-            if time.perf_counter() > deadline:
-                raise TimeoutError(f"{self.user.name}/{self.mode}: condition not reached")
-            await asyncio.sleep(0.02)
+        async def wait() -> None:
+            while not condition():
+                self.changed.clear()
+                await self.changed.wait()
+
+        try:
+            await asyncio.wait_for(wait(), timeout)
+        except TimeoutError:
+            raise TimeoutError(f"{self.user.name}/{self.mode}: condition not reached") from None
 
     async def send(self, text: str, done, timeout: float = 300.0) -> None:
         """Send a message as the composer does and wait until `done(messages)` holds."""
@@ -210,6 +211,35 @@ async def one_user(base_url: str, name: str, start: asyncio.Event) -> UserResult
     return result
 
 
+PROBE = """
+import asyncio, sys, time
+async def main():
+    worst = 0.0
+    while True:
+        asked = time.perf_counter()
+        await asyncio.sleep(0.01)
+        worst = max(worst, (time.perf_counter() - asked - 0.01) * 1000)
+        print(f"{worst:.1f}", flush=True)
+asyncio.run(main())
+"""
+
+
+class IdleProbe:
+    """A control: an idle event loop in its own process, measured the same way as the app's.
+    Its longest stall is what the machine's scheduler alone costs (other load on the cores)."""
+
+    def __enter__(self) -> IdleProbe:
+        self.process = subprocess.Popen([sys.executable, "-c", PROBE], stdout=subprocess.PIPE,
+                                        text=True)  # fmt: skip
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.terminate()
+        out, _ = self.process.communicate(timeout=10)
+        lines = out.split()
+        self.max_ms = float(lines[-1]) if lines else float("nan")
+
+
 class MemoryWatch:
     def __init__(self, pid: int):
         self.process = psutil.Process(pid)
@@ -236,15 +266,17 @@ async def run_level(base_url: str, llm_url: str, users: int, latency: float, pid
         await http.post(f"{llm_url}/_reset")
         await http.post(f"{llm_url}/_script", json={"replies": replies_for(users, latency)})
         await http.get(f"{base_url}/reqstudio/loop-lag", params={"reset": 1})
+        cpu_before = sum(psutil.Process(pid).cpu_times()[:2])
         start = asyncio.Event()
         names = [f"user{n:02d}" for n in range(1, users + 1)]
         tasks = [asyncio.create_task(one_user(base_url, name, start)) for name in names]
         began = time.perf_counter()
-        with MemoryWatch(pid) as memory:
+        with MemoryWatch(pid) as memory, IdleProbe() as probe:
             start.set()
             results = await asyncio.gather(*tasks)
         total = time.perf_counter() - began
         lag = (await http.get(f"{base_url}/reqstudio/loop-lag")).json()
+        cpu = sum(psutil.Process(pid).cpu_times()[:2]) - cpu_before
     times = [r.seconds for r in results]
     errors = [e for r in results for e in r.errors]
     return {
@@ -254,6 +286,10 @@ async def run_level(base_url: str, llm_url: str, users: int, latency: float, pid
         "total": total,
         "max_stall_ms": lag["max_ms"],
         "stalls_over_100ms": lag["stalls_over_warn"],
+        "gc_max_ms": lag["gc_max_ms"],
+        "idle_probe_ms": probe.max_ms,
+        "cpu_per_user": cpu / users,
+        "cpu_share": cpu / total,
         "errors": errors,
         "rss_mb": memory.peak / 2**20,
     }
@@ -305,7 +341,7 @@ async def main_async(args: argparse.Namespace) -> list[dict]:
         "OPENAI_TIMEOUT": "120",
         "REQSTUDIO_DATA_DIR": str(work / "data"),
         "REQSTUDIO_USERS": users,
-        "REQSTUDIO_LOOP_MONITOR": "1",
+        "REQSTUDIO_LOOP_MONITOR": "trace" if args.trace else "1",
         "SRS_MAX_ITERATIONS": "1",
         "PYTHONUNBUFFERED": "1",
     }
@@ -326,7 +362,8 @@ async def main_async(args: argparse.Namespace) -> list[dict]:
             rows.append(row)
             print(
                 f"N={users}: mean {row['mean']:.2f}s slowest {row['slowest']:.2f}s "
-                f"stall {row['max_stall_ms']:.0f}ms errors {len(row['errors'])} "
+                f"stall {row['max_stall_ms']:.0f}ms gc {row['gc_max_ms']:.0f}ms "
+                f"idle probe {row['idle_probe_ms']:.0f}ms errors {len(row['errors'])} "
                 f"rss {row['rss_mb']:.0f}MB",
                 flush=True,
             )
@@ -343,15 +380,18 @@ def table(rows: list[dict]) -> str:
     alone = rows[0]["mean"] if rows and rows[0]["users"] == 1 else None
     lines = [
         "| users | mean s / user | slowest s | × one user alone | longest loop stall ms "
-        "| stalls > 100 ms | errors | peak RSS MB |",
-        "|---|---|---|---|---|---|---|---|",
+        "| stalls > 100 ms | longest GC ms | idle probe's longest stall ms | errors "
+        "| peak RSS MB | app CPU s / user | app CPU busy |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         ratio = f"{row['mean'] / alone:.2f}" if alone else "-"
         lines.append(
             f"| {row['users']} | {row['mean']:.2f} | {row['slowest']:.2f} | {ratio} "
             f"| {row['max_stall_ms']:.0f} | {row['stalls_over_100ms']} "
-            f"| {len(row['errors'])} | {row['rss_mb']:.0f} |"
+            f"| {row['gc_max_ms']:.0f} | {row['idle_probe_ms']:.0f} "
+            f"| {len(row['errors'])} | {row['rss_mb']:.0f} | {row['cpu_per_user']:.2f} "
+            f"| {row['cpu_share']:.0%} |"
         )
     return "\n".join(lines)
 
@@ -361,8 +401,13 @@ def main() -> None:
     parser.add_argument("--users", default="1,10,20,50")
     parser.add_argument("--latency", type=float, default=0.5, help="model latency, seconds")
     parser.add_argument("--database-url", default=None, help="REQSTUDIO_DATABASE_URL")
+    parser.add_argument(
+        "--trace", action="store_true", help="asyncio debug mode in the app: log slow callbacks"
+    )
     args = parser.parse_args()
     rows = asyncio.run(main_async(args))
+    if args.trace:
+        return  # debug mode slows the app: no results written
     store = "PostgreSQL" if args.database_url else "SQLite"
     report = (
         f"# Load benchmark ({date.today().isoformat()})\n\n"

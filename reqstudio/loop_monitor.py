@@ -8,6 +8,7 @@ while the monitor is on; it logs every stall over `warn_ms`."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 from dataclasses import dataclass, field
@@ -23,19 +24,39 @@ class LoopLagMonitor:
     samples: int = 0
     stalls_over_warn: int = 0
     total_ms: float = 0.0
+    gc_max_ms: float = 0.0  # the longest garbage collection, which also stops the loop
+    gc_total_ms: float = 0.0
     _task: asyncio.Task | None = field(default=None, repr=False)
+    _gc_started: float = field(default=0.0, repr=False)
 
-    def start(self) -> None:
+    def start(self, *, trace: bool = False) -> None:
+        """`trace`: asyncio debug mode too, which logs each callback that ran over `warn_ms`
+        (slower; for finding what blocks, not for measuring)."""
+        loop = asyncio.get_running_loop()
+        if trace:
+            loop.set_debug(True)
+            loop.slow_callback_duration = self.warn_ms / 1000
+            logging.getLogger("asyncio").setLevel(logging.WARNING)
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="loop-lag")
+            self._task = loop.create_task(self._run(), name="loop-lag")
+            gc.callbacks.append(self._gc)
+
+    def _gc(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        elif self._gc_started:
+            took = (time.perf_counter() - self._gc_started) * 1000
+            self.gc_max_ms = max(self.gc_max_ms, took)
+            self.gc_total_ms += took
 
     def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
             self._task = None
+            gc.callbacks.remove(self._gc)
 
     def reset(self) -> None:
-        self.max_ms = self.total_ms = 0.0
+        self.max_ms = self.total_ms = self.gc_max_ms = self.gc_total_ms = 0.0
         self.samples = self.stalls_over_warn = 0
 
     def snapshot(self) -> dict[str, float]:
@@ -45,6 +66,8 @@ class LoopLagMonitor:
             "samples": self.samples,
             "stalls_over_warn": self.stalls_over_warn,
             "warn_ms": self.warn_ms,
+            "gc_max_ms": round(self.gc_max_ms, 1),
+            "gc_total_ms": round(self.gc_total_ms, 1),
         }
 
     async def _run(self) -> None:

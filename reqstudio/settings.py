@@ -149,8 +149,8 @@ class Settings(BaseSettings):
     local_model_threads: int = Field(
         default=2, ge=1, le=64, validation_alias=AliasChoices("REQSTUDIO_LOCAL_MODEL_THREADS")
     )
-    loop_monitor: bool = Field(
-        default=False, validation_alias=AliasChoices("REQSTUDIO_LOOP_MONITOR")
+    loop_monitor: Literal["0", "1", "trace"] = Field(
+        default="0", validation_alias=AliasChoices("REQSTUDIO_LOOP_MONITOR")
     )
     srs_max_iterations: int = Field(
         default=5, ge=1, le=20, validation_alias=AliasChoices("SRS_MAX_ITERATIONS")

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
-from sqlalchemy import inspect, text
+from sqlalchemy import event, inspect, text
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from sqlalchemy.orm import sessionmaker
 
@@ -85,6 +85,17 @@ async def create_schema(database_url: str) -> None:
         await engine.dispose()
 
 
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    """WAL: readers never wait for the writer; NORMAL: a commit survives an app crash without
+    an fsync per statement (every streamed message is several statements; with the default
+    journal, users' writes queued behind each other's fsyncs)."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
 def _decode_json_list(value: Any) -> Any:
     if isinstance(value, str) and value.startswith("["):
         try:
@@ -102,6 +113,8 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         super().__init__(conninfo, **kwargs)
         # Connections in the pool die when the database restarts: test each one on checkout.
         self.engine = create_async_engine(conninfo, pool_pre_ping=True)
+        if not is_postgres(conninfo):
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self.async_session = sessionmaker(
             bind=self.engine, expire_on_commit=False, class_=AsyncSession
         )
