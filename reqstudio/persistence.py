@@ -70,6 +70,9 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(str(checkpoint_file(settings))) as saver:
+            # WAL (the saver sets it) + NORMAL: a saved node survives an app crash without an
+            # fsync per checkpoint, which made concurrent users' runs queue behind each other
+            await saver.conn.execute("PRAGMA synchronous=NORMAL")
             yield saver
 
 
