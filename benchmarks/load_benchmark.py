@@ -402,12 +402,12 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.5, help="model latency, seconds")
     parser.add_argument("--database-url", default=None, help="REQSTUDIO_DATABASE_URL")
     parser.add_argument(
-        "--trace", action="store_true", help="asyncio debug mode in the app: log slow callbacks"
+        "--trace", action="store_true", help="the app logs the loop thread's stack at each stall"
     )
     args = parser.parse_args()
     rows = asyncio.run(main_async(args))
     if args.trace:
-        return  # debug mode slows the app: no results written
+        return  # a diagnosis run: the stacks are in the app's log; no results written
     store = "PostgreSQL" if args.database_url else "SQLite"
     report = (
         f"# Load benchmark ({date.today().isoformat()})\n\n"

@@ -10,7 +10,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import sys
+import threading
 import time
+import traceback
 from dataclasses import dataclass, field
 
 log = logging.getLogger("reqstudio.loop")
@@ -28,15 +31,35 @@ class LoopLagMonitor:
     gc_total_ms: float = 0.0
     _task: asyncio.Task | None = field(default=None, repr=False)
     _gc_started: float = field(default=0.0, repr=False)
+    _last_tick: float = field(default=0.0, repr=False)
+    _watchdog: threading.Thread | None = field(default=None, repr=False)
+    _stopped: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def _watch(self, loop_thread: int) -> None:
+        reported_tick = 0.0
+        while not self._stopped.wait(self.interval):
+            tick = self._last_tick
+            late_ms = (time.perf_counter() - tick - self.interval) * 1000
+            if late_ms > self.warn_ms and tick != reported_tick:
+                reported_tick = tick
+                frame = sys._current_frames().get(loop_thread)
+                where = "".join(traceback.format_stack(frame, limit=14)) if frame else "?"
+                log.warning("event loop late by %.0f ms so far, in:\n%s", late_ms, where)
 
     def start(self, *, trace: bool = False) -> None:
-        """`trace`: asyncio debug mode too, which logs each callback that ran over `warn_ms`
-        (slower; for finding what blocks, not for measuring)."""
+        """`trace`: a watchdog thread also logs the loop thread's stack whenever the loop has
+        not woken for `warn_ms`: the code that blocks it, or `select` when nothing did and the
+        process simply was not scheduled. (asyncio's own debug mode cannot tell: Chainlit
+        patches the loop with nest_asyncio, whose loop step does not time callbacks.)"""
         loop = asyncio.get_running_loop()
-        if trace:
-            loop.set_debug(True)
-            loop.slow_callback_duration = self.warn_ms / 1000
-            logging.getLogger("asyncio").setLevel(logging.WARNING)
+        self._last_tick = time.perf_counter()
+        self._stopped.clear()
+        if trace and self._watchdog is None:
+            self._watchdog = threading.Thread(
+                target=self._watch, args=(threading.get_ident(),), daemon=True,
+                name="loop-lag-watchdog",
+            )  # fmt: skip
+            self._watchdog.start()
         if self._task is None:
             self._task = loop.create_task(self._run(), name="loop-lag")
             gc.callbacks.append(self._gc)
@@ -50,6 +73,10 @@ class LoopLagMonitor:
             self.gc_total_ms += took
 
     def stop(self) -> None:
+        self._stopped.set()
+        if self._watchdog is not None:
+            self._watchdog.join(timeout=1)
+            self._watchdog = None
         if self._task is not None:
             self._task.cancel()
             self._task = None
@@ -74,7 +101,8 @@ class LoopLagMonitor:
         while True:
             asked = time.perf_counter()
             await asyncio.sleep(self.interval)
-            late_ms = max(0.0, (time.perf_counter() - asked - self.interval) * 1000)
+            self._last_tick = now = time.perf_counter()
+            late_ms = max(0.0, (now - asked - self.interval) * 1000)
             self.samples += 1
             self.total_ms += late_ms
             self.max_ms = max(self.max_ms, late_ms)
