@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import importlib.metadata
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -43,6 +45,16 @@ def server_environment() -> dict[str, str]:
         for name, value in os.environ.items()
         if name in _PASSED_ENV or name.startswith("LC_")
     }
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
+    """Linux: the model server gets SIGTERM when the process that started it dies, even by
+    SIGKILL (atexit does not run then), so a killed app or CLI leaves no server behind."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 def find_model_file() -> Path:
@@ -111,7 +123,11 @@ class EmbeddedModelServer:
         ]  # fmt: skip
         output = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
         self._process = subprocess.Popen(
-            command, stdout=output, stderr=subprocess.STDOUT, env=server_environment()
+            command,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env=server_environment(),
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
         atexit.register(self.stop)
         deadline = time.monotonic() + ready_timeout

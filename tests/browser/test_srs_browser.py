@@ -152,13 +152,16 @@ def test_srs_stop_then_resume_after_restart(
 def test_srs_model_answering_garbage_fails_clearly_and_app_goes_on(
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
-    llm_server.script(*[Reply(content="抱歉，我无法列出需求。", match=PARSE) for _ in range(3)])
+    tries = int(provider_env(llm_server)["OPENAI_MAX_RETRIES"]) + 1  # the app's retry policy
+    llm_server.script(*[Reply(content="抱歉，我无法列出需求。", match=PARSE) for _ in range(tries)])
     page = open_page(browser, app.url, "zh-CN")
     switch_mode(page, "SRS 生成")
     expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
     page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
     send(page, "一个网上书店。")
-    failure = page.get_by_text("SRS 生成失败：模型多次返回无法解析的 JSON（3 次尝试）", exact=False)
+    failure = page.get_by_text(
+        f"SRS 生成失败：模型多次返回无法解析的 JSON（{tries} 次尝试）", exact=False
+    )
     expect(failure).to_be_visible(timeout=60_000)
     step = page.get_by_text(re.compile(r"ReqParse\s*$"))
     assert step.bounding_box()["y"] < failure.bounding_box()["y"]  # reads top to bottom

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect
 
 from agents.chat import ChatEngine, ChatMemory
+from reqstudio.local_model import server_environment
 from reqstudio.runtime import AppRuntime
 from reqstudio.settings import load_settings
 from reqstudio.usage import UsageTracker
@@ -79,3 +83,44 @@ def test_app_explains_when_the_offline_model_cannot_start(
     finally:
         app.stop()
     assert "offline model unavailable" in app.log()
+
+
+def test_a_killed_owner_leaves_no_model_server_behind(tmp_path: Path):
+    # A CLI or app killed outright (SIGKILL: no atexit) must not leave llama.cpp burning CPU.
+    pid_file = tmp_path / "server.pid"
+    owner = subprocess.Popen(
+        [
+            sys.executable, "-c",
+            "import pathlib, sys, time\n"
+            "from reqstudio.local_model import EmbeddedModelServer\n"
+            "server = EmbeddedModelServer(threads=1, context_size=512)\n"
+            "server.start()\n"
+            "pathlib.Path(sys.argv[1]).write_text(str(server._process.pid))\n"
+            "time.sleep(600)\n",
+            str(pid_file),
+        ],
+        env=server_environment(),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.exists() and owner.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pid_file.exists(), "the model server did not start"
+        server_pid = int(pid_file.read_text())
+        owner.kill()
+        owner.wait(timeout=10)
+        deadline = time.monotonic() + 20
+        while _alive(server_pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(server_pid), "the model server outlived the process that started it"
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has stopped running
