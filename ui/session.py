@@ -61,11 +61,14 @@ def history_failures() -> int:
 
 
 async def warn_if_history_failed(before: int, text: str) -> None:
-    """Tell the user when saving this turn's history failed (the database went away).
-
-    The notice itself cannot be saved either; it is only shown."""
-    if history_failures() > before:
-        log.warning("history database unavailable; a turn was not saved")
+    """Tell the user when saving this turn's history failed (the database went away): once
+    per outage, until a turn is saved again. The notice itself cannot be saved either."""
+    if history_failures() == before:
+        cl.user_session.set("history_warned", False)
+        return
+    log.warning("history database unavailable; a turn was not saved")
+    if not cl.user_session.get("history_warned"):
+        cl.user_session.set("history_warned", True)
         await send_top_level(text)
 
 
