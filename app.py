@@ -14,16 +14,20 @@ import sys
 import chainlit as cl
 
 from reqstudio.local_model import EmbeddedModelUnavailable
-from reqstudio.runtime import AppRuntime, ensure_auth_secret
+from reqstudio.loop_monitor import LoopLagMonitor
+from reqstudio.persistence import prepare_checkpoints
+from reqstudio.runtime import AppRuntime, ensure_auth_secret, freeze_startup_heap
 from reqstudio.settings import SettingsError, get_settings
 from ui.agent import AGENT_MODE, close_agent_session, on_mcp_connect, on_mcp_disconnect
 from ui.chat import CHAT_MODE
 from ui.history import HistoryDataLayer, create_schema
+from ui.lag_route import expose_loop_lag
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.review import REVIEW_MODE
 from ui.rewrite import REWRITE_MODE
 from ui.session import (
     configure_uploads,
+    history_failures,
     name_thread,
     persist_thread_state,
     runtime,
@@ -33,6 +37,7 @@ from ui.session import (
     show_base_names,
     silence_chainlit_stop_line,
     startup_problem,
+    warn_if_history_failed,
 )
 from ui.srs import SRS_MODE
 from ui.team import TEAM_MODE
@@ -56,16 +61,27 @@ register_mode(REWRITE_MODE)
 register_mode(REVIEW_MODE)
 
 
+# Opt-in (REQSTUDIO_LOOP_MONITOR=1): how long the event loop was ever blocked, for the load
+# benchmark; served at /reqstudio/loop-lag.
+loop_monitor = LoopLagMonitor()
+if settings.loop_monitor != "0":
+    expose_loop_lag(loop_monitor)
+
+
 @cl.on_app_startup
 async def start_app() -> None:
+    if settings.loop_monitor != "0":
+        loop_monitor.start(trace=settings.loop_monitor == "trace")
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     await create_schema(settings.resolved_database_url)
+    await prepare_checkpoints(settings)
     try:
         await asyncio.to_thread(runtime().start)
     except EmbeddedModelUnavailable as error:
         # Keep serving: every chat explains what is missing instead of a dead page.
         logging.getLogger("reqstudio").error("offline model unavailable: %s", error)
         set_startup_problem(str(error))
+    freeze_startup_heap()
 
 
 @cl.on_app_shutdown
@@ -143,9 +159,11 @@ async def route_message(message: cl.Message) -> None:
         return
     await show_base_names(message)
     mode = current_mode()
+    failures = history_failures()
     try:
         await mode.on_message(message)
     finally:
         if mode.thread_title is not None:
             await name_thread(mode.thread_title(message.content or ""))
         await persist_thread_state()
+    await warn_if_history_failed(failures, t("history_unavailable"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import secrets
@@ -66,3 +67,11 @@ def ensure_auth_secret(data_dir: Path) -> None:
         secret_file.write_text(secrets.token_urlsafe(48))
         secret_file.chmod(0o600)
     os.environ["CHAINLIT_AUTH_SECRET"] = secret_file.read_text().strip()
+
+
+def freeze_startup_heap() -> None:
+    """Move everything alive after start-up (modules, schemas, compiled graphs) out of the
+    garbage collector's reach. A full collection then walks only what users' sessions made:
+    without this, one collection stopped the event loop for about 250 ms at 20 users."""
+    gc.collect()
+    gc.freeze()

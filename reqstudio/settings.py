@@ -181,6 +181,9 @@ class Settings(BaseSettings):
     local_model_threads: int = Field(
         default=2, ge=1, le=64, validation_alias=AliasChoices("REQSTUDIO_LOCAL_MODEL_THREADS")
     )
+    loop_monitor: Literal["0", "1", "trace"] = Field(
+        default="0", validation_alias=AliasChoices("REQSTUDIO_LOOP_MONITOR")
+    )
     srs_max_iterations: int = Field(
         default=5, ge=1, le=20, validation_alias=AliasChoices("SRS_MAX_ITERATIONS")
     )

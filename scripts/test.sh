@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Set up everything the tests need (Python packages, Debian's chromium and CJK fonts for the
-# browser tests) and run lint plus every test, browser and real-model smoke tests included.
+# browser tests, Debian's PostgreSQL server for the PostgreSQL and two-instance tests) and run
+# lint plus every test, browser and real-model smoke tests included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXTRAS=dev bash scripts/setup.sh
+EXTRAS=dev,postgres bash scripts/setup.sh
 
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 for font in fonts-noto-cjk fonts-noto-color-emoji; do
   dpkg -s "$font" >/dev/null 2>&1 || missing+=("$font")
 done
+# the tests start their own server (initdb in a temporary directory), not the system's
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq

@@ -56,4 +56,4 @@ def output_dir() -> Path:
     return TEST_OUTPUT
 
 
-pytest_plugins = ["tests.browser_support"]
+pytest_plugins = ["tests.browser_support", "tests.postgres_support"]

@@ -11,8 +11,11 @@ import json
 from typing import Any
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy import event, inspect, text
+from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
+from sqlalchemy.orm import sessionmaker
+
+from reqstudio.persistence import SCHEMA_LOCK_KEY, is_postgres
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS users (
@@ -43,16 +46,54 @@ SCHEMA = [
 ]
 
 
+# Columns newer Chainlit versions write, added to tables an older ReqStudio created.
+ADDED_COLUMNS = {
+    "steps": {"command": "TEXT", "modes": "TEXT", "defaultOpen": "BOOLEAN",
+              "autoCollapse": "BOOLEAN", "language": "TEXT", "icon": "TEXT"},
+    "elements": {"props": "TEXT", "autoPlay": "BOOLEAN", "playerConfig": "TEXT"},
+}  # fmt: skip
+
+
 async def create_schema(database_url: str) -> None:
+    """Create the tables, or add the columns an older schema lacks. On PostgreSQL an advisory
+    lock makes instances that start together take turns."""
+    postgres = is_postgres(database_url)
     engine = create_async_engine(database_url)
     try:
         async with engine.begin() as connection:
+            if postgres:
+                await connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY}
+                )
             for statement in SCHEMA:
-                if database_url.startswith("postgresql"):
+                if postgres:
                     statement = statement.replace('"metadata" TEXT', '"metadata" JSONB')
                 await connection.execute(text(statement))
+            for table, columns in ADDED_COLUMNS.items():
+                present = {
+                    column["name"]
+                    for column in await connection.run_sync(
+                        lambda sync, table=table: inspect(sync).get_columns(table)
+                    )
+                }
+                for name, kind in columns.items():
+                    if name not in present:
+                        await connection.execute(
+                            text(f'ALTER TABLE {table} ADD COLUMN "{name}" {kind}')
+                        )
     finally:
         await engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    """WAL: readers never wait for the writer; NORMAL: a commit survives an app crash without
+    an fsync per statement (every streamed message is several statements; with the default
+    journal, users' writes queued behind each other's fsyncs)."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
 
 
 def _decode_json_list(value: Any) -> Any:
@@ -65,11 +106,23 @@ def _decode_json_list(value: Any) -> Any:
 
 
 class HistoryDataLayer(SQLAlchemyDataLayer):
-    """SQLAlchemyDataLayer that stores list/dict columns as JSON text on SQLite."""
+    """SQLAlchemyDataLayer that stores list/dict columns as JSON text, survives the database
+    restarting, and counts the writes and reads that failed (Chainlit logs and drops them)."""
 
     def __init__(self, conninfo: str, **kwargs: Any):
         super().__init__(conninfo, **kwargs)
-        self._json_columns = conninfo.startswith("sqlite")
+        # Connections in the pool die when the database restarts: test each one on checkout.
+        self.engine = create_async_engine(conninfo, pool_pre_ping=True)
+        if not is_postgres(conninfo):
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        self.async_session = sessionmaker(
+            bind=self.engine, expire_on_commit=False, class_=AsyncSession
+        )
+        self.failures = 0  # statements that failed since start-up
+        self.available = True  # the last statement succeeded
+        # Chainlit hands lists and dicts to the driver as they are: SQLite cannot store them
+        # and asyncpg refuses them for TEXT/JSONB parameters, so both get JSON text.
+        self._json_columns = True
 
     async def execute_sql(self, query: str, parameters: dict) -> Any:
         if self._json_columns:
@@ -78,6 +131,10 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
                 for key, value in parameters.items()
             }
         result = await super().execute_sql(query, parameters)
+        # Chainlit's execute_sql returns rows or a row count, and None only when it failed.
+        self.available = result is not None
+        if result is None:
+            self.failures += 1
         if self._json_columns and isinstance(result, list):
             for row in result:
                 for key in ("tags", "thread_tags", "step_tags"):

@@ -15,7 +15,6 @@ from typing import Any
 import chainlit as cl
 import plotly.graph_objects as go
 from chainlit.input_widget import Slider, Switch
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.review import ReviewRequest, ReviewResult, pending_review, run_review, saved_review
 from agents.review.documents import load_document
@@ -45,6 +44,7 @@ from agents.review.trajectory import counts_per_round
 from agents.srs.documents import ReferenceDocumentError
 from reqstudio.document_model import parse_markdown
 from reqstudio.errors import describe_failure
+from reqstudio.persistence import open_checkpointer
 from reqstudio.usage import UsageTracker
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import open_top_level_step, persist_thread_state, runtime, top_level_message
@@ -350,10 +350,6 @@ def trajectory_figure(rounds: list[ReviewRound]) -> go.Figure:
     return figure
 
 
-def checkpoint_path() -> Path:
-    return runtime().settings.data_dir / "review-checkpoints.db"
-
-
 class RoundView:
     """One round on screen: its step, a nested step per reviewer and per revised section."""
 
@@ -434,7 +430,7 @@ async def render_review(
     edits: dict[str, str] | None = None
     resume_now = resume_key is not None
     try:
-        async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
+        async with open_checkpointer(runtime().settings) as saver:
             if resume_now:
                 saved = await saved_review(saver, run_key)
                 titles = {s.id: s.title for s in saved.document.sections} if saved else {}
@@ -637,7 +633,7 @@ async def offer_resume() -> None:
     if not run_key or offer_key in _OFFERED:
         return
     _OFFERED.add(offer_key)
-    async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
+    async with open_checkpointer(runtime().settings) as saver:
         pending = await pending_review(saver, run_key)
     if pending:
         await cl.Message(content=tr("resume_offer"), actions=[resume_action(run_key)]).send()

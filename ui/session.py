@@ -59,6 +59,23 @@ async def persist_thread_state() -> None:
         log.exception("could not save thread state")
 
 
+def history_failures() -> int:
+    """How many history statements have failed so far (0 without our data layer)."""
+    return getattr(get_data_layer(), "failures", 0)
+
+
+async def warn_if_history_failed(before: int, text: str) -> None:
+    """Tell the user when saving this turn's history failed (the database went away): once
+    per outage, until a turn is saved again. The notice itself cannot be saved either."""
+    if history_failures() == before:
+        cl.user_session.set("history_warned", False)
+        return
+    log.warning("history database unavailable; a turn was not saved")
+    if not cl.user_session.get("history_warned"):
+        cl.user_session.set("history_warned", True)
+        await send_top_level(text)
+
+
 # Chainlit nests what a handler sends under the handler's run, and the browser drops or
 # reorders such children (messages sent in on_chat_start vanish after the first user
 # message; steps show after the message of the run). Top-level items read top to bottom.

@@ -14,7 +14,6 @@ from typing import Any
 import chainlit as cl
 from chainlit.data import get_data_layer
 from chainlit.input_widget import Select, Slider
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.srs.documents import ReferenceDocumentError, display_name, load_reference
 from agents.srs.engine import SrsRequest, pending_resume, run_srs
@@ -30,6 +29,7 @@ from agents.srs.events import (
     SrsResult,
 )
 from reqstudio.errors import describe_failure
+from reqstudio.persistence import open_checkpointer
 from reqstudio.usage import UsageTracker
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import (
@@ -133,10 +133,6 @@ TEXT = {
 
 tr = Catalog(TEXT)
 UNKNOWN = "—"  # a count the provider did not send: unknown, never 0
-
-
-def checkpoint_path() -> Path:
-    return runtime().settings.data_dir / "srs-checkpoints.db"
 
 
 def requirement_table(requirements) -> str:
@@ -366,7 +362,7 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
     rounds_shown = 0  # the summary counts rounds as the steps are titled
     document = top_level_message()  # re-created when DocGenerate starts, to sit last
     try:
-        async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
+        async with open_checkpointer(runtime().settings) as saver:
             async for event in run_srs(
                 request,
                 runtime().factory(),
@@ -601,8 +597,13 @@ async def offer_resume() -> None:
     if not run_key or offer_key in _OFFERED:
         return
     _OFFERED.add(offer_key)
-    async with AsyncSqliteSaver.from_conn_string(str(checkpoint_path())) as saver:
-        node = await pending_resume(saver, run_key)
+    try:
+        async with open_checkpointer(runtime().settings) as saver:
+            node = await pending_resume(saver, run_key)
+    except Exception:  # the database is away: no offer now, the next resume asks again
+        log.exception("could not read the SRS checkpoint")
+        _OFFERED.discard(offer_key)
+        return
     if node:
         offer = cl.Message(
             content=tr("resume_offer", node=node),

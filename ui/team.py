@@ -30,6 +30,7 @@ from agents.team.runner import TeamConfig, TeamRun
 from agents.team.society import AgentSociety
 from agents.team.store import EventStore
 from reqstudio.errors import describe_failure
+from reqstudio.persistence import record_target
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import (
     persist_thread_state,
@@ -380,7 +381,7 @@ async def on_team_message(message: cl.Message) -> None:
     if not task:
         return
     settings = runtime().settings
-    store = EventStore.in_data_dir(settings.data_dir)
+    store = EventStore.at(record_target(settings))
     run = TeamRun(runtime().factory(), TeamConfig.from_settings(settings), store=store)
     view = TeamRunView(run)
     try:

@@ -49,6 +49,13 @@ TEXTS: dict[str, dict[str, str]] = {
         "zh": "⚠️ {reason} 已保留收到的内容，可以重新发送。",
         "en": "⚠️ {reason} What arrived is kept; you can send again.",
     },
+    "history_unavailable": {
+        "zh": "⚠️ 历史记录数据库暂时无法访问，本轮对话没有保存到历史记录。可以继续对话；"
+        "数据库恢复后，新的对话会照常保存，之前已保存的记录不受影响。",
+        "en": "⚠️ The history database cannot be reached right now, so this turn was not saved "
+        "to the history. You can keep talking; once the database is back, new turns are saved "
+        "again, and nothing saved before is lost.",
+    },
     "empty_message": {
         "zh": "消息是空的，请输入内容后再发送。",
         "en": "The message is empty; type something and send again.",

@@ -27,6 +27,7 @@ from agents.team.runner import TeamConfig, TeamRun
 from agents.team.store import EventStore
 from reqstudio.cli import UsageError
 from reqstudio.local_model import EmbeddedModelUnavailable
+from reqstudio.persistence import record_target
 from reqstudio.runtime import AppRuntime
 from reqstudio.settings import load_settings
 
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         with AppRuntime(settings) as runtime:
-            store = EventStore.in_data_dir(settings.data_dir)
+            store = EventStore.at(record_target(settings))
             try:
                 return asyncio.run(work(TeamRun(runtime.factory(), config, store), args))
             finally:

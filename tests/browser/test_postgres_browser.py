@@ -1,0 +1,163 @@
+"""Several app instances on one PostgreSQL database, in a real browser: a thread made on one
+instance shows and resumes on another (memory and mode), logins stay private, an SRS run
+stopped on one instance resumes on another, and the database going away mid-conversation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.apps import AppProcess
+from tests.browser.test_srs_browser import SRS, switch_mode
+from tests.browser_support import open_page, provider_env, send
+from tests.postgres_support import PostgresServer
+from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
+
+pytestmark = pytest.mark.browser
+
+# Every instance signs login tokens with the same secret, as the README's deployment says.
+SHARED_SECRET = "test-shared-secret-" + "x" * 40
+
+
+def shared_env(llm_server: ScriptedLLMServer, database_url: str, **extra: str) -> dict[str, str]:
+    return provider_env(llm_server) | {
+        "REQSTUDIO_DATABASE_URL": database_url,
+        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
+        **extra,
+    }
+
+
+def login(page: Page, user: str, password: str) -> Page:
+    page.locator("#email").fill(user)
+    page.locator("#password").fill(password)
+    page.locator("button[type=submit]").click()
+    expect(page.get_by_text("已启用")).to_be_visible()
+    return page
+
+
+def test_two_instances_share_threads_and_logins_stay_private(
+    browser: Browser, llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path,
+    output_dir: Path,
+):  # fmt: skip
+    env = shared_env(llm_server, postgres_url, REQSTUDIO_USERS="alice:alice-pass,bob:bob-pass")
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    try:
+        llm_server.script(Reply(content="已记录：审批流程需要两级审核。"))
+        alice = login(open_page(browser, first.url), "alice", "alice-pass")
+        send(alice, "审批流程需要两级审核")
+        expect(alice.get_by_text("已记录：审批流程需要两级审核。")).to_be_visible()
+
+        # the same browser goes to the other instance: still signed in (shared secret), and
+        # the thread written through the first instance is in its history
+        alice.goto(second.url)
+        thread = alice.locator("#thread-history").get_by_text("审批流程需要两级审核")
+        expect(thread).to_be_visible()
+
+        first.stop()  # the instance that wrote the thread is gone
+        thread.click()
+        expect(alice.get_by_text("已记录：审批流程需要两级审核。")).to_be_visible()
+        expect(alice.get_by_text("已启用 Chat 对话 模式")).to_be_visible()  # the mode came back
+        llm_server.script(Reply(content="需要两级审核。"))
+        send(alice, "审批需要几级审核？")
+        expect(alice.get_by_text("需要两级审核。", exact=True)).to_be_visible()
+        contents = [m["content"] for m in llm_server.requests[-1]["messages"]]
+        assert "审批流程需要两级审核" in contents  # the memory came back too
+        assert "已记录：审批流程需要两级审核。" in contents
+        alice.screenshot(path=output_dir / "pg-two-instances-resumed.png")
+        alice.context.close()
+
+        bob = login(open_page(browser, second.url), "bob", "bob-pass")
+        send(bob, "bob 的报表需求")
+        expect(bob.locator("#thread-history").get_by_text("bob 的报表需求")).to_be_visible()
+        expect(bob.locator("#thread-history").get_by_text("审批流程需要两级审核")).to_have_count(0)
+        bob.screenshot(path=output_dir / "pg-bob-threads.png")
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_srs_run_stopped_on_one_instance_resumes_on_another(
+    browser: Browser, llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path,
+    output_dir: Path,
+):  # fmt: skip
+    env = shared_env(llm_server, postgres_url)
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    try:
+        llm_server.script(
+            parse_reply(("FR-01", "读者可以检索图书"), ("FR-02", "读者可以预约图书")),
+            explore_reply(("FR-01", "读者可以按书名检索图书"), delay=30),  # running at stop
+        )
+        page = open_page(browser, first.url)
+        switch_mode(page, "SRS 生成")
+        expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
+        page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+        send(page, "图书馆借阅系统：读者检索、预约图书。")
+        expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
+        page.locator("#stop-button").click()
+        expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).first).to_be_visible()
+        page.context.close()
+        first.stop()
+
+        llm_server.reset()
+        llm_server.script(
+            explore_reply(("FR-01", "读者可以按书名检索图书"), ("FR-02", "读者可以预约图书")),
+            clarify_reply(FR_01=2, FR_02=2),
+            doc_reply(SRS),
+        )
+        page = open_page(browser, second.url)
+        page.locator("#thread-history").get_by_text("图书馆借阅系统", exact=False).click()
+        expect(page.get_by_text("最后完成的节点：ReqParse", exact=False)).to_be_visible()
+        expect(page.locator("#chat-profiles")).to_contain_text("SRS 生成")
+        page.get_by_role("button", name="继续运行").click()
+        expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+        page.screenshot(path=output_dir / "pg-srs-resumed-elsewhere.png")
+    finally:
+        first.stop()
+        second.stop()
+    parse_calls = [r for r in llm_server.requests if "Requirement Parsing Agent" in str(r)]
+    assert parse_calls == []  # ReqParse was not run again on the second instance
+
+
+def test_database_going_away_mid_conversation(
+    browser: Browser, llm_server: ScriptedLLMServer, postgres_server: PostgresServer,
+    postgres_url: str, tmp_path: Path, output_dir: Path,
+):  # fmt: skip
+    app = AppProcess(tmp_path / "a", shared_env(llm_server, postgres_url)).start()
+    try:
+        llm_server.script(
+            Reply(content="第一轮：已记录库存需求。"),
+            Reply(content="第二轮：数据库不在时的回答。"),
+            Reply(content="第三轮：数据库回来了。"),
+        )
+        page = open_page(browser, app.url)
+        expect(page.get_by_text("已启用")).to_be_visible()
+        send(page, "库存需要每日盘点")
+        expect(page.get_by_text("第一轮：已记录库存需求。")).to_be_visible()
+
+        postgres_server.stop()
+        try:
+            send(page, "数据库停了还能回答吗")
+            expect(page.get_by_text("第二轮：数据库不在时的回答。")).to_be_visible()
+            notice = page.get_by_text("历史记录数据库暂时无法访问", exact=False)
+            expect(notice).to_be_visible()  # told plainly; the app keeps serving
+            page.screenshot(path=output_dir / "pg-database-away.png")
+        finally:
+            postgres_server.start()
+
+        send(page, "数据库回来了吗")
+        expect(page.get_by_text("第三轮：数据库回来了。")).to_be_visible()
+        expect(notice).to_have_count(1)  # this turn was saved: no new notice
+        page.context.close()
+
+        page = open_page(browser, app.url)  # what the history holds now
+        page.locator("#thread-history").get_by_text("库存需要每日盘点").click()
+        expect(page.get_by_text("第一轮：已记录库存需求。")).to_be_visible()  # nothing lost
+        expect(page.get_by_text("第三轮：数据库回来了。")).to_be_visible()  # saved once back
+        page.screenshot(path=output_dir / "pg-database-back.png")
+    finally:
+        app.stop()

@@ -1,0 +1,33 @@
+"""The opt-in loop-lag monitor sees a blocked event loop and names the code that blocked it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from reqstudio.loop_monitor import LoopLagMonitor
+
+
+def parse_a_huge_file_synchronously() -> None:
+    time.sleep(0.4)  # stands for parsing or reading a file on the event loop
+
+
+async def test_a_blocking_call_is_measured_and_its_stack_logged(caplog):
+    monitor = LoopLagMonitor(warn_ms=100)
+    caplog.set_level(logging.WARNING, logger="reqstudio.loop")
+    monitor.start(trace=True)
+    try:
+        while monitor.samples < 3:  # the monitor is ticking
+            await asyncio.sleep(0.01)
+        parse_a_huge_file_synchronously()
+        before = monitor.samples
+        while monitor.samples == before:  # it wakes up after the block
+            await asyncio.sleep(0.01)
+    finally:
+        monitor.stop()
+    figures = monitor.snapshot()
+    assert figures["max_ms"] > 100 and figures["stalls_over_warn"] >= 1
+    assert "parse_a_huge_file_synchronously" in caplog.text  # the watchdog saw where it was
+    monitor.reset()
+    assert monitor.snapshot()["max_ms"] == 0

@@ -1,0 +1,193 @@
+"""Everything that persists, against a real PostgreSQL server (tests/postgres_support.py):
+chat history through Chainlit's data layer, SRS checkpoints, Team records, the schema made by
+instances starting together, and the database going away and coming back."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from chainlit.context import init_http_context
+from chainlit.types import Pagination, ThreadFilter
+from chainlit.user import User
+
+from agents.srs.engine import SrsRequest, pending_resume, run_srs
+from agents.srs.events import NodeStarted
+from agents.team import EventStore, TeamConfig, TeamRun
+from agents.team.events import RunFinished as TeamFinished
+from reqstudio.persistence import libpq_conninfo, open_checkpointer, prepare_checkpoints
+from reqstudio.settings import load_settings
+from tests.postgres_support import PostgresServer
+from tests.test_srs_resume import REQUEST, stop_when
+from tests.test_srs_support import (
+    PARSE,
+    SRS_TEXT,
+    clarify_reply,
+    collect,
+    doc_reply,
+    explore_reply,
+    finished,
+    node_sequence,
+    parse_reply,
+    prompts_for,
+)
+from tests.test_team_run import answer
+from ui.history import HistoryDataLayer, create_schema
+
+
+def pg_settings(settings, url: str):
+    return settings.model_copy(update={"database_url": url})
+
+
+_clock = iter(range(10, 60))
+
+
+def step(thread_id: str, text: str, kind: str = "user_message") -> dict:
+    at = f"2026-11-22T10:00:{next(_clock):02d}Z"  # steps list in the order they were made
+    return {
+        "id": str(uuid.uuid4()), "threadId": thread_id, "name": "user", "type": kind,
+        "output": text, "streaming": False, "createdAt": at,
+        "start": at, "end": at, "metadata": {},
+        "tags": ["t"], "modes": {"mode": "Chat"}, "isError": False, "showInput": "json",
+    }  # fmt: skip
+
+
+async def new_layer(url: str) -> HistoryDataLayer:
+    init_http_context()  # Chainlit's data layer reads its context when saving steps
+    return HistoryDataLayer(url)
+
+
+def test_the_url_users_write_becomes_a_libpq_connection_string():
+    assert (
+        libpq_conninfo("postgresql+asyncpg://ann:p%40ss@db.example:6543/req?ssl=require")
+        == "postgresql://ann:p%40ss@db.example:6543/req?sslmode=require"
+    )
+    assert load_settings(REQSTUDIO_DATABASE_URL="postgresql+asyncpg://u@h/d").database_url
+
+
+async def test_instances_starting_together_make_the_schema_once(postgres_url, settings):
+    pg = pg_settings(settings, postgres_url)
+    # three instances start at the same moment against an empty database
+    await asyncio.gather(*(create_schema(postgres_url) for _ in range(3)))
+    await asyncio.gather(*(prepare_checkpoints(pg) for _ in range(3)))
+    layer = await new_layer(postgres_url)
+    user = await layer.create_user(User(identifier="ann", metadata={"provider": "credentials"}))
+    assert user is not None and (await layer.get_user("ann")).id == user.id
+    await layer.engine.dispose()
+
+
+async def test_history_round_trip_and_each_user_sees_only_their_threads(postgres_url):
+    await create_schema(postgres_url)
+    writer = await new_layer(postgres_url)
+    alice = await writer.create_user(User(identifier="alice", metadata={}))
+    bob = await writer.create_user(User(identifier="bob", metadata={}))
+    await writer.update_thread(
+        "thread-a", name="alice 的库存需求", user_id=alice.id, tags=["srs"],
+        metadata={"chat_profile": "SRS", "memory": [{"role": "user", "content": "库存"}]},
+    )  # fmt: skip
+    await writer.create_step(step("thread-a", "库存需要每日盘点"))
+    await writer.update_thread("thread-b", name="bob 的报表需求", user_id=bob.id)
+    await writer.engine.dispose()
+
+    reader = await new_layer(postgres_url)  # another instance, another connection pool
+    thread = await reader.get_thread("thread-a")
+    assert thread["name"] == "alice 的库存需求" and thread["tags"] == ["srs"]
+    assert thread["metadata"]["chat_profile"] == "SRS"  # the mode comes back on resume
+    assert thread["metadata"]["memory"] == [{"role": "user", "content": "库存"}]
+    assert [s["output"] for s in thread["steps"]] == ["库存需要每日盘点"]
+    alices = await reader.list_threads(Pagination(first=20), ThreadFilter(userId=alice.id))
+    assert [t["id"] for t in alices.data] == ["thread-a"]
+    assert await reader.get_thread_author("thread-b") == "bob"
+    await reader.engine.dispose()
+
+
+async def test_srs_run_stopped_on_one_instance_resumes_on_another(
+    postgres_url, settings, llm_server, factory
+):
+    pg = pg_settings(settings, postgres_url)
+    await prepare_checkpoints(pg)
+    llm_server.script(
+        parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        explore_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        clarify_reply(FR_01=2, FR_02=0),
+        explore_reply(("FR-02", "never seen"), delay=1),  # round 2 is running at stop
+        explore_reply(("FR-02", "Cancel an order before it ships."), ("NFR-01", "Log it.")),
+        clarify_reply(FR_02=1, NFR_01=0),
+        doc_reply(),
+    )
+    async with open_checkpointer(pg) as saver:  # instance A
+        assert type(saver).__name__ == "AsyncPostgresSaver"
+        seen = await stop_when(
+            run_srs(REQUEST, factory, checkpointer=saver, thread_id="t-pg"),
+            lambda e: isinstance(e, NodeStarted) and e.agent == "ReqExplore" and e.round == 2,
+            then=lambda: len(llm_server.requests) == 4,
+        )
+    assert node_sequence(seen) == ["ReqParse", "ReqExplore", "ReqClarify"]
+
+    before = len(llm_server.requests)
+    async with open_checkpointer(pg) as saver:  # instance B: its own connection
+        assert await pending_resume(saver, "t-pg") == "ReqClarify"
+        events = await collect(
+            SrsRequest(user_input="ignored on resume"),
+            factory,
+            checkpointer=saver,
+            thread_id="t-pg",
+            resume=True,
+        )
+        assert await pending_resume(saver, "t-pg") is None
+    assert node_sequence(events) == ["ReqExplore", "ReqClarify", "DocGenerate"]
+    assert not prompts_for(llm_server.requests[before:], PARSE)
+    result = finished(events)
+    assert result.srs_markdown == SRS_TEXT
+    assert [r.id for r in result.requirements] == ["FR-01", "FR-02", "NFR-01"]
+
+
+async def test_team_record_is_saved_in_postgres_and_read_by_another_instance(
+    postgres_url, factory, llm_server
+):
+    llm_server.script(answer("团队答复：FR-1 用户登录。", "列出登录需求"))
+    store = EventStore.at(libpq_conninfo(postgres_url))
+    run = TeamRun(factory, TeamConfig(), store=store)
+    events = [e async for e in run.events("列出登录需求")]
+    assert isinstance(events[-1], TeamFinished) and events[-1].reason == "answered"
+    await store.flush()
+    await asyncio.to_thread(store.close)
+
+    other = EventStore.at(libpq_conninfo(postgres_url))
+    try:
+        assert other.run_ids() == [run.run_id]
+        record = other.export(run.run_id)
+    finally:
+        other.close()
+    assert record["reason"] == "answered" and record["task"] == "列出登录需求"
+    assert record["events"][-1]["type"] == "run_finished"
+    assert [e["seq"] for e in record["events"]] == sorted(e["seq"] for e in record["events"])
+
+
+async def test_database_going_away_loses_nothing_saved_and_new_turns_save_once_back(
+    postgres_server: PostgresServer, postgres_url
+):
+    await create_schema(postgres_url)
+    layer = await new_layer(postgres_url)
+    user = await layer.create_user(User(identifier="ann", metadata={}))
+    await layer.update_thread("t-1", name="审批流程", user_id=user.id)
+    await layer.create_step(step("t-1", "审批需要两级审核"))
+    assert layer.available and layer.failures == 0
+
+    await asyncio.to_thread(postgres_server.stop)
+    try:
+        await layer.create_step(step("t-1", "这一轮数据库不在"))  # Chainlit drops it
+        assert not layer.available and layer.failures >= 1  # and the app can tell the user
+        assert await layer.get_thread("t-1") is None  # reads fail the same way, no crash
+    finally:
+        await asyncio.to_thread(postgres_server.start)
+
+    # the pool's dead connections are replaced: the same layer saves again
+    await layer.create_step(step("t-1", "数据库回来了"))
+    assert layer.available
+    await layer.engine.dispose()
+
+    reader = await new_layer(postgres_url)
+    thread = await reader.get_thread("t-1")
+    assert [s["output"] for s in thread["steps"]] == ["审批需要两级审核", "数据库回来了"]
+    await reader.engine.dispose()
