@@ -15,6 +15,7 @@ from agents.srs.events import (
     NodeStarted,
     Notice,
     RunFinished,
+    Trail,
 )
 from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.scripted_server import Reply
@@ -41,7 +42,7 @@ REFERENCE = "# Reference SRS\n\nFR: customers buy products online; orders are co
 REQUEST = SrsRequest(
     user_input="Customers buy products online and get an e-mail confirmation.",
     reference_srs=REFERENCE,
-    max_iterations=2,
+    max_iterations=3,  # the seed's count: ReqParse is iteration 1, then two rounds
 )
 UNFROZEN_HEADING = "Unfrozen & Non-removed List (JSON):"
 SCORES_HEADING = "Scores (for unfrozen & non-removed items, JSON):"
@@ -182,23 +183,34 @@ async def test_loop_ends_early_when_nothing_unfrozen_is_left(llm_server, factory
     assert len(llm_server.requests) == 4
 
 
-async def test_loop_stops_at_max_iterations(llm_server, factory):
+@pytest.mark.parametrize(("max_iterations", "rounds"), [(1, 1), (2, 1), (3, 2), (5, 4)])
+async def test_loop_counts_iterations_as_the_seed_does(llm_server, factory, max_iterations, rounds):
+    """Seed 000: ReqParse makes `iteration` 1 ("递增"), each ReqClarify adds 1, and the loop
+    goes on while iteration < max_iterations: --max-iterations 3 is 6 model calls."""
     llm_server.script(parse_reply(("FR-01", "A."), ("FR-02", "B.")))
-    for _ in range(4):
+    for _ in range(6):
         llm_server.script(
             explore_reply(("FR-01", "A."), ("FR-02", "B.")), clarify_reply(FR_01=0, FR_02=0)
         )
     llm_server.script(doc_reply())
-    request = REQUEST.model_copy(update={"max_iterations": 3})
+    request = REQUEST.model_copy(update={"max_iterations": max_iterations})
     events = await collect(request, factory)
     assert node_sequence(events) == [
         "ReqParse",
-        *["ReqExplore", "ReqClarify"] * 3,
+        *["ReqExplore", "ReqClarify"] * rounds,
         "DocGenerate",
     ]
-    assert [e.round for e in events if isinstance(e, NodeStarted)] == [0, 1, 1, 2, 2, 3, 3, 3]
-    assert finished(events).rounds == 3
-    assert llm_server.pending == 2  # the fourth round's answers were never asked for
+    assert len(llm_server.requests) == 2 + 2 * rounds
+    # the steps number the rounds 1.. as the seed's "第 X 轮" lines do
+    assert [e.round for e in events if isinstance(e, NodeStarted)] == [
+        0,
+        *[n for n in range(1, rounds + 1) for _ in (0, 1)],
+        rounds + 1,
+    ]
+    result = finished(events)
+    assert result.rounds == rounds
+    assert result.iteration == max(max_iterations, 2)
+    assert llm_server.pending == 2 * (6 - rounds)  # later rounds' answers were never asked for
 
 
 @pytest.mark.parametrize(
@@ -234,7 +246,7 @@ async def test_without_reference_none_runs_as_no_clarify_and_says_so(llm_server,
 
 async def test_events_describe_each_node(llm_server, factory):
     script_two_rounds(llm_server)
-    events = await collect(REQUEST, factory)
+    events = [e for e in await collect(REQUEST, factory) if not isinstance(e, Trail)]
     kinds = [type(e).__name__ for e in events]
     assert kinds[:2] == ["NodeStarted", "NodeFinished"]
     assert kinds[-1] == "RunFinished"
@@ -267,12 +279,12 @@ async def test_log_records_every_llm_interaction(llm_server, factory):
     result = finished(await collect(REQUEST, factory, tracker=tracker))
     logs = result.logs
     assert [(e["agent"], e["iteration"]) for e in logs] == [
-        ("ReqParse", 0),
+        ("ReqParse", 1),
         ("ReqExplore", 1),
         ("ReqClarify", 1),
         ("ReqExplore", 2),
         ("ReqClarify", 2),
-        ("DocGenerate", 2),
+        ("DocGenerate", 3),
     ]
     parse = logs[0]
     assert parse["input_messages"][0]["role"] == "user"
@@ -291,14 +303,17 @@ async def test_log_records_every_llm_interaction(llm_server, factory):
     assert result.usage["total_tokens"] == sum(e["input_tokens"] + e["output_tokens"] for e in logs)
 
 
-async def test_items_without_id_or_content_are_dropped_and_ids_normalised(llm_server, factory):
+async def test_items_without_id_or_content_are_dropped_and_ids_kept_as_given(llm_server, factory):
+    """Seed 000 keeps ids as the model wrote them (`str(it.get("id"))`): `fr-3` is not
+    rewritten to `FR-03`. Repeated ids keep their first item (ids key freezing/removal)."""
     answer = [
-        {"id": "fr-1", "content": "Place an order."},
+        {"id": " fr-3 ", "content": "Place an order."},
         {"content": "No id here."},
         {"id": "FR-02", "content": "   "},
         {"id": None, "content": "Null id."},
         {"id": "NFR 2", "content": "Log every order."},
-        {"id": "FR-01", "content": "A repeated id."},
+        {"id": "fr-3", "content": "A repeated id."},
+        {"id": "FR-03", "content": "Another item."},
     ]
     llm_server.script(
         Reply(content="```json\n" + json.dumps(answer) + "\n```", match=PARSE), doc_reply()
@@ -307,8 +322,9 @@ async def test_items_without_id_or_content_are_dropped_and_ids_normalised(llm_se
         await collect(REQUEST.model_copy(update={"ablation": "no-explore-clarify"}), factory)
     )
     assert [(r.id, r.content) for r in result.requirements] == [
-        ("FR-01", "Place an order."),
-        ("NFR-02", "Log every order."),
+        ("fr-3", "Place an order."),
+        ("NFR 2", "Log every order."),
+        ("FR-03", "Another item."),
     ]
 
 
