@@ -201,8 +201,9 @@ def _save(path: Path, text: str, fallback_dir: Path, suffix: str) -> tuple[Path,
 
 def _describe_node(event: NodeFinished) -> str:
     c = event.counts
+    looping = event.agent in ("ReqExplore", "ReqClarify")
     parts = [
-        f"[{event.agent}] round {event.round}: {c['total']} requirements "
+        f"[{event.agent}]{f' round {event.round}' if looping else ''}: {c['total']} requirements "
         f"({c['frozen']} frozen, {c['removed']} removed, {c['unfrozen']} open)"
     ]
     if event.scores:
@@ -254,7 +255,8 @@ async def _generate(
         elif isinstance(event, Notice):
             progress(f"note: {event.message_zh if zh and event.message_zh else event.message}")
         elif isinstance(event, NodeStarted):
-            progress(f"[{event.agent}] round {event.round} ...")
+            looping = event.agent in ("ReqExplore", "ReqClarify")
+            progress(f"[{event.agent}]" + (f" round {event.round}" if looping else "") + " ...")
         elif isinstance(event, NodeFinished):
             progress(_describe_node(event))
         elif isinstance(event, DocumentToken) and live:
