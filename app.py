@@ -12,6 +12,7 @@ import logging
 import sys
 
 import chainlit as cl
+from chainlit.data import get_data_layer
 
 from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.runtime import AppRuntime, ensure_auth_secret
@@ -62,6 +63,9 @@ async def start_app() -> None:
 
 @cl.on_app_shutdown
 async def stop_app() -> None:
+    layer = get_data_layer()
+    if isinstance(layer, HistoryDataLayer):
+        await layer.flush()  # history writes still in flight are saved, not dropped
     runtime().stop()
 
 

@@ -49,17 +49,39 @@ def app(llm_server: ScriptedLLMServer, tmp_path: Path) -> Iterator[AppProcess]:
     process.stop()
 
 
-def open_page(browser: Browser, url: str, locale: str = "zh-CN") -> Page:
+# Budget for a condition to become true. Under load (other processes on the 2 cores) the app
+# needs more than Playwright's default 5 s to render a step; every wait below is still on a
+# condition, never a sleep.
+expect.set_options(timeout=20_000)
+
+
+def open_page(browser: Browser, url: str, locale: str = "zh-CN", *, ready: bool = True) -> Page:
+    """A new browser page on the app. `ready`: wait until a user could type (the header-auth
+    round trip through /login is over and the composer is there); pass False for a page
+    that stops at the login form."""
     context = browser.new_context(locale=locale, viewport={"width": 1280, "height": 860})
     page = context.new_page()
     page.set_default_timeout(30_000)
     page.goto(url)
+    if ready:
+        expect(page.locator("#chat-input")).to_be_visible(timeout=60_000)
     return page
 
 
 def send(page: Page, text: str) -> None:
-    """Type and send as a user does: once the previous answer has finished."""
+    """Type and send as a user does: once the previous answer's task has ended.
+
+    The submit button is disabled until the app is idle (the previous task may still be
+    saving the thread after its answer was shown) and while the composer is empty; a fill
+    that races a re-render of the composer is lost, so it is checked and redone."""
+    composer = page.locator("#chat-input")
+    submit = page.locator("#chat-submit")
     expect(page.locator("#stop-button")).to_have_count(0, timeout=60_000)
-    page.locator("#chat-input").fill(text)
-    expect(page.locator("#chat-submit")).to_be_enabled()
-    page.locator("#chat-submit").click()
+    for _ in range(3):
+        composer.fill(text)
+        if composer.inner_text().strip() == text.strip():
+            break
+    expect(composer).to_have_text(text.strip())
+    expect(submit).to_be_enabled(timeout=60_000)
+    submit.click()
+    expect(composer).to_have_text("")  # taken: the message is on its way

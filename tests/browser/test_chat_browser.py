@@ -140,14 +140,14 @@ def test_with_users_configured_login_is_required_and_threads_are_private(
     try:
 
         def login(user: str, password: str):
-            page = open_page(browser, app.url)
+            page = open_page(browser, app.url, ready=False)
             page.locator("#email").fill(user)
             page.locator("#password").fill(password)
             page.locator("button[type=submit]").click()
             expect(page.get_by_text("已启用")).to_be_visible()
             return page
 
-        page = open_page(browser, app.url)
+        page = open_page(browser, app.url, ready=False)
         expect(page.locator("#password")).to_be_visible()
         page.screenshot(path=output_dir / "login.png")
         page.locator("#email").fill("alice")

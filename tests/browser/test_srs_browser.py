@@ -100,8 +100,10 @@ def test_srs_refuses_bad_reference_and_offers_settings(
 
     page.locator("#upload-button-input").set_input_files(str(UPLOADS / "corrupt.pdf"))
     send(page, "An online store for computers.")
-    expect(page.get_by_text("corrupt.pdf", exact=False).last).to_be_visible()
-    expect(page.get_by_text("PDF", exact=False).last).to_be_visible()
+    # the refusal names the file and the problem, and says what is accepted
+    refusal = page.get_by_text("corrupt.pdf: the PDF could not be read (damaged or not a PDF).")
+    expect(refusal).to_be_visible()
+    expect(refusal).to_contain_text("Accepted: .md, .txt, .pdf, .docx")
     page.screenshot(path=output_dir / "srs-refused-en-US.png")
     assert llm_server.requests == []  # nothing was generated from a refused upload
 
