@@ -116,8 +116,8 @@ async def test_uploads_are_parsed_off_the_event_loop(monkeypatch, settings):
     import threading
 
     import agents.srs.experiment as experiment
-    import ui.srs
     import ui.session
+    import ui.srs
     from reqstudio.runtime import AppRuntime
 
     readers: list[int] = []
