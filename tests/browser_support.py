@@ -71,17 +71,26 @@ def open_page(browser: Browser, url: str, locale: str = "zh-CN", *, ready: bool 
 def send(page: Page, text: str) -> None:
     """Type and send as a user does: once the previous answer's task has ended.
 
-    The submit button is disabled until the app is idle (the previous task may still be
-    saving the thread after its answer was shown) and while the composer is empty; a fill
-    that races a re-render of the composer is lost, so it is checked and redone."""
+    The submit button is enabled only when the app is idle and connected and the composer's
+    own state holds text. The previous task may still be saving the thread after its answer
+    was shown, and a fill that races a re-render of the composer reaches the page but not
+    the composer's state (the button then stays disabled): a user would type again, and so
+    does this, up to three times, saving a screenshot if the text is still not taken."""
     composer = page.locator("#chat-input")
     submit = page.locator("#chat-submit")
     expect(page.locator("#stop-button")).to_have_count(0, timeout=60_000)
-    for _ in range(3):
+    for attempt in range(1, 4):
         composer.fill(text)
-        if composer.inner_text().strip() == text.strip():
+        try:
+            expect(composer).to_have_text(text.strip(), timeout=5_000)
+            expect(submit).to_be_enabled(timeout=20_000)
             break
-    expect(composer).to_have_text(text.strip())
-    expect(submit).to_be_enabled(timeout=60_000)
+        except AssertionError:
+            if attempt == 3:
+                shots = Path(__file__).resolve().parent.parent / "test-output"
+                shots.mkdir(exist_ok=True)
+                page.screenshot(path=shots / "send-not-taken.png")
+                raise
+            composer.fill("")
     submit.click()
     expect(composer).to_have_text("")  # taken: the message is on its way
