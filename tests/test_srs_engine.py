@@ -228,6 +228,10 @@ async def test_ablation_node_sequences(llm_server, factory, ablation, sequence):
     assert node_sequence(events) == sequence
     result = finished(events)
     assert result.ablation == result.ablation_used == ablation
+    # the summary counts what the steps showed: "ReqExplore · 第 1 轮" is one round, not 0
+    explore_rounds = [e.round for e in events if isinstance(e, NodeStarted)][1:-1]
+    assert explore_rounds == ([1] if ablation == "no-clarify" else [])
+    assert result.rounds == len(explore_rounds)
     assert not any(isinstance(e, Notice) for e in events)
     assert not prompts_for(llm_server, CLARIFY)
 
