@@ -23,6 +23,7 @@ from ui.history import HistoryDataLayer, create_schema
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.rewrite import REWRITE_MODE
 from ui.session import (
+    keep_uploads_in,
     persist_thread_state,
     runtime,
     send_top_level,
@@ -41,6 +42,7 @@ except SettingsError as error:
     raise SystemExit(2) from None
 
 ensure_auth_secret(settings.data_dir)
+keep_uploads_in(settings.data_dir / "uploads")
 set_runtime(AppRuntime(settings))
 register_mode(CHAT_MODE)
 register_mode(AGENT_MODE)
