@@ -68,6 +68,13 @@ def open_page(browser: Browser, url: str, locale: str = "zh-CN", *, ready: bool 
     return page
 
 
+def wait_until_idle(page: Page) -> None:
+    """Until the running task has ended: an answer shows in the browser before its handler
+    has stored the turn (memory, thread metadata); closing the page or stopping the app
+    earlier loses what the next session should find."""
+    expect(page.locator("#stop-button")).to_have_count(0, timeout=60_000)
+
+
 def send(page: Page, text: str) -> None:
     """Type and send as a user does: once the previous answer's task has ended.
 
@@ -78,7 +85,7 @@ def send(page: Page, text: str) -> None:
     does this, up to three times, saving a screenshot if the text is still not taken."""
     composer = page.locator("#chat-input")
     submit = page.locator("#chat-submit")
-    expect(page.locator("#stop-button")).to_have_count(0, timeout=60_000)
+    wait_until_idle(page)
     for attempt in range(1, 4):
         composer.fill(text)
         try:

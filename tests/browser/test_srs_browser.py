@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
-from tests.browser_support import open_page, provider_env, send
+from tests.browser_support import open_page, provider_env, send, wait_until_idle
 from tests.test_srs_support import (
     E_STORE,
     EVALUATE,
@@ -126,6 +126,7 @@ def test_srs_stop_then_resume_after_restart(
         expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
         page.locator("#stop-button").click()
         expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).first).to_be_visible()
+        wait_until_idle(page)
         page.context.close()
     finally:
         first.stop()
