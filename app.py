@@ -12,6 +12,7 @@ import logging
 import sys
 
 import chainlit as cl
+from chainlit.data import get_data_layer
 
 from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.loop_monitor import LoopLagMonitor
@@ -28,6 +29,7 @@ from ui.rewrite import REWRITE_MODE
 from ui.session import (
     configure_uploads,
     history_failures,
+    keep_uploads_in,
     name_thread,
     persist_thread_state,
     runtime,
@@ -50,6 +52,7 @@ except SettingsError as error:
     raise SystemExit(2) from None
 
 ensure_auth_secret(settings.data_dir)
+keep_uploads_in(settings.data_dir / "uploads")
 set_runtime(AppRuntime(settings))
 configure_uploads()
 silence_chainlit_stop_line()
@@ -86,6 +89,9 @@ async def start_app() -> None:
 
 @cl.on_app_shutdown
 async def stop_app() -> None:
+    layer = get_data_layer()
+    if isinstance(layer, HistoryDataLayer):
+        await layer.flush()  # history writes still in flight are saved, not dropped
     runtime().stop()
 
 

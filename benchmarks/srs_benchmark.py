@@ -93,7 +93,7 @@ async def one_run(factory: ModelFactory, rounds: int, checkpoint_file: Path | No
         user_input=(CASE / "input.md").read_text(encoding="utf-8"),
         reference_srs=(CASE / "reference.md").read_text(encoding="utf-8"),
         ablation="none",
-        max_iterations=rounds,
+        max_iterations=rounds + 1,  # the seed's count: ReqParse is iteration 1
     )
     tracker = UsageTracker()
     tokens_streamed = 0

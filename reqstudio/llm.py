@@ -17,6 +17,29 @@ from reqstudio.structured import json_schema_format
 
 EMBEDDED_MODEL_NAME = "smollm2-135m-instruct"
 NO_KEY = "sk-no-key-required"
+EMBEDDED_CONTEXT_TOKENS = 8192  # `EmbeddedModelServer`'s n_ctx
+
+# Context windows (tokens) of models people configure often; others are assumed to have
+# DEFAULT_CONTEXT_TOKENS unless OPENAI_CONTEXT_TOKENS says otherwise.
+KNOWN_CONTEXT_TOKENS = {
+    "gpt-4o": 128_000,
+    "gpt-4o-mini": 128_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4.1-mini": 1_047_576,
+    "deepseek-chat": 64_000,
+    "deepseek-reasoner": 64_000,
+    "qwen-plus": 131_072,
+    "qwen-turbo": 1_000_000,
+}
+DEFAULT_CONTEXT_TOKENS = 128_000
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate (no encoding files offline): one token per CJK character,
+    one per four other characters. Errs high for Chinese, which is the safe side here."""
+    cjk = sum(1 for ch in text if "\u3000" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef")
+    return cjk + (len(text) - cjk + 3) // 4
+
 
 # The embedded 135M model loops when left free (a Chinese chat answer ran on as gibberish for
 # the whole 8192-token context, ~12 minutes on two cores). Every answer it gives is bounded
@@ -114,6 +137,14 @@ class ModelFactory:
             return None
         dialect = "llama_cpp" if self.endpoint.embedded else "openai"
         return json_schema_format(schema, dialect=dialect, json_schema=json_schema)
+
+    def context_tokens(self, role: ModelRole) -> int:
+        """How many tokens the role's model takes in one request (prompt and answer)."""
+        if self.settings.context_tokens is not None:
+            return self.settings.context_tokens
+        if self.endpoint.embedded:
+            return EMBEDDED_CONTEXT_TOKENS
+        return KNOWN_CONTEXT_TOKENS.get(self.model_name(role), DEFAULT_CONTEXT_TOKENS)
 
     def policy(self, role: str) -> RetryPolicy:
         """The retry policy for calls of `role` (seed counts; OPENAI_MAX_RETRIES overrides)."""

@@ -130,6 +130,9 @@ class Settings(BaseSettings):
     request_timeout: float = Field(
         default=60.0, ge=1.0, le=600.0, validation_alias=AliasChoices("OPENAI_TIMEOUT")
     )
+    context_tokens: int | None = Field(
+        default=None, ge=1000, le=10_000_000, validation_alias=AliasChoices("OPENAI_CONTEXT_TOKENS")
+    )
     max_retries: int | None = Field(
         default=None, ge=0, le=10, validation_alias=AliasChoices("OPENAI_MAX_RETRIES")
     )

@@ -2,7 +2,8 @@
 
 1. Ask with `response_format` = JSON schema where the provider supports it.
 2. Read the answer: a ```json fence, else the bare JSON, else the outermost brackets,
-   then `json_repair` for the small damage models do (trailing commas, quotes, cut-off ends).
+   then `json_repair` for the small damage models do (trailing commas, quotes) inside JSON
+   that is closed: a list cut before its closing bracket is re-asked, never shortened.
 3. Validate with Pydantic. If that fails, re-ask within the call's one retry policy
    (`reqstudio.calls`), telling the model exactly what was wrong with its previous answer.
 """
@@ -73,13 +74,49 @@ def extract_json(text: str) -> Any:
             return json.loads(candidate)
         except json.JSONDecodeError:
             continue
+    cut = False
     for candidate in candidates:
-        if not candidate.lstrip().startswith(("[", "{")):
+        if not is_closed(candidate):
+            cut = cut or candidate.lstrip().startswith(("[", "{"))
             continue
         repaired = json_repair.loads(candidate)
         if repaired not in ("", None, [], {}):
             return repaired
+    if cut:
+        raise ValueError("the JSON stops before its closing bracket (it was cut off)")
     raise ValueError("no JSON array or object was found in the answer")
+
+
+_CLOSER = {"[": "]", "{": "}"}
+
+
+def is_closed(candidate: str) -> bool:
+    """Whether the JSON text ends with the bracket that closes the one it starts with.
+
+    `json_repair` may mend syntax inside a value (trailing commas, quotes), but it would also
+    close a list that was cut off, turning 12 items into a valid list of 7: a text that stops
+    before its closing bracket is not repaired, the model is asked again."""
+    text = candidate.strip()
+    if not text or text[0] not in _CLOSER or text[-1] != _CLOSER[text[0]]:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return index == len(text) - 1  # the first bracket closes at the very end
+    return False
 
 
 def parse_structured(text: str, schema: type[T]) -> T:

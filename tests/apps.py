@@ -75,7 +75,7 @@ class AppProcess:
         if self.process and self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
-                self.process.wait(timeout=15)
+                self.process.wait(timeout=40)  # the app saves history writes in flight
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=5)

@@ -49,17 +49,55 @@ def app(llm_server: ScriptedLLMServer, tmp_path: Path) -> Iterator[AppProcess]:
     process.stop()
 
 
-def open_page(browser: Browser, url: str, locale: str = "zh-CN") -> Page:
+# Budget for a condition to become true. Under load (other processes on the 2 cores) the app
+# needs more than Playwright's default 5 s to render a step; every wait below is still on a
+# condition, never a sleep.
+expect.set_options(timeout=20_000)
+
+
+def open_page(browser: Browser, url: str, locale: str = "zh-CN", *, ready: bool = True) -> Page:
+    """A new browser page on the app. `ready`: wait until a user could type (the header-auth
+    round trip through /login is over and the composer is there); pass False for a page
+    that stops at the login form."""
     context = browser.new_context(locale=locale, viewport={"width": 1280, "height": 860})
     page = context.new_page()
     page.set_default_timeout(30_000)
     page.goto(url)
+    if ready:
+        expect(page.locator("#chat-input")).to_be_visible(timeout=60_000)
     return page
 
 
-def send(page: Page, text: str) -> None:
-    """Type and send as a user does: once the previous answer has finished."""
+def wait_until_idle(page: Page) -> None:
+    """Until the running task has ended: an answer shows in the browser before its handler
+    has stored the turn (memory, thread metadata); closing the page or stopping the app
+    earlier loses what the next session should find."""
     expect(page.locator("#stop-button")).to_have_count(0, timeout=60_000)
-    page.locator("#chat-input").fill(text)
-    expect(page.locator("#chat-submit")).to_be_enabled(timeout=30_000)
-    page.locator("#chat-submit").click()
+
+
+def send(page: Page, text: str) -> None:
+    """Type and send as a user does: once the previous answer's task has ended.
+
+    The submit button is enabled only when the app is idle and connected and the composer's
+    own state holds text. The previous task may still be saving the thread after its answer
+    was shown, and a fill that races a re-render of the composer reaches the page but not
+    the composer's state (the button then stays disabled): a user would type again, and so
+    does this, up to three times, saving a screenshot if the text is still not taken."""
+    composer = page.locator("#chat-input")
+    submit = page.locator("#chat-submit")
+    wait_until_idle(page)
+    for attempt in range(1, 4):
+        composer.fill(text)
+        try:
+            expect(composer).to_have_text(text.strip(), timeout=5_000)
+            expect(submit).to_be_enabled(timeout=20_000)
+            break
+        except AssertionError:
+            if attempt == 3:
+                shots = Path(__file__).resolve().parent.parent / "test-output"
+                shots.mkdir(exist_ok=True)
+                page.screenshot(path=shots / "send-not-taken.png")
+                raise
+            composer.fill("")
+    submit.click()
+    expect(composer).to_have_text("")  # taken: the message is on its way

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -52,11 +53,11 @@ def run_cli(llm_server, tmp_path):
         PYTHONIOENCODING="utf-8",
     )
 
-    def run(*args: str) -> subprocess.CompletedProcess:
+    def run(*args: str, **extra_env: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [str(REQSTUDIO), "srs", *args],
             cwd=tmp_path,  # no stray .env is read
-            env=env,
+            env={**env, **extra_env},
             capture_output=True,
             text=True,
             encoding="utf-8",
@@ -226,3 +227,90 @@ def test_experiment_runs_every_case_and_ablation_and_survives_a_failure(
     assert table[3].startswith("| no-clarify | 2 | 1 |")
     assert "SRS runs" in done.stderr  # the progress bar
     assert llm_server.pending == 0
+
+
+SEED_TRAIL_ZH = [
+    "[日志] ReqParse：开始解析用户输入",
+    "[日志] ReqParse：解析完成，共 2 条需求",
+    "[日志] ReqExplore：第 1 轮，根据评分强化挖掘与优化（仅处理未冻结且未移除项）",
+    "[日志] ReqExplore：强化挖掘完成，共 2 条；冻结 0 条；已移除 0 条",
+    "[日志] ReqClarify：第 1 轮，对需求逐条评分（排除冻结项）",
+    "[日志] ReqClarify：标记移除 1 项（-2），累计移除 1 项",
+    "[日志] ReqClarify：本轮最高正向分 = 2，新增冻结 1 项；累计冻结 1 项",
+    "[日志] ReqClarify：评分记录完成（仅未冻结项）",
+    "====== 实时 Markdown SRS 输出（流式） ======",
+    "====== 流式输出结束 ======",
+    "[日志] DocGenerate：流式输出完成",
+]
+
+
+def generate_one_round(run_cli, tmp_path, *extra: str, **env: str):
+    return run_cli(
+        "generate",
+        "--input", str(E_STORE / "input.md"),
+        "--reference", str(E_STORE / "reference.md"),
+        "--max-iterations", "2",
+        "--out", str(tmp_path / "srs.md"),
+        *extra,
+        **env,
+    )  # fmt: skip
+
+
+def test_generate_prints_every_line_of_the_seeds_trail_in_chinese(run_cli, llm_server, tmp_path):
+    script_one_round(llm_server)
+    done = generate_one_round(run_cli, tmp_path, LC_ALL="", LC_MESSAGES="", LANG="zh_CN.UTF-8")
+    assert done.returncode == 0, done.stderr
+    trail = [line for line in done.stderr.splitlines() if line.startswith(("[日志]", "======"))]
+    assert trail == SEED_TRAIL_ZH
+
+
+def test_generate_prints_the_trail_in_english_for_an_english_user(run_cli, llm_server, tmp_path):
+    script_one_round(llm_server)
+    done = generate_one_round(run_cli, tmp_path, LC_ALL="en_US.UTF-8")
+    assert done.returncode == 0, done.stderr
+    assert "[log] ReqClarify: scores recorded (unfrozen items only)" in done.stderr
+    assert "====== End of streamed output ======" in done.stderr
+    assert "[日志]" not in done.stderr
+
+
+def test_generate_quiet_prints_nothing_on_success(run_cli, llm_server, tmp_path):
+    script_one_round(llm_server)
+    done = generate_one_round(run_cli, tmp_path, "--quiet", "--lang", "zh")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert (tmp_path / "srs.md").read_text(encoding="utf-8") == SRS_TEXT
+
+
+def test_generate_names_each_retry_on_stderr(run_cli, llm_server, tmp_path):
+    llm_server.script(Reply(fault="500", match=PARSE))
+    script_one_round(llm_server)
+    done = generate_one_round(run_cli, tmp_path, REQSTUDIO_RETRY_BACKOFF_SCALE="0.01")
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"ReqParse: try 1 of 3 failed \(\w+ 500\); trying again", done.stderr)
+
+
+def test_generate_out_a_folder_exits_2_before_any_model_call(run_cli, llm_server, tmp_path):
+    script_one_round(llm_server)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    done = run_cli("generate", "--input", str(E_STORE / "input.md"), "--out", str(folder))
+    assert done.returncode == 2
+    assert "is a folder" in done.stderr and done.stderr.count("\n") == 1
+    assert llm_server.requests == []
+
+
+async def test_generate_saves_the_srs_elsewhere_when_the_out_file_cannot_be_written(
+    llm_server, factory, tmp_path, capsys
+):
+    from agents.srs.cli import _generate
+    from agents.srs.engine import SrsRequest
+
+    llm_server.script(parse_reply(("FR-01", "Place an order.")), doc_reply())
+    gone = tmp_path / "removed-during-the-run" / "srs.md"  # its folder vanished meanwhile
+    request = SrsRequest(user_input="A shop.", ablation="no-explore-clarify")
+    code = await _generate(factory, request, gone, None, fallback_dir=tmp_path / "data")
+    assert code == 1
+    err = capsys.readouterr().err
+    saved = next((tmp_path / "data").glob("srs-*.md"))
+    assert saved.read_text(encoding="utf-8") == SRS_TEXT
+    assert f"could not write {gone}" in err and f"the SRS is saved in {saved}" in err

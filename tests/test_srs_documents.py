@@ -108,3 +108,30 @@ def test_missing_file_is_refused(tmp_path):
     with pytest.raises(ReferenceDocumentError) as caught:
         load_reference(tmp_path / "nowhere.md")
     assert caught.value.code == "not_found"
+
+
+async def test_uploads_are_parsed_off_the_event_loop(monkeypatch, settings):
+    """pypdf, python-docx and charset detection are CPU-bound; the browser adapter and the
+    experiment runner read documents in a worker thread so other sessions keep streaming."""
+    import threading
+
+    import agents.srs.experiment as experiment
+    import ui.session
+    import ui.srs
+    from reqstudio.runtime import AppRuntime
+
+    readers: list[int] = []
+
+    def reading(*args, **kwargs):
+        readers.append(threading.get_ident())
+        return load_reference(*args, **kwargs)
+
+    monkeypatch.setattr(ui.srs, "load_reference", reading)
+    monkeypatch.setattr(experiment, "load_reference", reading)
+    monkeypatch.setattr(ui.session, "_runtime", AppRuntime(settings))
+    document = await ui.srs.read_document(UPLOADS / "reference.pdf", "reference.pdf")
+    assert "confirm each order" in document.text
+    case = experiment.ExperimentCase("e-store", UPLOADS / "empty.md", UPLOADS / "empty.md")
+    row = await experiment.run_case(case, "none", factory=None)
+    assert row["status"] == "failed" and "empty" in row["error"]
+    assert readers and threading.get_ident() not in readers

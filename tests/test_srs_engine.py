@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agents.srs import nodes
-from agents.srs.engine import SrsRequest
+from agents.srs.engine import SrsRequest, run_srs
 from agents.srs.events import (
     DocumentReset,
     DocumentToken,
@@ -15,6 +15,7 @@ from agents.srs.events import (
     NodeStarted,
     Notice,
     RunFinished,
+    Trail,
 )
 from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.scripted_server import Reply
@@ -41,7 +42,7 @@ REFERENCE = "# Reference SRS\n\nFR: customers buy products online; orders are co
 REQUEST = SrsRequest(
     user_input="Customers buy products online and get an e-mail confirmation.",
     reference_srs=REFERENCE,
-    max_iterations=2,
+    max_iterations=3,  # the seed's count: ReqParse is iteration 1, then two rounds
 )
 UNFROZEN_HEADING = "Unfrozen & Non-removed List (JSON):"
 SCORES_HEADING = "Scores (for unfrozen & non-removed items, JSON):"
@@ -182,23 +183,34 @@ async def test_loop_ends_early_when_nothing_unfrozen_is_left(llm_server, factory
     assert len(llm_server.requests) == 4
 
 
-async def test_loop_stops_at_max_iterations(llm_server, factory):
+@pytest.mark.parametrize(("max_iterations", "rounds"), [(1, 1), (2, 1), (3, 2), (5, 4)])
+async def test_loop_counts_iterations_as_the_seed_does(llm_server, factory, max_iterations, rounds):
+    """Seed 000: ReqParse makes `iteration` 1 ("递增"), each ReqClarify adds 1, and the loop
+    goes on while iteration < max_iterations: --max-iterations 3 is 6 model calls."""
     llm_server.script(parse_reply(("FR-01", "A."), ("FR-02", "B.")))
-    for _ in range(4):
+    for _ in range(6):
         llm_server.script(
             explore_reply(("FR-01", "A."), ("FR-02", "B.")), clarify_reply(FR_01=0, FR_02=0)
         )
     llm_server.script(doc_reply())
-    request = REQUEST.model_copy(update={"max_iterations": 3})
+    request = REQUEST.model_copy(update={"max_iterations": max_iterations})
     events = await collect(request, factory)
     assert node_sequence(events) == [
         "ReqParse",
-        *["ReqExplore", "ReqClarify"] * 3,
+        *["ReqExplore", "ReqClarify"] * rounds,
         "DocGenerate",
     ]
-    assert [e.round for e in events if isinstance(e, NodeStarted)] == [0, 1, 1, 2, 2, 3, 3, 3]
-    assert finished(events).rounds == 3
-    assert llm_server.pending == 2  # the fourth round's answers were never asked for
+    assert len(llm_server.requests) == 2 + 2 * rounds
+    # the steps number the rounds 1.. as the seed's "第 X 轮" lines do
+    assert [e.round for e in events if isinstance(e, NodeStarted)] == [
+        0,
+        *[n for n in range(1, rounds + 1) for _ in (0, 1)],
+        rounds + 1,
+    ]
+    result = finished(events)
+    assert result.rounds == rounds
+    assert result.iteration == max(max_iterations, 2)
+    assert llm_server.pending == 2 * (6 - rounds)  # later rounds' answers were never asked for
 
 
 @pytest.mark.parametrize(
@@ -216,6 +228,10 @@ async def test_ablation_node_sequences(llm_server, factory, ablation, sequence):
     assert node_sequence(events) == sequence
     result = finished(events)
     assert result.ablation == result.ablation_used == ablation
+    # the summary counts what the steps showed: "ReqExplore · 第 1 轮" is one round, not 0
+    explore_rounds = [e.round for e in events if isinstance(e, NodeStarted)][1:-1]
+    assert explore_rounds == ([1] if ablation == "no-clarify" else [])
+    assert result.rounds == len(explore_rounds)
     assert not any(isinstance(e, Notice) for e in events)
     assert not prompts_for(llm_server, CLARIFY)
 
@@ -234,7 +250,7 @@ async def test_without_reference_none_runs_as_no_clarify_and_says_so(llm_server,
 
 async def test_events_describe_each_node(llm_server, factory):
     script_two_rounds(llm_server)
-    events = await collect(REQUEST, factory)
+    events = [e for e in await collect(REQUEST, factory) if not isinstance(e, Trail)]
     kinds = [type(e).__name__ for e in events]
     assert kinds[:2] == ["NodeStarted", "NodeFinished"]
     assert kinds[-1] == "RunFinished"
@@ -267,12 +283,12 @@ async def test_log_records_every_llm_interaction(llm_server, factory):
     result = finished(await collect(REQUEST, factory, tracker=tracker))
     logs = result.logs
     assert [(e["agent"], e["iteration"]) for e in logs] == [
-        ("ReqParse", 0),
+        ("ReqParse", 1),
         ("ReqExplore", 1),
         ("ReqClarify", 1),
         ("ReqExplore", 2),
         ("ReqClarify", 2),
-        ("DocGenerate", 2),
+        ("DocGenerate", 3),
     ]
     parse = logs[0]
     assert parse["input_messages"][0]["role"] == "user"
@@ -291,14 +307,17 @@ async def test_log_records_every_llm_interaction(llm_server, factory):
     assert result.usage["total_tokens"] == sum(e["input_tokens"] + e["output_tokens"] for e in logs)
 
 
-async def test_items_without_id_or_content_are_dropped_and_ids_normalised(llm_server, factory):
+async def test_items_without_id_or_content_are_dropped_and_ids_kept_as_given(llm_server, factory):
+    """Seed 000 keeps ids as the model wrote them (`str(it.get("id"))`): `fr-3` is not
+    rewritten to `FR-03`. Repeated ids keep their first item (ids key freezing/removal)."""
     answer = [
-        {"id": "fr-1", "content": "Place an order."},
+        {"id": " fr-3 ", "content": "Place an order."},
         {"content": "No id here."},
         {"id": "FR-02", "content": "   "},
         {"id": None, "content": "Null id."},
         {"id": "NFR 2", "content": "Log every order."},
-        {"id": "FR-01", "content": "A repeated id."},
+        {"id": "fr-3", "content": "A repeated id."},
+        {"id": "FR-03", "content": "Another item."},
     ]
     llm_server.script(
         Reply(content="```json\n" + json.dumps(answer) + "\n```", match=PARSE), doc_reply()
@@ -307,8 +326,9 @@ async def test_items_without_id_or_content_are_dropped_and_ids_normalised(llm_se
         await collect(REQUEST.model_copy(update={"ablation": "no-explore-clarify"}), factory)
     )
     assert [(r.id, r.content) for r in result.requirements] == [
-        ("FR-01", "Place an order."),
-        ("NFR-02", "Log every order."),
+        ("fr-3", "Place an order."),
+        ("NFR 2", "Log every order."),
+        ("FR-03", "Another item."),
     ]
 
 
@@ -415,3 +435,113 @@ async def test_embedded_model_is_asked_in_its_own_dialect(llm_server, settings):
     assert "response_format" not in doc
     assert doc["grammar"] == nodes.EMBEDDED_DOCUMENT_GRAMMAR
     assert doc["max_tokens"] == nodes.EMBEDDED_DOCUMENT_TOKENS
+
+
+# --- ReqClarify reads scores as the seed does (int(), skip what it cannot read) ------------
+
+
+async def test_one_unreadable_score_skips_that_item_not_the_round(llm_server, factory):
+    answer = [
+        {"id": "FR-01", "score": 1.5, "reason": "int() makes it 1"},
+        {"id": "FR-02", "score": "abc", "reason": "unreadable: skipped"},
+        {"score": 2, "reason": "no id: skipped"},
+        {"id": "NFR-01", "score": "2", "reason": "a string int() reads"},
+        {"id": "CON-01", "score": 3, "reason": "the seed keeps 3 as it is"},
+    ]
+    llm_server.script(
+        parse_reply(("FR-01", "A."), ("FR-02", "B."), ("NFR-01", "C."), ("CON-01", "D.")),
+        explore_reply(("FR-01", "A."), ("FR-02", "B."), ("NFR-01", "C."), ("CON-01", "D.")),
+        Reply(content="```json\n" + json.dumps(answer) + "\n```", match=CLARIFY),
+        doc_reply(),
+    )
+    request = REQUEST.model_copy(update={"max_iterations": 2})
+    events = await collect(request, factory)
+    result = finished(events)
+    assert len(prompts_for(llm_server, CLARIFY)) == 1  # one answer, no re-ask, no failure
+    assert result.scores == {"FR-01": 1, "NFR-01": 2, "CON-01": 3}
+    assert result.frozen_ids == ["CON-01"]  # the top score, as the seed's max() sees it
+    trail = [e.text_zh for e in events if isinstance(e, Trail)]
+    assert "[日志] ReqClarify：跳过 2 个无法读取的评分项：FR-02, (no id)" in trail
+    clarify_log = result.logs[2]
+    assert "skipped unreadable score item: FR-02" in clarify_log["parse_errors"]
+
+
+@pytest.mark.parametrize("agent", ["ReqExplore", "ReqClarify"])
+async def test_an_empty_list_is_accepted_where_the_seed_accepts_it(llm_server, factory, agent):
+    empty = Reply(content="```json\n[]\n```", match=EXPLORE if agent == "ReqExplore" else CLARIFY)
+    llm_server.script(
+        parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        empty if agent == "ReqExplore" else explore_reply(("FR-01", "Place an order online.")),
+        empty if agent == "ReqClarify" else clarify_reply(FR_01=0, FR_02=0),
+        doc_reply(),
+    )
+    result = finished(await collect(REQUEST.model_copy(update={"max_iterations": 2}), factory))
+    assert len(llm_server.requests) == 4  # nothing was asked twice
+    if agent == "ReqExplore":  # the list stays as it was
+        assert [r.content for r in result.requirements] == ["Place an order.", "Cancel an order."]
+    else:  # nothing scored, nothing frozen, the round still counts
+        assert result.scores == {} and result.frozen_ids == [] and result.iteration == 2
+
+
+# --- the interaction log and the checkpoints stay small ------------------------------------
+
+
+async def test_checkpoints_keep_one_state_per_running_run_and_none_once_it_finished(
+    llm_server, factory, tmp_path
+):
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    reference = "# Reference\n" + "The E-Store shall keep every order for ten years. " * 6000
+    llm_server.script(parse_reply(("FR-01", "A."), ("FR-02", "B.")))
+    for _ in range(4):
+        llm_server.script(
+            explore_reply(("FR-01", "A."), ("FR-02", "B.")), clarify_reply(FR_01=0, FR_02=0)
+        )
+    llm_server.script(doc_reply())
+    request = REQUEST.model_copy(update={"reference_srs": reference, "max_iterations": 5})
+    database, logs = tmp_path / "srs.sqlite", tmp_path / "logs"
+    rows_seen: list[int] = []
+    log_lines_seen: list[int] = []
+    async with AsyncSqliteSaver.from_conn_string(str(database)) as saver:
+        async for event in run_srs(
+            request, factory, checkpointer=saver, thread_id="big", log_dir=logs
+        ):
+            if isinstance(event, NodeFinished):
+                async with saver.conn.execute(
+                    "SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'big'"
+                ) as cursor:
+                    rows_seen.append((await cursor.fetchone())[0])
+                log_lines_seen.append(len((logs / "big.jsonl").read_text().splitlines()))
+            last = event
+        assert isinstance(last, RunFinished) and len(last.result.logs) == 10
+        async with saver.conn.execute("SELECT COUNT(*) FROM checkpoints") as cursor:
+            assert (await cursor.fetchone())[0] == 0  # the finished run was pruned
+    assert max(rows_seen) <= 2  # the latest checkpoint (and the one being written)
+    assert log_lines_seen == list(range(1, 11))  # each interaction stored once
+    assert not (logs / "big.jsonl").exists()
+    # Before, each of the eleven checkpoints held the reference, and the log in the state
+    # held it again for every ReqClarify prompt so far: many times the reference.
+    assert database.stat().st_size < 4 * len(reference.encode())
+
+
+async def test_a_reference_larger_than_the_models_context_is_warned_before_sending(
+    llm_server, factory
+):
+    small = ModelFactory(
+        factory.settings.model_copy(update={"context_tokens": 2000}), factory.endpoint
+    )
+    llm_server.script(
+        parse_reply(("FR-01", "A.")),
+        explore_reply(("FR-01", "A.")),
+        clarify_reply(FR_01=0),
+        doc_reply(),
+    )
+    reference = "# 参考 SRS\n" + "系统应当在两秒内返回搜索结果。" * 300
+    request = REQUEST.model_copy(update={"reference_srs": reference, "max_iterations": 2})
+    events = await collect(request, small)
+    assert isinstance(events[0], Notice)  # yielded before the graph makes its first call
+    assert "2000 tokens" in events[0].message and "OPENAI_CONTEXT_TOKENS" in events[0].message
+    assert "超过模型上下文" in events[0].message_zh
+    finished(events)  # a warning, not a refusal: the provider decides
+    quiet = await collect(request, factory)  # the default context (128k) holds it
+    assert not any(isinstance(e, Notice) for e in quiet)

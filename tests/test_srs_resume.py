@@ -28,7 +28,7 @@ from tests.test_srs_support import (
 REQUEST = SrsRequest(
     user_input="Customers buy products online.",
     reference_srs="# Reference\nCustomers buy products online.",
-    max_iterations=2,
+    max_iterations=3,  # two ReqExplore/ReqClarify rounds (ReqParse is iteration 1)
 )
 
 
@@ -74,9 +74,10 @@ async def test_stopped_run_resumes_without_redoing_completed_nodes(llm_server, f
         clarify_reply(FR_02=1, NFR_01=0),
         doc_reply(),
     )
+    logs = tmp_path / "logs"
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
         seen = await stop_when(
-            run_srs(REQUEST, factory, checkpointer=saver, thread_id="t-1"),
+            run_srs(REQUEST, factory, checkpointer=saver, thread_id="t-1", log_dir=logs),
             lambda e: isinstance(e, NodeStarted) and e.agent == "ReqExplore" and e.round == 2,
             then=lambda: len(llm_server.requests) == 4,  # the hanging request has arrived
         )
@@ -92,8 +93,10 @@ async def test_stopped_run_resumes_without_redoing_completed_nodes(llm_server, f
             checkpointer=saver,
             thread_id="t-1",
             resume=True,
+            log_dir=logs,
         )
         assert await pending_resume(saver, "t-1") is None
+    assert list(logs.iterdir()) == []  # the finished run's log file went with its checkpoints
 
     assert node_sequence(events) == ["ReqExplore", "ReqClarify", "DocGenerate"]
     resumed = llm_server.requests[before:]

@@ -7,7 +7,9 @@ created at start-up. On SQLite, list and dict columns (`tags`, `modes`) are stor
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from typing import Any
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
@@ -105,9 +107,32 @@ def _decode_json_list(value: Any) -> Any:
     return value
 
 
+log = logging.getLogger("reqstudio")
+
+# Chainlit writes steps, elements and threads in fire-and-forget tasks; the writes are
+# tracked so that shutting the app down waits for them (a message that had arrived in the
+# browser was otherwise lost from the history when the app stopped right after it).
+
+
+def _tracked(name: str):
+    async def write(self: HistoryDataLayer, *args: Any, **kwargs: Any) -> Any:
+        task = asyncio.current_task()
+        if task is not None:
+            self._writes.add(task)
+        try:
+            return await getattr(SQLAlchemyDataLayer, name)(self, *args, **kwargs)
+        finally:
+            if task is not None:
+                self._writes.discard(task)
+
+    write.__name__ = name
+    return write
+
+
 class HistoryDataLayer(SQLAlchemyDataLayer):
     """SQLAlchemyDataLayer that stores list/dict columns as JSON text, survives the database
-    restarting, and counts the writes and reads that failed (Chainlit logs and drops them)."""
+    restarting, counts the writes and reads that failed (Chainlit logs and drops them), and
+    can wait for its writes in flight (`flush`) before the app stops."""
 
     def __init__(self, conninfo: str, **kwargs: Any):
         super().__init__(conninfo, **kwargs)
@@ -123,6 +148,26 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         # Chainlit hands lists and dicts to the driver as they are: SQLite cannot store them
         # and asyncpg refuses them for TEXT/JSONB parameters, so both get JSON text.
         self._json_columns = True
+        self._writes: set[asyncio.Task] = set()
+
+    create_step = _tracked("create_step")
+    update_step = _tracked("update_step")
+    delete_step = _tracked("delete_step")
+    update_thread = _tracked("update_thread")
+    create_element = _tracked("create_element")
+    delete_element = _tracked("delete_element")
+
+    async def flush(self, timeout: float = 15.0) -> None:
+        """Wait until the writes Chainlit started (and those they start) have finished."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        await asyncio.sleep(0)  # let writes scheduled just now begin
+        current = asyncio.current_task()
+        while (pending := self._writes - {current}) and loop.time() < deadline:
+            await asyncio.wait(pending, timeout=deadline - loop.time())
+            await asyncio.sleep(0)
+        if self._writes - {current}:
+            log.warning("history: %d write(s) unfinished at shutdown", len(self._writes))
 
     async def execute_sql(self, query: str, parameters: dict) -> Any:
         if self._json_columns:

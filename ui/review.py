@@ -674,7 +674,8 @@ async def read_document(message: cl.Message) -> tuple[str, str] | None:
         if not path:
             continue
         try:
-            loaded = load_document(Path(path), element.name, max_mb=max_mb)
+            # pypdf / python-docx / charset detection are CPU-bound: off the event loop
+            loaded = await asyncio.to_thread(load_document, Path(path), element.name, max_mb=max_mb)
         except ReferenceDocumentError as error:
             await cl.Message(content=f"⚠️ {error.message(lang())}").send()
             return None

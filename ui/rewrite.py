@@ -355,7 +355,8 @@ async def read_attachments(message: cl.Message) -> tuple[bool, list[Clarificatio
             clarifications = items
             continue
         try:
-            document = load_reference(Path(path), name, max_mb=max_mb)
+            # pypdf / python-docx / charset detection are CPU-bound: off the event loop
+            document = await asyncio.to_thread(load_reference, Path(path), name, max_mb=max_mb)
         except ReferenceDocumentError as error:
             await cl.Message(content=f"⚠️ {error.message(lang())}").send()
             return False, None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import chainlit as cl
@@ -28,6 +29,19 @@ def set_startup_problem(problem: str | None) -> None:
 
 def startup_problem() -> str | None:
     return _startup_problem
+
+
+def keep_uploads_in(folder: Path) -> None:
+    """Chainlit keeps uploads under `<app root>/.files` and deletes that whole folder when an
+    app stops, so two apps started from one checkout (two ports, or tests running side by
+    side) deleted each other's uploads mid-run ("file not found"). Each app keeps its uploads
+    in its own data directory instead."""
+    import chainlit.config
+    import chainlit.server
+
+    folder.mkdir(parents=True, exist_ok=True)
+    chainlit.config.FILES_DIRECTORY = folder  # read by each session when it stores a file
+    chainlit.server.FILES_DIRECTORY = folder  # deleted at shutdown
 
 
 def set_runtime(value: AppRuntime) -> None:

@@ -19,6 +19,7 @@ from agents.srs.documents import ReferenceDocumentError, display_name, load_refe
 from agents.srs.engine import SrsRequest, pending_resume, run_srs
 from agents.srs.evaluation import METRICS, NOT_JSON_ERROR, OUT_OF_RANGE_ERROR, evaluate_srs
 from agents.srs.events import (
+    DocumentContinued,
     DocumentReset,
     DocumentToken,
     NodeFinished,
@@ -98,6 +99,10 @@ TEXT = {
         "en": "✅ Done: {rounds} · {items} · {frozen} frozen · "
         "{removed} removed · {tokens} tokens · {seconds:.1f} s ({ablation})",
     },
+    "continued": {
+        "zh": "（文档达到模型的长度上限，已请模型续写 {count} 次）",
+        "en": " (the document hit the model's length limit and was continued {count}×)",
+    },
     "failed": {
         "zh": "⚠️ SRS 生成失败：{reason} 已完成的步骤已保存。",
         "en": "⚠️ SRS generation failed: {reason} Completed steps are saved.",
@@ -133,6 +138,18 @@ TEXT = {
 
 tr = Catalog(TEXT)
 UNKNOWN = "—"  # a count the provider did not send: unknown, never 0
+
+
+def interaction_log_dir() -> Path:
+    return runtime().settings.data_dir / "srs-logs"
+
+
+async def read_document(path: Path, name: str | None = None):
+    """pypdf, python-docx and charset detection are CPU-bound: read off the event loop, so
+    other users' sessions keep streaming while a large upload is parsed."""
+    return await asyncio.to_thread(
+        load_reference, path, name, max_mb=runtime().settings.reference_max_mb
+    )
 
 
 def requirement_table(requirements) -> str:
@@ -209,9 +226,7 @@ async def read_attachments(message: cl.Message) -> bool:
         if not path:
             continue
         try:
-            document = load_reference(
-                Path(path), element.name, max_mb=runtime().settings.reference_max_mb
-            )
+            document = await read_document(Path(path), element.name)
         except ReferenceDocumentError as error:
             await cl.Message(content=f"⚠️ {error.message(lang())}").send()
             ok = False
@@ -308,7 +323,7 @@ async def ask_for_reference() -> bool:
     ).send()
     for file in files or []:
         try:
-            document = load_reference(Path(file.path), file.name, max_mb=max_mb)
+            document = await read_document(Path(file.path), file.name)
         except ReferenceDocumentError as error:
             await cl.Message(content=f"⚠️ {error.message(lang())}").send()
             return False
@@ -370,6 +385,7 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                 checkpointer=saver,
                 thread_id=run_key,
                 resume=resume,
+                log_dir=interaction_log_dir(),
             ):
                 if isinstance(event, Notice):
                     text = (
@@ -398,6 +414,8 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                 elif isinstance(event, DocumentReset):
                     document.content = ""
                     await document.update()
+                elif isinstance(event, DocumentContinued):
+                    log.info("DocGenerate hit the length limit; continued (%d)", event.count)
                 elif isinstance(event, RunFinished):
                     await finish_run(document, event.result, rounds_shown)
                 elif isinstance(event, RunFailed):
@@ -440,6 +458,8 @@ async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int 
         seconds=result.seconds,
         ablation=result.ablation_used,
     )
+    if result.continuations:
+        summary += tr("continued", count=result.continuations)
     document.content = f"{result.srs_markdown}\n\n---\n{summary}"
     log_json = json.dumps(
         {"logs": result.logs, "usage": result.usage}, ensure_ascii=False, indent=2

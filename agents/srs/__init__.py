@@ -2,6 +2,7 @@
 
 from agents.srs.engine import SrsRequest, pending_resume, run_srs
 from agents.srs.events import (
+    DocumentContinued,
     DocumentReset,
     DocumentToken,
     NodeFinished,
@@ -11,9 +12,11 @@ from agents.srs.events import (
     RunFinished,
     SrsEvent,
     SrsResult,
+    Trail,
 )
 
 __all__ = [
+    "DocumentContinued",
     "DocumentReset",
     "DocumentToken",
     "NodeFinished",
@@ -24,6 +27,7 @@ __all__ = [
     "SrsEvent",
     "SrsRequest",
     "SrsResult",
+    "Trail",
     "pending_resume",
     "run_srs",
 ]

@@ -8,7 +8,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
+import os
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from tqdm import tqdm
@@ -17,6 +21,7 @@ from agents.srs.documents import ReferenceDocumentError, load_reference
 from agents.srs.engine import SrsRequest, run_srs
 from agents.srs.evaluation import evaluate_srs
 from agents.srs.events import (
+    DocumentContinued,
     DocumentReset,
     DocumentToken,
     NodeFinished,
@@ -25,6 +30,7 @@ from agents.srs.events import (
     RunFailed,
     RunFinished,
     SrsResult,
+    Trail,
 )
 from agents.srs.experiment import find_cases, means_table, run_experiment, write_csv
 from agents.srs.state import ABLATIONS
@@ -52,10 +58,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.add_argument(
         "--max-iterations",
         type=int,
-        help="ReqExplore/ReqClarify rounds (default SRS_MAX_ITERATIONS, 5)",
+        help="the seed's iteration bound (default SRS_MAX_ITERATIONS, 5): ReqParse counts as "
+        "iteration 1, so N gives N-1 ReqExplore/ReqClarify rounds (at least 1)",
     )
     generate.add_argument("--out", type=Path, help="write the SRS here instead of stdout")
     generate.add_argument("--log", type=Path, help="write the interaction log (JSON) here")
+    generate.add_argument(
+        "--quiet", action="store_true", help="no progress or [日志] lines on stderr, only errors"
+    )
+    generate.add_argument(
+        "--lang",
+        choices=("zh", "en"),
+        help="language of the seed's [日志] lines (default: from LC_ALL / LC_MESSAGES / LANG)",
+    )
     generate.set_defaults(handler=generate_command)
 
     evaluate = commands.add_parser("evaluate", help="score an SRS against a reference SRS")
@@ -96,8 +111,37 @@ def _max_iterations(value: int | None, settings: Settings) -> int:
 
 
 def _writable(path: Path | None, flag: str) -> None:
-    if path is not None and not path.parent.is_dir():
-        raise UsageError(f"{flag}: the folder {path.parent} does not exist")
+    """Refuse an output path that cannot be written, before any model is called."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(f"{flag}: {path} is a folder; give a file name, e.g. {path / 'srs.md'}")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageError(f"{flag}: the folder {folder} does not exist")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"{flag}: {path} cannot be written (no permission)")
+    if not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag}: the folder {folder} cannot be written (no permission)")
+
+
+def user_language(environ: dict[str, str] | None = None) -> str:
+    """zh when the locale says Chinese (LC_ALL, then LC_MESSAGES, then LANG), else en."""
+    environ = os.environ if environ is None else environ
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(name, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def _show_log_records(quiet: bool) -> None:
+    """Warnings of the call path (each retry, named) on stderr; with --quiet only errors."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("reqstudio")
+    logger.addHandler(handler)
+    logger.setLevel(logging.ERROR if quiet else logging.WARNING)
 
 
 # --- generate --------------------------------------------------------------------------
@@ -115,18 +159,51 @@ def generate_command(args: argparse.Namespace) -> int:
     )
     _writable(args.out, "--out")
     _writable(args.log, "--log")
+    _show_log_records(args.quiet)
+    language = args.lang or user_language()
     with AppRuntime(settings) as runtime:
-        return asyncio.run(_generate(runtime.factory(), request, args.out, args.log))
+        return asyncio.run(
+            _generate(
+                runtime.factory(),
+                request,
+                args.out,
+                args.log,
+                quiet=args.quiet,
+                language=language,
+                fallback_dir=settings.data_dir,
+            )
+        )
 
 
 def _progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def _save(path: Path, text: str, fallback_dir: Path, suffix: str) -> tuple[Path, str | None]:
+    """Write `text` to `path`; if that fails, to a fallback file. Returns where it went and
+    why `path` failed (None if it did not)."""
+    try:
+        path.write_text(text, encoding="utf-8")
+        return path, None
+    except OSError as exc:
+        problem = f"{type(exc).__name__}: {exc.strerror or exc}"
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for folder in (fallback_dir, Path(tempfile.gettempdir())):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fallback = folder / f"srs-{stamp}{suffix}"
+            fallback.write_text(text, encoding="utf-8")
+            return fallback, problem
+        except OSError:
+            continue
+    raise OSError(problem)
+
+
 def _describe_node(event: NodeFinished) -> str:
     c = event.counts
+    looping = event.agent in ("ReqExplore", "ReqClarify")
     parts = [
-        f"[{event.agent}] round {event.round}: {c['total']} requirements "
+        f"[{event.agent}]{f' round {event.round}' if looping else ''}: {c['total']} requirements "
         f"({c['frozen']} frozen, {c['removed']} removed, {c['unfrozen']} open)"
     ]
     if event.scores:
@@ -142,51 +219,92 @@ def _describe_node(event: NodeFinished) -> str:
     return " · ".join(parts)
 
 
-def _write_log(path: Path | None, result: SrsResult | None) -> None:
+def _write_log(path: Path | None, result: SrsResult | None, fallback_dir: Path) -> bool:
+    """Write the log JSON; False (and where it went instead) if `path` could not be written."""
     if path is None or result is None:
-        return
+        return True
     data = result.model_dump(mode="json", exclude={"srs_markdown"})
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    where, problem = _save(path, text, fallback_dir, "-log.json")
+    if problem:
+        _progress(f"reqstudio: --log: could not write {path} ({problem}); the log is in {where}")
+        return False
+    return True
 
 
 async def _generate(
-    factory: ModelFactory, request: SrsRequest, out: Path | None, log_path: Path | None
+    factory: ModelFactory,
+    request: SrsRequest,
+    out: Path | None,
+    log_path: Path | None,
+    *,
+    quiet: bool = False,
+    language: str = "en",
+    fallback_dir: Path = Path("."),
 ) -> int:
     live = out is None and sys.stdout.isatty()  # a pipe gets the finished document only
+
+    def progress(text: str) -> None:
+        if not quiet:
+            _progress(text)
+
+    zh = language == "zh"
     async for event in run_srs(request, factory, tracker=UsageTracker()):
-        if isinstance(event, Notice):
-            _progress(f"note: {event.message}")
+        if isinstance(event, Trail):
+            progress(event.text_zh if zh else event.text)
+        elif isinstance(event, Notice):
+            progress(f"note: {event.message_zh if zh and event.message_zh else event.message}")
         elif isinstance(event, NodeStarted):
-            _progress(f"[{event.agent}] round {event.round} ...")
+            looping = event.agent in ("ReqExplore", "ReqClarify")
+            progress(f"[{event.agent}]" + (f" round {event.round}" if looping else "") + " ...")
         elif isinstance(event, NodeFinished):
-            _progress(_describe_node(event))
+            progress(_describe_node(event))
         elif isinstance(event, DocumentToken) and live:
             sys.stdout.write(event.text)
             sys.stdout.flush()
         elif isinstance(event, DocumentReset):
-            _progress(
+            progress(
                 f"[DocGenerate] the stream broke; writing the document again ({event.attempt})"
             )
+        elif isinstance(event, DocumentContinued):
+            progress(
+                "[DocGenerate] the document hit the model's length limit; asking the model to "
+                f"continue it ({event.count})"
+            )
         elif isinstance(event, RunFailed):
-            _write_log(log_path, event.partial)
+            _write_log(log_path, event.partial, fallback_dir)
             where = f"{event.agent} failed: " if event.agent else ""
-            _progress(f"reqstudio: {where}{event.message}")
+            _progress(f"reqstudio: {where}{event.message_zh if zh else event.message}")
             return 1
         elif isinstance(event, RunFinished):
             result = event.result
+            written = True
             if out is not None:
-                out.write_text(result.srs_markdown, encoding="utf-8")
+                where, problem = _save(out, result.srs_markdown, fallback_dir, ".md")
+                if problem:
+                    _progress(
+                        f"reqstudio: --out: could not write {out} ({problem}); "
+                        f"the SRS is saved in {where}"
+                    )
+                    written = False
             elif live:
                 sys.stdout.write("\n")
             else:
                 sys.stdout.write(result.srs_markdown.rstrip("\n") + "\n")
-            _write_log(log_path, result)
+            written = _write_log(log_path, result, fallback_dir) and written
             usage = result.usage
-            _progress(
-                f"done: {len(result.requirements)} requirements, {result.rounds} ReqClarify "
-                f"round(s), {usage['calls']} model calls, {usage['total_tokens']} tokens, "
-                f"{result.seconds:.1f} s" + (f" -> {out}" if out else "")
+            progress(
+                f"done: {len(result.requirements)} requirements, {result.rounds} "
+                f"ReqExplore/ReqClarify round(s), {usage['calls']} model calls, "
+                f"{usage['total_tokens']} tokens, {result.seconds:.1f} s"
+                + (f" -> {out}" if out and written else "")
+                + (
+                    f"; the document was continued {result.continuations}×"
+                    if result.continuations
+                    else ""
+                )
             )
+            return 0 if written else 1
     return 0
 
 

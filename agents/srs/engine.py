@@ -11,13 +11,16 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import aclosing
+from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field
 
 from agents.srs.document_check import NotADocument
 from agents.srs.events import (
+    DocumentContinued,
     DocumentReset,
     DocumentToken,
     NodeFinished,
@@ -27,8 +30,10 @@ from agents.srs.events import (
     RunFinished,
     SrsEvent,
     SrsResult,
+    Trail,
 )
 from agents.srs.graph import build_graph, recursion_limit
+from agents.srs.interactions import InteractionLog
 from agents.srs.nodes import (
     EmptyDocument,
     EmptyRequirementList,
@@ -37,7 +42,8 @@ from agents.srs.nodes import (
 )
 from agents.srs.state import Ablation, AgentName, GraphState, Score, SrsContext, initial_state
 from reqstudio.errors import describe_failure
-from reqstudio.llm import ModelFactory
+from reqstudio.llm import ModelFactory, estimate_tokens
+from reqstudio.prompts import render_prompt
 from reqstudio.usage import UsageTracker
 
 __all__ = [
@@ -91,13 +97,53 @@ async def pending_resume(checkpointer: BaseCheckpointSaver, thread_id: str) -> s
     return snapshot.values.get("last_node") or None
 
 
+def context_notice(request: SrsRequest, factory: ModelFactory) -> Notice | None:
+    """A warning before the run when ReqClarify's prompt (which carries the whole reference)
+    would not fit the model's context: the provider would refuse it or cut it."""
+    if not request.reference_srs.strip() or request.ablation != "none":
+        return None
+    prompt = render_prompt(
+        "srs/req_clarify.md", unfrozen_list_json="[]", reference_srs=request.reference_srs
+    )
+    needed = estimate_tokens(prompt)
+    limit = factory.context_tokens("ReqClarify")
+    if needed <= limit:
+        return None
+    return Notice(
+        message=f"The reference SRS is large: ReqClarify's request would be about {needed} "
+        f"tokens, more than the model's context of {limit} tokens (OPENAI_CONTEXT_TOKENS). "
+        "The provider may refuse or cut it; a shorter reference or a model with a larger "
+        "context avoids that.",
+        message_zh=f"参考 SRS 过大：ReqClarify 的请求约 {needed} tokens，超过模型上下文 "
+        f"{limit} tokens（OPENAI_CONTEXT_TOKENS）。模型服务可能拒绝或截断该请求；"
+        "可换用更短的参考 SRS 或上下文更大的模型。",
+    )
+
+
+async def prune_checkpoints(checkpointer: BaseCheckpointSaver, thread_id: str) -> None:
+    """Keep only the latest checkpoint of a running thread (resuming needs no other): SQLite
+    stores the whole state, the reference SRS included, in every checkpoint."""
+    if not isinstance(checkpointer, AsyncSqliteSaver):
+        return
+    async with checkpointer.lock:
+        for table in ("writes", "checkpoints"):
+            await checkpointer.conn.execute(
+                f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id < "
+                "(SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ?)",
+                (thread_id, thread_id),
+            )
+        await checkpointer.conn.commit()
+
+
 def _result(
     state: dict[str, Any],
+    log: InteractionLog,
     tracker: UsageTracker,
     started: float,
     ablation: Ablation,
     ablation_used: Ablation,
     thread_id: str | None,
+    continuations: int = 0,
 ) -> SrsResult:
     return SrsResult(
         srs_markdown=state.get("srs_output", ""),
@@ -107,8 +153,10 @@ def _result(
         frozen_ids=list(state.get("frozen_ids", [])),
         removed_ids=list(state.get("removed_ids", [])),
         scores=dict(state.get("scores", {})),
-        rounds=state.get("iteration", 0),
-        logs=list(state.get("logs", [])),
+        rounds=state.get("rounds", 0),
+        iteration=state.get("iteration", 0),
+        continuations=continuations,
+        logs=list(log.entries),
         usage=tracker.as_dict(),
         seconds=round(time.perf_counter() - started, 3),
         ablation=ablation,
@@ -119,10 +167,14 @@ def _result(
 
 
 def _node_finished(
-    agent: AgentName, round_number: int, before: dict[str, Any], update: dict[str, Any]
+    agent: AgentName,
+    round_number: int,
+    before: dict[str, Any],
+    update: dict[str, Any],
+    log: InteractionLog,
 ) -> tuple[NodeFinished, dict[str, Any]]:
     state = {**before, **update}
-    new_logs = state["logs"][len(before["logs"]) :]
+    new_logs = log.entries[before.get("log_count", 0) : state.get("log_count", 0)]
     spent = new_logs[-1] if new_logs else {}
     scores: list[Score] = []
     if agent == "ReqClarify":
@@ -188,12 +240,17 @@ async def run_srs(
     checkpointer: BaseCheckpointSaver | None = None,
     thread_id: str | None = None,
     resume: bool = False,
+    log_dir: Path | None = None,
 ) -> AsyncIterator[SrsEvent]:
     """Generate an SRS for `request`, yielding events; the last is RunFinished or RunFailed.
 
     `resume=True` continues this thread's saved run from its last completed node (the saved
     request, ablation and bound are used; `request` is ignored). Cancelling the consuming task
     raises CancelledError through here; completed nodes stay in the checkpoint.
+    `log_dir`: where a checkpointed run keeps its interaction log until it finishes (without
+    it the log lives in memory only, and a resumed run's result lists only its own part).
+    Only the latest checkpoint of a running thread is kept, and a finished run's checkpoints
+    and log file are deleted (its result carries everything).
     """
     tracker = tracker if tracker is not None else UsageTracker()
     started = time.perf_counter()
@@ -217,16 +274,25 @@ async def run_srs(
             ablation_used = "no-clarify"
             yield Notice(message=NO_REFERENCE_NOTICE[0], message_zh=NO_REFERENCE_NOTICE[1])
         max_iterations = request.max_iterations
+        warning = context_notice(request.model_copy(update={"ablation": ablation_used}), factory)
+        if warning is not None:
+            yield warning
         graph_input = initial_state(
             request.user_input, request.reference_srs, ablation_used, max_iterations
         )
         state = dict(graph_input)
     if checkpointer is not None and thread_id is None:
         thread_id = uuid.uuid4().hex
+    interactions = InteractionLog(log_dir if checkpointer is not None else None, thread_id)
+    if resume:
+        interactions.load(int(state.get("log_count", 0)))
+    else:
+        interactions.load(0)  # a reused thread id starts a fresh log
     graph = build_graph(ablation_used, checkpointer)
     config = _thread_config(thread_id or "unsaved", max_iterations)
-    context = SrsContext(factory=factory, tracker=tracker)
+    context = SrsContext(factory=factory, tracker=tracker, log=interactions)
     running: tuple[AgentName, int] | None = None
+    continuations = 0
     stream = graph.astream(
         graph_input,
         config,
@@ -242,8 +308,13 @@ async def run_srs(
                     kind = chunk.get("type")
                     if kind == "document_token":
                         yield DocumentToken(text=chunk["text"])
+                    elif kind == "trail":
+                        yield Trail(key=chunk["key"], text=chunk["text"], text_zh=chunk["text_zh"])
                     elif kind == "document_reset":
                         yield DocumentReset(attempt=chunk["attempt"])
+                    elif kind == "document_continued":
+                        continuations = chunk["count"]
+                        yield DocumentContinued(count=chunk["count"])
                     elif kind == "node_started":
                         running = (chunk["agent"], chunk["round"])
                         yield NodeStarted(agent=chunk["agent"], round=chunk["round"])
@@ -252,8 +323,12 @@ async def run_srs(
                     if node.startswith("__"):
                         continue
                     round_number = running[1] if running else int(state.get("iteration", 0))
-                    event, state = _node_finished(node, round_number, state, update or {})
+                    event, state = _node_finished(
+                        node, round_number, state, update or {}, interactions
+                    )
                     running = None
+                    if checkpointer is not None and thread_id is not None:
+                        await prune_checkpoints(checkpointer, thread_id)
                     yield event
     except Exception as exc:
         log.info("SRS run failed in %s", running[0] if running else "?", exc_info=True)
@@ -263,7 +338,23 @@ async def run_srs(
             message_zh=message_zh,
             agent=running[0] if running else None,
             error_type=type(exc).__name__,
-            partial=_result(state, tracker, started, requested, ablation_used, thread_id),
+            partial=_result(
+                state,
+                interactions,
+                tracker,
+                started,
+                requested,
+                ablation_used,
+                thread_id,
+                continuations,
+            ),
         )
         return
-    yield RunFinished(result=_result(state, tracker, started, requested, ablation_used, thread_id))
+    result = _result(
+        state, interactions, tracker, started, requested, ablation_used, thread_id, continuations
+    )
+    if checkpointer is not None and thread_id is not None:
+        # A finished run needs no resuming: its checkpoints and log file go.
+        await checkpointer.adelete_thread(thread_id)
+        interactions.discard()
+    yield RunFinished(result=result)

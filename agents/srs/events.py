@@ -1,8 +1,10 @@
 """What an SRS run reports while it works: UI-agnostic events for the browser, the CLI and tests.
 
-A run yields, in order: an optional `Notice`, then per node `NodeStarted` ... `NodeFinished`
-(with `DocumentToken`s, and `DocumentReset` if the stream broke and started again, in between
-for DocGenerate), and finally exactly one `RunFinished` or `RunFailed`.
+A run yields, in order: optional `Notice`s, then per node `NodeStarted` ... `NodeFinished`
+(with the seed's console lines as `Trail`s, and for DocGenerate `DocumentToken`s,
+`DocumentReset` if the stream broke and started again, `DocumentContinued` if the document hit
+the length limit and was continued, in between), and finally exactly one `RunFinished` or
+`RunFailed`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ class SrsResult(BaseModel):
     frozen_ids: list[str] = Field(default_factory=list)
     removed_ids: list[str] = Field(default_factory=list)
     scores: dict[str, int] = Field(default_factory=dict)  # the latest ReqClarify round
-    rounds: int = 0  # ReqClarify rounds completed (the seed's `iteration`)
+    rounds: int = 0  # ReqExplore rounds run, as the steps number them (no-clarify: 1)
+    iteration: int = 0  # the seed's `iteration` (ReqParse counts as 1)
+    continuations: int = 0  # times DocGenerate hit the length limit and was continued
     logs: list[dict[str, Any]] = Field(default_factory=list)
     usage: dict[str, Any] = Field(default_factory=dict)  # UsageTracker.as_dict()
     seconds: float = 0.0  # wall time of this call of run_srs
@@ -35,7 +39,7 @@ class SrsResult(BaseModel):
 class NodeStarted(BaseModel):
     type: Literal["node_started"] = "node_started"
     agent: AgentName
-    round: int  # 0 for ReqParse; 1.. for ReqExplore/ReqClarify; rounds done for DocGenerate
+    round: int  # 0 for ReqParse; the seed's iteration for ReqExplore/ReqClarify/DocGenerate
 
 
 class NodeFinished(BaseModel):
@@ -68,6 +72,23 @@ class DocumentReset(BaseModel):
     attempt: int
 
 
+class DocumentContinued(BaseModel):
+    """The document hit the model's length limit; the model was asked to continue it (the
+    text goes on in the same stream). `count`: continuations so far."""
+
+    type: Literal["document_continued"] = "document_continued"
+    count: int
+
+
+class Trail(BaseModel):
+    """One line of the seed's console trail (`[日志] …`), in English and as the seed writes it."""
+
+    type: Literal["trail"] = "trail"
+    key: str
+    text: str
+    text_zh: str
+
+
 class Notice(BaseModel):
     type: Literal["notice"] = "notice"
     message: str
@@ -89,6 +110,14 @@ class RunFailed(BaseModel):
 
 
 SrsEvent = Annotated[
-    NodeStarted | NodeFinished | DocumentToken | DocumentReset | Notice | RunFinished | RunFailed,
+    NodeStarted
+    | NodeFinished
+    | DocumentToken
+    | DocumentReset
+    | DocumentContinued
+    | Trail
+    | Notice
+    | RunFinished
+    | RunFailed,
     Field(discriminator="type"),
 ]

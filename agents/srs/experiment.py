@@ -71,8 +71,12 @@ async def run_case(
     row = _empty_row(case, ablation)
     tracker = UsageTracker()
     try:
-        user_input = load_reference(case.input_path, max_mb=max_mb).text
-        reference = load_reference(case.reference_path, max_mb=max_mb).text
+        # pypdf / python-docx / charset detection are CPU-bound: off the event loop, where
+        # the other runs of the experiment are streaming
+        user_input = (await asyncio.to_thread(load_reference, case.input_path, max_mb=max_mb)).text
+        reference = (
+            await asyncio.to_thread(load_reference, case.reference_path, max_mb=max_mb)
+        ).text
         request = SrsRequest(
             user_input=user_input,
             reference_srs=reference,

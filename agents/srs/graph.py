@@ -4,8 +4,9 @@
     no-clarify:         ReqParse -> ReqExplore (once) -> DocGenerate -> END
     no-explore-clarify: ReqParse -> DocGenerate -> END
 
-The ReqExplore/ReqClarify loop ends after `max_iterations` ReqClarify rounds, or as soon as
-no unfrozen, non-removed item is left.
+The ReqExplore/ReqClarify loop goes on while `iteration < max_iterations`, counted as the
+seed counts (ReqParse makes `iteration` 1, each ReqClarify adds 1: N gives N-1 rounds, at
+least one), and ends as soon as no unfrozen, non-removed item is left.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from agents.srs.state import Ablation, GraphState, SrsContext
 
 
 def route_after_clarify(state: GraphState) -> Literal["ReqExplore", "DocGenerate"]:
-    """Another round, or write the document: the bound is reached or nothing is left open."""
+    """Another round while iteration < max_iterations (the seed's test) and something is
+    still open; otherwise write the document."""
     if state["iteration"] >= state["max_iterations"]:
         return "DocGenerate"
     if not unfrozen_items(state):

@@ -1,14 +1,15 @@
 """The four agents of seed 000 as LangGraph nodes, and the list rules they apply.
 
 Each node returns only the state keys it changes. Every LLM interaction appends one entry to
-`logs` (iteration, agent, input_messages, raw_output, parsed_output, plus time and tokens).
+the run's interaction log (iteration, agent, input_messages, raw_output, parsed_output, plus
+time and tokens), kept outside the checkpointed state; the seed's console lines go out
+through `agents.srs.trail`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from agents.srs.state import (
     ScoreList,
     SrsContext,
 )
+from agents.srs.trail import say
 from reqstudio.calls import complete_text, retrying
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
@@ -37,9 +39,6 @@ from reqstudio.structured import StructuredResult, ask_structured
 from reqstudio.usage import UsageTracker
 
 log = logging.getLogger("reqstudio.srs")
-
-
-_ID_SHAPE = re.compile(r"^(FR|NFR|CON|SUG)[\s_\-–]*0*(\d+)$", re.IGNORECASE)
 
 
 class EmptyRequirementList(RuntimeError):
@@ -53,23 +52,15 @@ class EmptyDocument(ValueError):
 # --- list rules ---------------------------------------------------------------------------
 
 
-def normalize_requirement_id(raw: str) -> str:
-    """`fr-1`, `FR 01`, `FR_001` -> `FR-01` (two digits at least); other ids are kept as given."""
-    text = raw.strip()
-    match = _ID_SHAPE.match(text)
-    if not match:
-        return text
-    return f"{match.group(1).upper()}-{int(match.group(2)):02d}"
-
-
 def normalize_requirements(items: Iterable[Requirement | dict[str, Any]]) -> list[dict[str, str]]:
-    """Drop items without an id or content (seed: "跳过无效项"); normalise ids; keep the first
-    of repeated ids."""
+    """Drop items without an id or content (seed: "跳过无效项"); keep ids as the model wrote
+    them (the seed's `str(it.get("id"))`, only trimmed: `fr-3` stays `fr-3`); keep the first
+    of repeated ids (ids key the freeze and remove rules, so one id must mean one item)."""
     normalized: list[dict[str, str]] = []
     seen: set[str] = set()
     for item in items:
         req = item if isinstance(item, Requirement) else Requirement.model_validate(item)
-        rid = normalize_requirement_id(req.id)
+        rid = req.id
         if not rid or not req.content or rid in seen:
             continue
         seen.add(rid)
@@ -133,6 +124,7 @@ class ScoringOutcome:
     reasons: dict[str, str]
     removed_now: list[str]
     frozen_now: list[str]
+    skipped: list[str]  # items the seed's int() could not read, or without an id
 
 
 def freeze_top_scored(scores: dict[str, int], already_frozen: Iterable[str] = ()) -> list[str]:
@@ -148,18 +140,24 @@ def freeze_top_scored(scores: dict[str, int], already_frozen: Iterable[str] = ()
 
 def apply_scores(scored: Iterable[Score], unfrozen: Sequence[dict[str, Any]]) -> ScoringOutcome:
     """Keep scores for this round's unfrozen items only (seed: "仅包含未冻结需求的评分");
-    -2 removes, every item tied at the top score (>= +1) freezes."""
+    -2 removes, every item tied at the top score (>= +1) freezes. As the seed, each score is
+    read with int() (1.5 -> 1, "2" -> 2, 3 stays 3) and an item it cannot read, or one
+    without an id, is skipped, not the whole round."""
     allowed = {it["id"] for it in unfrozen}
     scores: dict[str, int] = {}
     reasons: dict[str, str] = {}
+    skipped: list[str] = []
     for item in scored:
-        rid = normalize_requirement_id(item.id)
+        rid = item.id
+        if not rid or item.score is None:
+            skipped.append(rid or "(no id)")
+            continue
         if rid in allowed and rid not in scores:
             scores[rid] = item.score
             reasons[rid] = item.reason
     removed_now = [rid for rid, score in scores.items() if score == -2]
     frozen_now = freeze_top_scored(scores)
-    return ScoringOutcome(scores, reasons, removed_now, frozen_now)
+    return ScoringOutcome(scores, reasons, removed_now, frozen_now, skipped)
 
 
 # --- shared plumbing ------------------------------------------------------------------
@@ -285,10 +283,17 @@ async def ask_for(
 # --- the agents -----------------------------------------------------------------------
 
 
+def record(runtime: Runtime[SrsContext], entry: dict[str, Any]) -> dict[str, Any]:
+    """Append one interaction to the run's log (outside the state); the state only counts."""
+    log_count = runtime.context.log.append(entry)
+    return {"log_count": log_count}
+
+
 async def req_parse(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str, Any]:
     """Natural-language requirements -> an atomic FR/NFR/CON list."""
+    iteration = state["iteration"] + 1  # seed: ReqParse is iteration 1 ("递增")
     announce(runtime, "ReqParse", 0)
-    log.info("[日志] ReqParse：开始解析用户输入")
+    say(runtime, "parse_start")
     ctx = runtime.context
     clock = NodeClock.start()
     messages = [HumanMessage(render_prompt("srs/req_parse.md", user_input=state["user_input"]))]
@@ -301,7 +306,7 @@ async def req_parse(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str
             "ReqParse: the model's answer held no item with an id and content"
         )
     entry = interaction_log(
-        iteration=state["iteration"],
+        iteration=iteration,
         agent="ReqParse",
         messages=messages,
         raw_output=answer.raw_output,
@@ -310,21 +315,24 @@ async def req_parse(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str
         attempts=answer.attempts,
         parse_errors=answer.parse_errors,
     )
-    log.info("[日志] ReqParse：解析完成，共 %d 条需求", len(req_list))
-    return {"req_list": req_list, "logs": [*state["logs"], entry], "last_node": "ReqParse"}
+    say(runtime, "parse_done", count=len(req_list))
+    return {
+        "req_list": req_list,
+        "iteration": iteration,
+        "last_node": "ReqParse",
+        **record(runtime, entry),
+    }
 
 
 async def req_explore(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str, Any]:
     """Refine and expand the unfrozen, non-removed items, guided by the last scores."""
-    round_number = state["iteration"] + 1
+    round_number = state["iteration"]  # the seed's "第 X 轮"
+    rounds = state.get("rounds", 0) + 1
     announce(runtime, "ReqExplore", round_number)
-    log.info(
-        "[日志] ReqExplore：第 %d 轮，根据评分强化挖掘与优化（仅处理未冻结且未移除项）",
-        round_number,
-    )
+    say(runtime, "explore_start", round=round_number)
     unfrozen = unfrozen_items(state)
     if not unfrozen:
-        return {"last_node": "ReqExplore"}
+        return {"last_node": "ReqExplore", "rounds": rounds}
     ctx = runtime.context
     clock = NodeClock.start()
     frozen_payload = [
@@ -370,24 +378,30 @@ async def req_explore(state: GraphState, runtime: Runtime[SrsContext]) -> dict[s
         attempts=answer.attempts,
         parse_errors=answer.parse_errors,
     )
-    log.info(
-        "[日志] ReqExplore：强化挖掘完成，共 %d 条；冻结 %d 条；已移除 %d 条",
-        len(merged),
-        len(state["frozen_ids"]),
-        len(state["removed_ids"]),
+    say(
+        runtime,
+        "explore_done",
+        total=len(merged),
+        frozen=len(state["frozen_ids"]),
+        removed=len(state["removed_ids"]),
     )
-    return {"req_list": merged, "logs": [*state["logs"], entry], "last_node": "ReqExplore"}
+    return {
+        "req_list": merged,
+        "last_node": "ReqExplore",
+        "rounds": rounds,
+        **record(runtime, entry),
+    }
 
 
 async def req_clarify(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str, Any]:
     """Score every unfrozen item -2..+2 against the reference SRS; remove -2s, freeze the top."""
-    round_number = state["iteration"] + 1
+    round_number = state["iteration"]  # the seed's "第 X 轮"; it adds 1 when done
     announce(runtime, "ReqClarify", round_number)
-    log.info("[日志] ReqClarify：第 %d 轮，对需求逐条评分（排除冻结项）", round_number)
+    say(runtime, "clarify_start", round=round_number)
     unfrozen = unfrozen_items(state)
     if not unfrozen:
         return {
-            "iteration": round_number,
+            "iteration": round_number + 1,
             "scores": {},
             "score_reasons": {},
             "last_node": "ReqClarify",
@@ -404,6 +418,13 @@ async def req_clarify(state: GraphState, runtime: Runtime[SrsContext]) -> dict[s
         ctx.factory, "ReqClarify", messages, ScoreList, [ctx.tracker, clock.usage]
     )
     outcome = apply_scores(answer.value.scores, unfrozen)
+    if outcome.skipped:
+        say(
+            runtime,
+            "clarify_skipped",
+            count=len(outcome.skipped),
+            items=", ".join(outcome.skipped),
+        )
     contents = {it["id"]: it["content"] for it in state["req_list"]}
     removed_ids = [*state["removed_ids"], *outcome.removed_now]
     removed_reqs = {**state["removed_reqs"], **{r: contents[r] for r in outcome.removed_now}}
@@ -420,20 +441,26 @@ async def req_clarify(state: GraphState, runtime: Runtime[SrsContext]) -> dict[s
         ],
         clock=clock,
         attempts=answer.attempts,
-        parse_errors=answer.parse_errors,
+        parse_errors=[
+            *answer.parse_errors,
+            *(f"skipped unreadable score item: {rid}" for rid in outcome.skipped),
+        ],
     )
     top = max(outcome.scores.values(), default=None)
-    log.info(
-        "[日志] ReqClarify：标记移除 %d 项（-2），累计移除 %d 项",
-        len(outcome.removed_now),
-        len(removed_ids),
+    say(
+        runtime,
+        "clarify_removed",
+        now=len(outcome.removed_now),
+        total=len(removed_ids),
     )
-    log.info(
-        "[日志] ReqClarify：本轮最高正向分 = %s，新增冻结 %d 项；累计冻结 %d 项",
-        top,
-        len(outcome.frozen_now),
-        len(frozen_ids),
+    say(
+        runtime,
+        "clarify_frozen",
+        top="-" if top is None else top,
+        now=len(outcome.frozen_now),
+        total=len(frozen_ids),
     )
+    say(runtime, "clarify_done")
     return {
         "scores": outcome.scores,
         "score_reasons": outcome.reasons,
@@ -441,9 +468,9 @@ async def req_clarify(state: GraphState, runtime: Runtime[SrsContext]) -> dict[s
         "removed_reqs": removed_reqs,
         "frozen_ids": frozen_ids,
         "frozen_reqs": frozen_reqs,
-        "iteration": round_number,
-        "logs": [*state["logs"], entry],
+        "iteration": round_number + 1,
         "last_node": "ReqClarify",
+        **record(runtime, entry),
     }
 
 
@@ -470,6 +497,7 @@ async def doc_generate(state: GraphState, runtime: Runtime[SrsContext]) -> dict[
         runtime.stream_writer({"type": "document_continued", "count": count})
 
     async def write_document() -> str:
+        say(runtime, "doc_stream_start")
         document = await complete_text(
             model,
             messages,
@@ -479,6 +507,7 @@ async def doc_generate(state: GraphState, runtime: Runtime[SrsContext]) -> dict[
             on_continue=continue_after_length,
             label="DocGenerate",
         )
+        say(runtime, "doc_stream_end")
         if not document.strip():
             raise EmptyDocument("DocGenerate: the model's answer was empty")
         problem = document_problem(document)
@@ -505,10 +534,10 @@ async def doc_generate(state: GraphState, runtime: Runtime[SrsContext]) -> dict[
         attempts=len(errors) + 1,
         parse_errors=errors,
     )
-    log.info("[日志] DocGenerate：流式输出完成")
+    say(runtime, "doc_done")
     return {
         "srs_output": document,
         "srs_stream_printed": True,
-        "logs": [*state["logs"], entry],
         "last_node": "DocGenerate",
+        **record(runtime, entry),
     }

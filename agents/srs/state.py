@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
+from agents.srs.interactions import InteractionLog
 from reqstudio.llm import ModelFactory
 from reqstudio.usage import UsageTracker
 
@@ -22,15 +23,21 @@ REASON_PATTERN = r'^[^"\\\n]{1,80}$'
 
 
 class GraphState(TypedDict):
-    """Seed 000's GraphState, plus three fields the app needs (marked)."""
+    """Seed 000's GraphState, with the app's additions marked.
+
+    `logs` is not here: the interaction log is kept outside the checkpointed state
+    (`agents.srs.interactions`), each entry stored once; `log_count` says how many entries
+    belong to the completed nodes."""
 
     user_input: str  # the user's natural-language requirements
     reference_srs: str  # the reference SRS ReqClarify scores against
     req_list: list[dict[str, Any]]  # [{"id": ..., "content": ...}, ...]
     scores: dict[str, int]  # {id: score} from the latest ReqClarify round
-    logs: list[dict[str, Any]]  # one entry per LLM interaction
-    iteration: int  # ReqClarify rounds completed
-    max_iterations: int  # bound on ReqClarify rounds (default 5)
+    # The seed's count: ReqParse makes it 1 ("递增"), each ReqClarify adds 1, and the loop
+    # goes on while iteration < max_iterations. So max_iterations=N gives N-1
+    # ReqExplore/ReqClarify rounds (at least one), as in the seed's reference implementation.
+    iteration: int
+    max_iterations: int  # default 5
     srs_output: str  # the final SRS (Markdown)
     srs_stream_printed: bool
     frozen_ids: list[str]
@@ -40,6 +47,8 @@ class GraphState(TypedDict):
     score_reasons: dict[str, str]  # added: {id: reason} from the latest ReqClarify round
     removed_reqs: dict[str, str]  # added: {id: content when removed}, shown to ReqExplore
     last_node: str  # added: the last node that completed (for resuming)
+    rounds: int  # added: ReqExplore rounds run (what the steps and the summary count)
+    log_count: int  # added: interaction-log entries of the completed nodes
 
 
 def initial_state(
@@ -50,7 +59,6 @@ def initial_state(
         reference_srs=reference_srs,
         req_list=[],
         scores={},
-        logs=[],
         iteration=0,
         max_iterations=max_iterations,
         srs_output="",
@@ -62,6 +70,8 @@ def initial_state(
         score_reasons={},
         removed_reqs={},
         last_node="",
+        rounds=0,
+        log_count=0,
     )
 
 
@@ -86,28 +96,65 @@ class Requirement(BaseModel):
     _coerce = field_validator("id", "content", mode="before")(_text_or_empty)
 
 
+def _objects_only(value: Any) -> Any:
+    """The seed reads each element with `.get`; an element that is not an object is skipped
+    (and counted by the node) instead of failing the whole answer."""
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, dict | BaseModel)]
+    return value
+
+
+# minItems/maxItems guide a schema-decoding model only. Validation accepts an empty list as
+# the seed does (ReqExplore keeps the list as it was; ReqClarify scores nothing this round).
+LIST_BOUNDS = {"minItems": 1, "maxItems": 60}
+
+
 class RequirementList(BaseModel):
-    # maxItems bounds a schema-decoding model; a provider may still send more, which is fine.
-    requirements: list[Requirement] = Field(min_length=1, json_schema_extra={"maxItems": 60})
+    requirements: Annotated[list[Requirement], Field(json_schema_extra=LIST_BOUNDS)]
+
+    _objects = field_validator("requirements", mode="before")(_objects_only)
+
+
+def seed_int(value: Any) -> int | None:
+    """The seed's `int(sc_val)`, with the items it cannot read as None (skipped later):
+    1.5 -> 1, "2" -> 2, 3 -> 3, "abc" / None / "1.5" -> None."""
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _strict_item_schema(schema: dict[str, Any]) -> None:
+    """What a schema-decoding model is asked for: every field, no defaults, nothing else."""
+    schema["required"] = list(schema.get("properties", {}))
+    schema["additionalProperties"] = False
+    for prop in schema.get("properties", {}).values():
+        prop.pop("default", None)
 
 
 class Score(BaseModel):
-    """ReqClarify's verdict on one unfrozen requirement."""
+    """ReqClarify's verdict on one unfrozen requirement. Read as leniently as the seed: the
+    score goes through `int()`, and an item without an id or a readable score is kept here
+    as empty and skipped (and logged) by `apply_scores`, not failing the whole round."""
 
-    model_config = ConfigDict(
-        extra="ignore",
-        json_schema_extra={"required": ["id", "score", "reason"], "additionalProperties": False},
-    )
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_strict_item_schema)
 
-    id: str = Field(json_schema_extra={"pattern": ID_PATTERN})
-    score: int = Field(ge=-2, le=2)
+    id: str = Field(default="", json_schema_extra={"pattern": ID_PATTERN})
+    # The schema asks a decoding model for -2..+2; what arrives is read with int().
+    score: Annotated[
+        int | None,
+        WithJsonSchema({"maximum": 2, "minimum": -2, "title": "Score", "type": "integer"}),
+    ] = None
     reason: str = Field(default="", json_schema_extra={"pattern": REASON_PATTERN})
 
     _coerce = field_validator("id", "reason", mode="before")(_text_or_empty)
+    _score = field_validator("score", mode="before")(seed_int)
 
 
 class ScoreList(BaseModel):
-    scores: list[Score] = Field(min_length=1, json_schema_extra={"maxItems": 60})
+    scores: Annotated[list[Score], Field(json_schema_extra=LIST_BOUNDS)]
+
+    _objects = field_validator("scores", mode="before")(_objects_only)
 
 
 @dataclass
@@ -116,3 +163,4 @@ class SrsContext:
 
     factory: ModelFactory
     tracker: UsageTracker
+    log: InteractionLog

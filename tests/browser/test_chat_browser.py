@@ -10,7 +10,7 @@ from playwright.sync_api import Browser, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
-from tests.browser_support import open_page, provider_env, send
+from tests.browser_support import open_page, provider_env, send, wait_until_idle
 
 pytestmark = pytest.mark.browser
 
@@ -109,6 +109,7 @@ def test_history_survives_restart_and_resumes_memory(
         expect(page.get_by_text("已启用")).to_be_visible()
         send(page, "审批流程需要两级审核")
         expect(page.get_by_text("已记录：审批流程需要两级审核。")).to_be_visible()
+        wait_until_idle(page)  # the turn is stored before the app stops
         page.context.close()
     finally:
         first.stop()
@@ -140,14 +141,14 @@ def test_with_users_configured_login_is_required_and_threads_are_private(
     try:
 
         def login(user: str, password: str):
-            page = open_page(browser, app.url)
+            page = open_page(browser, app.url, ready=False)
             page.locator("#email").fill(user)
             page.locator("#password").fill(password)
             page.locator("button[type=submit]").click()
             expect(page.get_by_text("已启用")).to_be_visible()
             return page
 
-        page = open_page(browser, app.url)
+        page = open_page(browser, app.url, ready=False)
         expect(page.locator("#password")).to_be_visible()
         page.screenshot(path=output_dir / "login.png")
         page.locator("#email").fill("alice")

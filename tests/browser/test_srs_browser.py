@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
-from tests.browser_support import open_page, provider_env, send
+from tests.browser_support import open_page, provider_env, send, wait_until_idle
 from tests.test_srs_support import (
     E_STORE,
     EVALUATE,
@@ -105,8 +105,10 @@ def test_srs_refuses_bad_reference_and_offers_settings(
 
     page.locator("#upload-button-input").set_input_files(str(UPLOADS / "corrupt.pdf"))
     send(page, "An online store for computers.")
-    expect(page.get_by_text("corrupt.pdf", exact=False).last).to_be_visible()
-    expect(page.get_by_text("PDF", exact=False).last).to_be_visible()
+    # the refusal names the file and the problem, and says what is accepted
+    refusal = page.get_by_text("corrupt.pdf: the PDF could not be read (damaged or not a PDF).")
+    expect(refusal).to_be_visible()
+    expect(refusal).to_contain_text("Accepted: .md, .txt, .pdf, .docx")
     page.screenshot(path=output_dir / "srs-refused-en-US.png")
     assert llm_server.requests == []  # nothing was generated from a refused upload
 
@@ -129,6 +131,7 @@ def test_srs_stop_then_resume_after_restart(
         expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
         page.locator("#stop-button").click()
         expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).first).to_be_visible()
+        wait_until_idle(page)
         page.context.close()
     finally:
         first.stop()

@@ -1,0 +1,291 @@
+"""Faults injected by the scripted server, through SRS and Chat as they run: streams closed
+before the finish reason, `length` finishes, 429/500 bursts, malformed bodies, a provider that
+hangs. Each run ends complete or with a clear message, never silently shorter, and within the
+worst-case wait the README documents (`RetryPolicy.worst_case_seconds`)."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import openai
+import pytest
+
+from agents.chat import ChatEngine, ChatMemory
+from agents.srs.engine import SrsRequest
+from agents.srs.evaluation import evaluate_srs
+from agents.srs.events import DocumentContinued, NodeFinished
+from reqstudio.calls import IncompleteAnswerError
+from reqstudio.llm import ModelFactory
+from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.test_srs_support import (
+    CLARIFY,
+    DOC,
+    EVALUATE,
+    EXPLORE,
+    PARSE,
+    SRS_TEXT,
+    clarify_reply,
+    collect,
+    doc_reply,
+    explore_reply,
+    failed,
+    fenced,
+    finished,
+    items,
+    parse_reply,
+    prompts_for,
+    scored,
+)
+
+REQUEST = SrsRequest(
+    user_input="Customers buy products online and get an e-mail confirmation.",
+    reference_srs="# Reference\nCustomers buy products online; orders are confirmed by e-mail.",
+    max_iterations=2,  # one ReqExplore/ReqClarify round (ReqParse is iteration 1)
+)
+PARSED = (("FR-01", "Place an order."), ("FR-02", "Confirm an order by e-mail."))
+TWELVE = tuple(
+    (f"FR-{n:02d}", f"Requirement number {n} of the explored list.") for n in range(1, 13)
+)
+
+
+def requests_for(server: ScriptedLLMServer, marker: str) -> int:
+    return len(prompts_for(server, marker))
+
+
+# --- streams that end before their finish reason ---------------------------------------------
+
+
+async def test_an_explore_list_cut_short_is_asked_again_and_arrives_whole(llm_server, factory):
+    llm_server.script(
+        parse_reply(*PARSED),
+        explore_reply(*TWELVE, fault="truncated"),  # closes cleanly after half: no [DONE]
+        explore_reply(*TWELVE),
+        clarify_reply(FR_01=0),
+        doc_reply(),
+    )
+    result = finished(await collect(REQUEST, factory))
+    assert [r.id for r in result.requirements] == [rid for rid, _ in TWELVE]
+    assert requests_for(llm_server, EXPLORE) == 2
+    assert result.logs[1]["attempts"] == 2
+
+
+async def test_an_explore_list_cut_every_time_fails_clearly_and_keeps_the_parsed_list(
+    llm_server, factory
+):
+    llm_server.script(parse_reply(*PARSED), *[explore_reply(*TWELVE, fault="truncated")] * 3)
+    failure = failed(await collect(REQUEST, factory))
+    assert failure.agent == "ReqExplore"
+    assert "broke off before it finished" in failure.message
+    assert "中断" in failure.message_zh
+    # what was produced before is kept: ReqParse's list, not a shortened explored one
+    assert [(r.id, r.content) for r in failure.partial.requirements] == list(PARSED)
+    assert requests_for(llm_server, EXPLORE) == 3  # the seed's three tries, counted once
+
+
+async def test_a_complete_answer_holding_a_cut_list_is_reasked_not_repaired_shorter(
+    llm_server, factory
+):
+    whole = fenced(items(*TWELVE))
+    cut_inside = whole[: len(whole) // 2]  # finish reason "stop", but the list stops midway
+    llm_server.script(
+        parse_reply(*PARSED),
+        Reply(content=cut_inside, match=EXPLORE),
+        explore_reply(*TWELVE),
+        clarify_reply(FR_01=0),
+        doc_reply(),
+    )
+    result = finished(await collect(REQUEST, factory))
+    assert len(result.requirements) == 12
+    reask = llm_server.requests[2]["messages"][-1]["content"]
+    assert "cut off" in reask
+
+
+async def test_a_document_cut_every_time_is_an_error_not_a_shorter_srs(llm_server, factory):
+    long_doc = SRS_TEXT + "\n## 2. Overall description\n\n" + "The E-Store ... " * 40
+    llm_server.script(
+        parse_reply(*PARSED),
+        explore_reply(*PARSED),
+        clarify_reply(FR_01=0, FR_02=0),
+        *[doc_reply(long_doc, fault="truncated") for _ in range(5)],
+    )
+    failure = failed(await collect(REQUEST, factory))
+    assert failure.agent == "DocGenerate"
+    assert "broke off" in failure.message
+    assert requests_for(llm_server, DOC) == 5  # DocGenerate: the seed's five tries
+    assert failure.partial.srs_markdown == "" and not failure.partial.completed
+    assert [r.id for r in failure.partial.requirements] == ["FR-01", "FR-02"]
+
+
+# --- length finishes ---------------------------------------------------------------------------
+
+
+async def test_a_document_at_the_length_limit_is_continued_and_the_run_says_so(llm_server, factory):
+    first, rest = "# SRS\n\n## 1. Introduction\n", "## 2. Overall description\n"
+    llm_server.script(
+        parse_reply(*PARSED),
+        explore_reply(*PARSED),
+        clarify_reply(FR_01=0, FR_02=0),
+        doc_reply(first, finish_reason="length"),
+        Reply(content=rest, match="Continue exactly where it stopped"),
+    )
+    events = await collect(REQUEST, factory)
+    result = finished(events)
+    assert result.srs_markdown == first + rest
+    assert [e.count for e in events if isinstance(e, DocumentContinued)] == [1]
+    assert result.continuations == 1
+    assert "length: continued" in result.logs[-1]["parse_errors"]
+
+
+async def test_scores_cut_at_the_length_limit_are_asked_again(llm_server, factory):
+    whole = fenced(scored(FR_01=2, FR_02=0))
+    llm_server.script(
+        parse_reply(*PARSED),
+        explore_reply(*PARSED),
+        Reply(content=whole[:30], finish_reason="length", match=CLARIFY),
+        Reply(content=whole, match=CLARIFY),
+        doc_reply(),
+    )
+    events = await collect(REQUEST, factory)
+    clarify = next(e for e in events if isinstance(e, NodeFinished) and e.agent == "ReqClarify")
+    assert {(s.id, s.score) for s in clarify.scores} == {("FR-01", 2), ("FR-02", 0)}
+    assert "length limit" in llm_server.requests[3]["messages"][-1]["content"]
+
+
+# --- 429 / 500 bursts, broken bodies ----------------------------------------------------------
+
+
+async def test_a_burst_within_the_tries_is_absorbed(llm_server, factory):
+    llm_server.script(
+        Reply(fault="429", match=PARSE),
+        Reply(fault="500", match=PARSE),
+        parse_reply(*PARSED),
+        Reply(content="x", fault="malformed", match=EXPLORE),  # a chunk that is not JSON
+        explore_reply(*PARSED),
+        clarify_reply(FR_01=1, FR_02=0),
+        *[Reply(fault="500", match=DOC) for _ in range(4)],  # DocGenerate has five tries
+        doc_reply(),
+    )
+    result = finished(await collect(REQUEST, factory))
+    assert result.srs_markdown == SRS_TEXT
+    assert requests_for(llm_server, PARSE) == 3 and requests_for(llm_server, DOC) == 5
+
+
+async def test_a_burst_longer_than_the_tries_fails_clearly_after_exactly_those_tries(
+    llm_server, factory, caplog
+):
+    llm_server.script(*[Reply(fault="429", match=PARSE) for _ in range(5)])
+    with caplog.at_level(logging.WARNING, logger="reqstudio.calls"):
+        failure = failed(await collect(REQUEST, factory))
+    assert failure.agent == "ReqParse"
+    assert "429" in failure.message and "429" in failure.message_zh
+    assert len(llm_server.requests) == 3
+    retries = [r.getMessage() for r in caplog.records if "try" in r.getMessage()]
+    assert retries == [
+        "ReqParse: try 1 of 3 failed (OpenAIRateLimitError 429); trying again in 0.0 s",
+        "ReqParse: try 2 of 3 failed (OpenAIRateLimitError 429); trying again in 0.0 s",
+    ]
+
+
+# --- a provider that hangs ---------------------------------------------------------------------
+
+TIMEOUT = 1.0  # OPENAI_TIMEOUT for these tests
+SLACK = 4.0  # process start-up of the tries, a loaded machine
+
+
+def impatient(factory: ModelFactory) -> ModelFactory:
+    return ModelFactory(
+        factory.settings.model_copy(update={"request_timeout": TIMEOUT}), factory.endpoint
+    )
+
+
+@pytest.mark.parametrize(
+    ("role", "marker", "tries"), [("ReqParse", PARSE, 3), ("DocGenerate", DOC, 5)]
+)
+async def test_a_hanging_provider_gets_the_seeds_tries_within_the_documented_bound(
+    llm_server, factory, role, marker, tries
+):
+    factory = impatient(factory)
+    if role == "DocGenerate":
+        llm_server.script(parse_reply(*PARSED))
+    llm_server.script(*[Reply(content="late", delay=30, match=marker) for _ in range(tries + 2)])
+    request = REQUEST.model_copy(update={"ablation": "no-explore-clarify"})
+    started = time.monotonic()
+    failure = failed(await collect(request, factory))
+    elapsed = time.monotonic() - started
+    assert failure.agent == role
+    assert "超时" in failure.message_zh and "timed out" in failure.message
+    assert requests_for(llm_server, marker) == tries  # counted once: no SDK retries beneath
+    assert elapsed <= factory.policy(role).worst_case_seconds(TIMEOUT) + SLACK
+
+
+async def test_a_hanging_evaluation_gets_six_tries_within_the_documented_bound(llm_server, factory):
+    factory = impatient(factory)
+    llm_server.script(*[Reply(content="late", delay=30, match=EVALUATE) for _ in range(8)])
+    started = time.monotonic()
+    with pytest.raises(openai.APITimeoutError):
+        await evaluate_srs("# Reference", SRS_TEXT, factory)
+    elapsed = time.monotonic() - started
+    assert len(llm_server.requests) == 6
+    assert elapsed <= factory.policy("evaluation").worst_case_seconds(TIMEOUT) + SLACK
+
+
+# --- Chat ------------------------------------------------------------------------------------
+
+WHOLE = "一个好的需求可测试、无歧义、可追溯，并且只描述一件事。" * 3
+
+
+async def test_chat_answer_cut_short_is_retried_and_only_the_whole_one_is_shown(
+    llm_server, factory
+):
+    llm_server.script(Reply(content=WHOLE, fault="truncated"), Reply(content=WHOLE))
+    shown: list[str] = []
+
+    def drop(attempt: int, error: BaseException, wait: float) -> None:
+        shown.clear()
+
+    answer = await ChatEngine(factory).reply(
+        ChatMemory(), "什么是好的需求？", on_token=shown.append, on_retry=drop
+    )
+    assert answer == WHOLE == "".join(shown)
+    assert len(llm_server.requests) == 2
+
+
+async def test_chat_answer_cut_every_time_is_an_error_keeping_what_arrived(llm_server, factory):
+    llm_server.script(*[Reply(content=WHOLE, fault="truncated") for _ in range(3)])
+    with pytest.raises(IncompleteAnswerError) as error:
+        await ChatEngine(factory).reply(ChatMemory(), "什么是好的需求？")
+    assert error.value.reason == "cut"
+    assert 0 < len(error.value.partial) < len(WHOLE) and WHOLE.startswith(error.value.partial)
+    assert len(llm_server.requests) == 3
+
+
+async def test_chat_length_finish_is_not_a_whole_answer(llm_server, factory):
+    llm_server.script(Reply(content=WHOLE[:10], finish_reason="length"))
+    with pytest.raises(IncompleteAnswerError) as error:
+        await ChatEngine(factory).reply(ChatMemory(), "什么是好的需求？")
+    assert error.value.reason == "length" and error.value.partial == WHOLE[:10]
+
+
+async def test_chat_burst_then_answer(llm_server, factory):
+    llm_server.script(Reply(fault="429"), Reply(fault="500"), Reply(content=WHOLE))
+    assert await ChatEngine(factory).reply(ChatMemory(), "hi") == WHOLE
+    assert len(llm_server.requests) == 3
+
+
+async def test_chat_hanging_provider_gets_three_tries_within_the_documented_bound(
+    llm_server, factory
+):
+    factory = impatient(factory)
+    llm_server.script(*[Reply(content="late", delay=30) for _ in range(5)])
+    started = time.monotonic()
+    with pytest.raises(openai.APITimeoutError):
+        await ChatEngine(factory).reply(ChatMemory(), "hi")
+    elapsed = time.monotonic() - started
+    assert len(llm_server.requests) == 3
+    assert elapsed <= factory.policy("chat").worst_case_seconds(TIMEOUT) + SLACK
+
+
+def test_every_srs_and_chat_model_has_the_sdk_retries_off(factory):
+    for role in ("chat", "ReqParse", "ReqExplore", "ReqClarify", "DocGenerate", "evaluation"):
+        assert factory.for_role(role).max_retries == 0
