@@ -23,11 +23,13 @@ from ui.agent import AGENT_MODE, close_agent_session, on_mcp_connect, on_mcp_dis
 from ui.chat import CHAT_MODE
 from ui.history import HistoryDataLayer, create_schema
 from ui.lag_route import expose_loop_lag
+from ui.local_login import serve_local_user
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.review import REVIEW_MODE
 from ui.rewrite import REWRITE_MODE
 from ui.session import (
     configure_uploads,
+    end_run_unless_reconnected,
     history_failures,
     keep_uploads_in,
     name_thread,
@@ -111,9 +113,14 @@ if settings.user_passwords:
 
 else:
     # On one's own machine: no login form, one local user, and the history sidebar works.
+    def the_local_user() -> cl.User:
+        return cl.User(identifier="local", metadata={"provider": "local"})
+
     @cl.header_auth_callback
     def local_user(headers) -> cl.User:
-        return cl.User(identifier="local", metadata={"provider": "local"})
+        return the_local_user()
+
+    serve_local_user(the_local_user)
 
 
 @cl.set_chat_profiles
@@ -146,10 +153,9 @@ async def resume_chat(thread: cl.types.ThreadDict) -> None:
 @cl.on_chat_end
 async def end_chat() -> None:
     # A closed tab ends its run: cancelling the task closes the model's HTTP stream, which
-    # is what makes a model server (the embedded one included) stop generating.
-    task = cl.context.session.current_task
-    if task is not None and not task.done():
-        task.cancel()
+    # is what makes a model server (the embedded one included) stop generating. A socket
+    # that drops and reconnects (the same session on a new socket) is not a closed tab.
+    end_run_unless_reconnected(cl.context.session)
     await close_agent_session()
 
 

@@ -121,7 +121,8 @@ async def test_a_document_cut_every_time_is_an_error_not_a_shorter_srs(llm_serve
 
 
 async def test_a_document_at_the_length_limit_is_continued_and_the_run_says_so(llm_server, factory):
-    first, rest = "# SRS\n\n## 1. Introduction\n", "## 2. Overall description\n"
+    first = "# SRS\n\n## 1. Introduction\nThe library lends books to its readers.\n"
+    rest = "## 2. Overall description\nReaders search, reserve and borrow books.\n"
     llm_server.script(
         parse_reply(*PARSED),
         explore_reply(*PARSED),

@@ -220,25 +220,56 @@ def configure_uploads() -> None:
     config.features.spontaneous_file_upload.max_size_mb = upload_ceiling_mb()
 
 
+RECONNECT_GRACE_S = 5.0
+_WATCHERS: set[asyncio.Future] = set()  # kept referenced until they finish
+
+
+def end_run_unless_reconnected(session: Any, grace: float = RECONNECT_GRACE_S) -> None:
+    """Cancel the session's running task once its browser is gone for good.
+
+    Chainlit calls on_chat_end when a socket disconnects; the browser reconnects a dropped
+    socket to the same session (a new socket id), and a run must survive that. A session
+    still on the disconnected socket after `grace` seconds has lost its tab."""
+    task = session.current_task
+    if task is None or task.done():
+        return
+    socket_id = session.socket_id
+
+    async def cancel_unless_back() -> None:
+        await asyncio.sleep(grace)
+        if session.socket_id == socket_id and not task.done():
+            log.info("browser gone: the session's run is cancelled")
+            task.cancel()
+
+    watcher = asyncio.ensure_future(cancel_unless_back())
+    _WATCHERS.add(watcher)
+    watcher.add_done_callback(_WATCHERS.discard)
+
+
 async def run_as_task(work: Callable[[], Awaitable[None]]) -> None:
     """Run an action button's work as the session's task, as a message's work runs.
 
     Chainlit runs action callbacks inside the HTTP request, outside any task: the browser then
-    shows no stop button, steps do not show as running, and Stop cancels nothing."""
+    shows no stop button, steps do not show as running, and Stop cancels nothing. The work is
+    shielded from that request: a request the browser drops or that the server cancels must
+    not cancel a run the user started (only Stop, or a closed tab, does)."""
     session = cl.context.session
     emitter = cl.context.emitter
     task = asyncio.create_task(work())
     session.current_task = task
     await emitter.task_start()
-    try:
-        await task
-    except asyncio.CancelledError:
-        if not task.cancelled():
-            raise
-    finally:
+
+    async def end_task() -> None:
         if session.current_task is task:
             session.current_task = None
         await emitter.task_end()
+
+    task.add_done_callback(lambda _: asyncio.ensure_future(end_task()))
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if not task.done():  # the request was cancelled, not the work: the work goes on
+            raise
 
 
 async def show_base_names(message: cl.Message) -> None:

@@ -328,3 +328,28 @@ def test_unknown_token_counts_are_shown_as_unknown_and_reasoning_time_as_reasoni
     expect(phases).to_contain_text("0 次工具调用")
     phases.scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "agent-unknown-usage-zh-CN.png")
+
+
+def test_the_page_loads_and_answers_without_failed_requests(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer
+):
+    # The browser console showed a 401 on every page load (GET /user before the local login).
+    failed: list[str] = []
+    context = browser.new_context(locale="zh-CN", viewport={"width": 1280, "height": 860})
+    page = context.new_page()
+    page.on(
+        "response",
+        lambda r: r.status >= 400 and r.url.startswith(app.url) and failed.append(
+            f"{r.status} {r.request.method} {r.url}"
+        ),
+    )  # fmt: skip
+    page.goto(app.url)
+    expect(page.locator("#chat-input")).to_be_visible(timeout=60_000)
+    llm_server.script(Reply(content="你好，这是回答。"))
+    send(page, "你好")
+    expect(page.get_by_text("你好，这是回答。")).to_be_visible()
+    page.reload()
+    expect(page.locator("#chat-input")).to_be_visible(timeout=60_000)
+    expect(page.locator("#thread-history").get_by_text("你好")).to_be_visible()
+    context.close()
+    assert failed == []

@@ -47,7 +47,7 @@ def test_two_instances_share_threads_and_logins_stay_private(
     second = AppProcess(tmp_path / "b", env).start()
     try:
         llm_server.script(Reply(content="已记录：审批流程需要两级审核。"))
-        alice = login(open_page(browser, first.url), "alice", "alice-pass")
+        alice = login(open_page(browser, first.url, ready=False), "alice", "alice-pass")
         send(alice, "审批流程需要两级审核")
         expect(alice.get_by_text("已记录：审批流程需要两级审核。")).to_be_visible()
 
@@ -70,7 +70,7 @@ def test_two_instances_share_threads_and_logins_stay_private(
         alice.screenshot(path=output_dir / "pg-two-instances-resumed.png")
         alice.context.close()
 
-        bob = login(open_page(browser, second.url), "bob", "bob-pass")
+        bob = login(open_page(browser, second.url, ready=False), "bob", "bob-pass")
         send(bob, "bob 的报表需求")
         expect(bob.locator("#thread-history").get_by_text("bob 的报表需求")).to_be_visible()
         expect(bob.locator("#thread-history").get_by_text("审批流程需要两级审核")).to_have_count(0)

@@ -186,8 +186,10 @@ def test_srs_review_and_improve_then_evaluate_the_improved_srs(
     expect(page.locator('[id="step-审阅 · 第 2 轮"]')).to_be_visible(timeout=60_000)
     expect(page.get_by_text("✅ 审阅结束", exact=False)).to_be_visible(timeout=60_000)
     expect(page.get_by_text("SRS 已改进", exact=False)).to_be_visible()
-    page.get_by_role("button", name="评估 / Evaluate").last.click()
-    expect(page.get_by_text("Comprehensive_Score_Weighted")).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="评估", exact=True).last.click()
+    expect(page.get_by_text("Comprehensive_Score_Weighted", exact=True)).to_be_visible(
+        timeout=30_000
+    )
     evaluated = [
         text
         for text in ("\n".join(str(m.get("content") or "") for m in r["messages"])
