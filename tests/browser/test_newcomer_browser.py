@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.apps import AppProcess
-from tests.browser_support import open_page, send
+from tests.browser_support import open_page, send, wait_until_idle
 from tests.test_srs_support import (
     E_STORE,
     EVALUATE,
@@ -247,6 +247,7 @@ def test_a_reopened_srs_thread_has_its_files_reference_and_evaluate_button(
     page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
     send(page, "图书馆借阅系统：读者借书还书。")
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+    wait_until_idle(page)  # the turn is stored before the tab goes, as a user's would be
     page.context.close()
 
     page = open_thread(browser, app, "图书馆借阅系统")
