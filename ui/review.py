@@ -6,7 +6,6 @@ reason, the improvement trajectory in words and as a chart, the disagreements, a
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import logging
 from pathlib import Path
@@ -47,7 +46,13 @@ from reqstudio.errors import describe_failure
 from reqstudio.persistence import open_checkpointer
 from reqstudio.usage import UsageTracker
 from ui.modes import ModeSpec, StarterSpec
-from ui.session import open_top_level_step, persist_thread_state, runtime, top_level_message
+from ui.session import (
+    diff_block,
+    open_top_level_step,
+    persist_thread_state,
+    runtime,
+    top_level_message,
+)
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.review")
@@ -306,14 +311,7 @@ def section_diff(revision: SectionRevision) -> str:
         return tr("author_failed", reason=revision.failed)
     if not revision.changed:
         return tr("unchanged")
-    lines = difflib.unified_diff(
-        revision.before.strip("\n").splitlines(),
-        revision.after.strip("\n").splitlines(),
-        fromfile=f"{revision.agent_id} before",
-        tofile=f"{revision.agent_id} after",
-        lineterm="",
-    )
-    return "```diff\n" + "\n".join(lines) + "\n```"
+    return diff_block(revision.agent_id, revision.before.strip("\n"), revision.after.strip("\n"))
 
 
 def decision_text(record_or_decision: Any, titles: dict[str, str]) -> str:

@@ -5,7 +5,6 @@ each review round with its issues and per-section diffs), and the result as .md 
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import logging
 import time
@@ -35,6 +34,7 @@ from reqstudio.errors import describe_failure
 from reqstudio.usage import UsageTracker
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import (
+    diff_block,
     open_top_level_step,
     persist_thread_state,
     runtime,
@@ -206,14 +206,7 @@ def issues_table(issues: list[ReviewIssue], document: DocumentStructure | None) 
 
 
 def section_diff(patch: SectionPatch) -> str:
-    lines = difflib.unified_diff(
-        patch.before.splitlines(),
-        patch.after.splitlines(),
-        fromfile=f"{patch.section_id} before",
-        tofile=f"{patch.section_id} after",
-        lineterm="",
-    )
-    return "```diff\n" + "\n".join(lines) + "\n```"
+    return diff_block(patch.section_id, patch.before, patch.after)
 
 
 class ChainlitProgress:

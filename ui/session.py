@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import difflib
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -218,6 +219,19 @@ def configure_uploads() -> None:
     from chainlit.config import config
 
     config.features.spontaneous_file_upload.max_size_mb = upload_ceiling_mb()
+
+
+def diff_block(label: str, before: str, after: str) -> str:
+    """What a revision changed, as a readable unified diff in a Markdown code block (Review's
+    revised sections and Rewrite's patched sections)."""
+    lines = difflib.unified_diff(
+        before.splitlines(),
+        after.splitlines(),
+        fromfile=f"{label} before",
+        tofile=f"{label} after",
+        lineterm="",
+    )
+    return "```diff\n" + "\n".join(lines) + "\n```"
 
 
 RECONNECT_GRACE_S = 5.0
