@@ -31,6 +31,7 @@ from ui.session import (
     configure_uploads,
     end_run_unless_reconnected,
     history_failures,
+    keep_running_task_shown_on_reconnect,
     keep_uploads_in,
     name_thread,
     persist_thread_state,
@@ -58,6 +59,7 @@ keep_uploads_in(settings.data_dir / "uploads")
 set_runtime(AppRuntime(settings))
 configure_uploads()
 silence_chainlit_stop_line()
+keep_running_task_shown_on_reconnect()
 register_mode(CHAT_MODE)
 register_mode(AGENT_MODE)
 register_mode(SRS_MODE)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,12 +57,34 @@ def app(llm_server: ScriptedLLMServer, tmp_path: Path) -> Iterator[AppProcess]:
 expect.set_options(timeout=20_000)
 
 
+FAILURE_SHOTS = Path(__file__).resolve().parent.parent / "test-output" / "failures"
+_PAGES: list[Page] = []  # the pages of the running test, photographed if it fails
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """A failed browser test leaves a screenshot of each page it still had open, so that a
+    failure in CI can be seen, not only read."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.failed and _PAGES:
+        FAILURE_SHOTS.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^\w.-]+", "_", item.name)[:120]
+        for number, page in enumerate(_PAGES, start=1):
+            if not page.is_closed():
+                with contextlib.suppress(Exception):  # a crashed page: the report stands
+                    page.screenshot(path=FAILURE_SHOTS / f"{name}-{number}.png", full_page=True)
+    if report.when == "teardown":
+        _PAGES.clear()
+
+
 def open_page(browser: Browser, url: str, locale: str = "zh-CN", *, ready: bool = True) -> Page:
     """A new browser page on the app. `ready`: wait until a user could type (the header-auth
     round trip through /login is over and the composer is there); pass False for a page
     that stops at the login form."""
     context = browser.new_context(locale=locale, viewport={"width": 1280, "height": 860})
     page = context.new_page()
+    _PAGES.append(page)
     page.set_default_timeout(30_000)
     page.goto(url)
     if ready:

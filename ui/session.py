@@ -208,6 +208,33 @@ def silence_chainlit_stop_line() -> None:
     chainlit.socket.Message = _StopLineMessage
 
 
+def keep_running_task_shown_on_reconnect() -> None:
+    """A browser that reconnects to its session while a run goes on keeps its stop button.
+
+    Chainlit tells the browser "task ended" on every (re)connection. The browser reconnects
+    when it opens a thread and restores the thread's mode, and after a network blip; a run
+    started before that (Resume clicked while the thread loads, a Chat answer mid-stream)
+    went on with no stop button and no step shown as running. After Chainlit's handler, a
+    session whose run is still going is told again that it runs."""
+    import chainlit.socket
+    from chainlit.session import WebsocketSession
+
+    handlers = chainlit.socket.sio.handlers["/"]
+    chainlit_handler = handlers["connection_successful"]
+    if getattr(chainlit_handler, "keeps_running_task_shown", False):
+        return
+
+    async def connection_successful(sid):
+        session = WebsocketSession.get(sid)
+        running = session.current_task if session is not None else None
+        await chainlit_handler(sid)
+        if running is not None and not running.done() and session.current_task is running:
+            await session.emit("task_start", {})
+
+    connection_successful.keeps_running_task_shown = True
+    handlers["connection_successful"] = connection_successful
+
+
 def upload_ceiling_mb() -> int:
     """What the browser lets through: well above the app's own limit, so that a file too big
     is refused by the app, in the user's language (Chainlit's own toast is English only)."""

@@ -585,6 +585,9 @@ async def restore_and_offer() -> None:
     # Every time: the browser reloads the stored thread when it reconnects, dropping what was
     # shown; stable ids make a second showing replace the first.
     await restore_thread_items()
+    taken = cl.user_session.get("srs_offer_taken")
+    if taken:
+        await cl.context.emitter.emit("remove_action", taken)
     await offer_resume()
 
 
@@ -636,7 +639,14 @@ async def offer_resume() -> None:
 
 @cl.action_callback("srs_resume")
 async def on_resume_action(action: cl.Action) -> None:
+    # The browser may reconnect while the thread loads and miss this removal: the offer is
+    # removed again on every reconnect (restore_and_offer), and a run already going is not
+    # started twice.
+    cl.user_session.set("srs_offer_taken", action.to_dict())
     await action.remove()
+    running = cl.context.session.current_task
+    if running is not None and not running.done():
+        return
     run_key = action.payload.get("run") or cl.user_session.get("srs_active_run")
     await run_as_task(lambda: render_run(SrsRequest(user_input="(resumed)"), run_key, resume=True))
 
