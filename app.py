@@ -40,6 +40,7 @@ from ui.session import (
     set_runtime,
     set_startup_problem,
     show_base_names,
+    show_uploaded_pdfs_as_files,
     silence_chainlit_stop_line,
     startup_problem,
     warn_if_history_failed,
@@ -60,6 +61,7 @@ set_runtime(AppRuntime(settings))
 configure_uploads()
 silence_chainlit_stop_line()
 keep_running_task_shown_on_reconnect()
+show_uploaded_pdfs_as_files()
 register_mode(CHAT_MODE)
 register_mode(AGENT_MODE)
 register_mode(SRS_MODE)

@@ -315,7 +315,8 @@ class AgentRunView:
             name = (
                 tr("search") if event.kind == "search" else f"{event.kind.upper()} · {event.tool}"
             )
-            step = await open_top_level_step(name, "tool", show_input="json")
+            icon = "globe" if event.kind == "search" else "wrench"
+            step = await open_top_level_step(name, "tool", icon=icon, show_input="json")
             step.input = json.dumps(event.arguments, ensure_ascii=False)
             step.output = tr("running")
             await step.update()
@@ -324,7 +325,7 @@ class AgentRunView:
             await self.tool_finished(event)
         elif isinstance(event, Decision):
             name = tr("decision_go" if event.continue_ else "decision_stop")
-            await send_finished_step(name, "run", event.reason)
+            await send_finished_step(name, "run", event.reason, icon="git-branch")
         elif isinstance(event, LoopDetected):
             await send_top_level(f"⚠️ {event.message}")
         elif isinstance(event, HandOver):
@@ -361,7 +362,7 @@ class AgentRunView:
             lines = [tr("found", count=event.result_count or 0)]
             for number, hit in enumerate(event.top_results[:3], 1):
                 lines.append(f"{number}. **{hit.title}** — {hit.snippet}\n   {hit.url}")
-            await send_finished_step(name, "tool", "\n\n".join(lines))
+            await send_finished_step(name, "tool", "\n\n".join(lines), icon="globe")
 
     async def failed(self, event: Failed) -> None:
         parts = [f"⚠️ {event.message}"]

@@ -197,4 +197,12 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
                 thread["metadata"] = json.loads(metadata)
             except json.JSONDecodeError:
                 thread["metadata"] = {}
+        for step in (thread or {}).get("steps") or []:
+            # The same for each step: its icon is in its metadata (a step without one gets an
+            # avatar named after it, which Chainlit refuses with a 400).
+            if isinstance(step.get("metadata"), str):
+                try:
+                    step["metadata"] = json.loads(step["metadata"])
+                except json.JSONDecodeError:
+                    step["metadata"] = {}
         return thread

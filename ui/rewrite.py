@@ -39,6 +39,7 @@ from ui.session import (
     persist_thread_state,
     runtime,
     send_notice,
+    step_icon,
     top_level_message,
 )
 from ui.texts import Catalog, lang
@@ -244,9 +245,9 @@ class ChainlitProgress:
 
     async def on_stage_start(self, stage_name: str, **kwargs: Any) -> None:
         if stage_name == "outline_generation":
-            self.step = await open_top_level_step(tr("step_outline"), "llm")
+            self.step = await open_top_level_step(tr("step_outline"), "llm", icon="list-tree")
         elif stage_name == "content_filling":
-            self.step = await open_top_level_step(tr("step_filling"), "llm")
+            self.step = await open_top_level_step(tr("step_filling"), "llm", icon="pen-line")
             self.draft = top_level_message()
             await self.draft.send()
 
@@ -261,7 +262,7 @@ class ChainlitProgress:
             self.document = kwargs.get("document") or self.document
             rounds = int(kwargs.get("rounds") or 0)
             if not rounds:
-                step = await open_top_level_step(tr("step_review_off"), "llm")
+                step = await open_top_level_step(tr("step_review_off"), "llm", icon="search-check")
                 await step.update()
             elif self.step is not None:
                 if rounds >= self.max_rounds and self.last_issues:
@@ -303,7 +304,9 @@ class ChainlitProgress:
             await self.step.update()
         elif "sections" not in kwargs:  # a round starts
             await self.close_step()
-            self.step = await open_top_level_step(tr("step_review", round=round_number), "llm")
+            self.step = await open_top_level_step(
+                tr("step_review", round=round_number), "llm", icon="search-check"
+            )
             self.step.output = tr("reviewing")
             await self.step.update()
 
@@ -404,7 +407,7 @@ async def choose_clarifications(original: str) -> list[ClarificationItem]:
 
 async def ask_questions(original: str) -> list[ClarificationItem]:
     settings = runtime().settings
-    async with cl.Step(name=tr("proposing"), type="llm") as step:
+    async with cl.Step(name=tr("proposing"), type="llm", icon=step_icon("llm", None)) as step:
         try:
             questions = await propose_questions(
                 original,

@@ -116,22 +116,49 @@ async def send_notice(content: str) -> None:
     await message.send()
 
 
-async def open_top_level_step(name: str, kind: str, **kwargs: Any) -> cl.Step:
+# A top-level step shows an icon beside it. Without one the browser asks for an avatar
+# named after the step, `/avatars/ReqParse · 完成`, which Chainlit refuses (400) for any name
+# outside [a-zA-Z0-9_ .-]: a failed request per step and a grey dot where the icon goes.
+# Lucide icon names, as the browser bundles them.
+STEP_ICONS = {"llm": "brain", "tool": "wrench", "run": "users"}
+
+
+def step_icon(kind: str, icon: str | None) -> str:
+    return icon or STEP_ICONS.get(kind, "sparkles")
+
+
+async def open_top_level_step(
+    name: str, kind: str, *, icon: str | None = None, **kwargs: Any
+) -> cl.Step:
     """A running step at the top level, already shown: open, so its stream can be read.
 
     The browser shows a step as running only while it has a start and no end, and folds an
     `auto_collapse` step once it ends; `finish_step` gives it that end. A click opens it again.
     """
-    step = cl.Step(name=name, type=kind, default_open=True, auto_collapse=True, **kwargs)
+    step = cl.Step(
+        name=name,
+        type=kind,
+        default_open=True,
+        auto_collapse=True,
+        icon=step_icon(kind, icon),
+        **kwargs,
+    )
     step.parent_id = None
     step.start = utc_now()
     await step.send()
     return step
 
 
-async def send_finished_step(name: str, kind: str, output: str) -> cl.Step:
+async def send_finished_step(
+    name: str, kind: str, output: str, *, icon: str | None = None
+) -> cl.Step:
     """A step that is over as soon as it is shown (a decision, a list of results): folded."""
-    step = cl.Step(name=f"{name} · {STEP_OUTCOMES['done'][lang()]}", type=kind, default_open=False)
+    step = cl.Step(
+        name=f"{name} · {STEP_OUTCOMES['done'][lang()]}",
+        type=kind,
+        default_open=False,
+        icon=step_icon(kind, icon),
+    )
     step.parent_id = None
     step.start = step.end = utc_now()
     step.output = output
@@ -233,6 +260,27 @@ def keep_running_task_shown_on_reconnect() -> None:
 
     connection_successful.keeps_running_task_shown = True
     handlers["connection_successful"] = connection_successful
+
+
+def show_uploaded_pdfs_as_files() -> None:
+    """An attached PDF is shown as a file chip, as every other attachment is.
+
+    Chainlit shows an uploaded PDF as an inline pdf.js preview. A PDF that cannot be read
+    then shows "Failed to load PDF file." (English, not in Chainlit's translations) beside
+    the app's own refusal, and an encrypted one opens the browser's English password prompt,
+    again each time it is dismissed. The app reads the file and says what it found."""
+    from chainlit.element import Element
+
+    infer = Element.infer_type_from_mime
+    if getattr(infer, "shows_pdfs_as_files", False):
+        return
+
+    def infer_type(mime_type: str) -> str:
+        kind = infer(mime_type)
+        return "file" if kind == "pdf" else kind
+
+    infer_type.shows_pdfs_as_files = True
+    Element.infer_type_from_mime = staticmethod(infer_type)
 
 
 def upload_ceiling_mb() -> int:

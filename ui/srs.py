@@ -371,6 +371,14 @@ async def on_srs_message(message: cl.Message) -> None:
     await render_run(request, run_key, resume=False)
 
 
+AGENT_ICONS = {
+    "ReqParse": "file-search",
+    "ReqExplore": "compass",
+    "ReqClarify": "list-checks",
+    "DocGenerate": "file-text",
+}
+
+
 async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None:
     tracker = UsageTracker()
     open_step: cl.Step | None = None
@@ -403,9 +411,12 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                             round=event.round,
                         ),
                         "llm",
+                        icon=AGENT_ICONS.get(event.agent),
                     )
                     if event.agent == "DocGenerate":
                         document = top_level_message()
+                    if resume:
+                        await remove_taken_offer()
                 elif isinstance(event, NodeFinished) and open_step is not None:
                     await finish_step(open_step, output=node_output(event))
                     open_step = None
@@ -507,7 +518,7 @@ async def evaluate_last_result() -> None:
     candidate = (cl.user_session.get("srs_last_result") or {}).get("srs", "")
     if not reference or not candidate:
         return
-    step = await open_top_level_step(tr("evaluating"), "llm")
+    step = await open_top_level_step(tr("evaluating"), "llm", icon="gauge")
     try:
         result = await evaluate_srs(reference, candidate, runtime().factory())
     except asyncio.CancelledError:
@@ -585,10 +596,16 @@ async def restore_and_offer() -> None:
     # Every time: the browser reloads the stored thread when it reconnects, dropping what was
     # shown; stable ids make a second showing replace the first.
     await restore_thread_items()
+    await remove_taken_offer()
+    await offer_resume()
+
+
+async def remove_taken_offer() -> None:
+    """The Resume button the user clicked leaves the browser, again: a browser that was
+    reconnecting when it was clicked misses the first removal."""
     taken = cl.user_session.get("srs_offer_taken")
     if taken:
         await cl.context.emitter.emit("remove_action", taken)
-    await offer_resume()
 
 
 async def drop_earlier_offers(thread: dict) -> None:

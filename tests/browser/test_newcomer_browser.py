@@ -12,10 +12,17 @@ from playwright.sync_api import Browser, Page, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.apps import AppProcess
-from tests.browser_support import open_page, send, wait_until_idle
+from tests.browser_support import (
+    failed_requests,
+    open_page,
+    send,
+    wait_until_idle,
+    wait_until_loaded,
+)
 from tests.test_srs_support import (
     E_STORE,
     EVALUATE,
+    UPLOADS,
     clarify_reply,
     doc_reply,
     explore_reply,
@@ -297,6 +304,7 @@ def test_an_unfinished_thread_offers_resume_once_and_the_resumed_run_can_be_stop
     page = open_thread(browser, app, "图书馆检索系统")
     expect(page.get_by_text("reference.md", exact=True)).to_be_visible()  # the thread is shown
     expect(page.get_by_text("上次的 SRS 运行没有完成", exact=False)).to_have_count(1)
+    wait_until_loaded(page)
     page.get_by_role("button", name="继续运行").click()
     # The browser reconnects as the thread's mode is restored, possibly after the click: the
     # run keeps its stop button and running step, and the offer does not come back.
@@ -334,26 +342,88 @@ def test_unknown_token_counts_are_shown_as_unknown_and_reasoning_time_as_reasoni
     page.screenshot(path=output_dir / "agent-unknown-usage-zh-CN.png")
 
 
-def test_the_page_loads_and_answers_without_failed_requests(
-    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer
+def test_the_page_loads_and_runs_without_failed_requests(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
-    # The browser console showed a 401 on every page load (GET /user before the local login).
-    failed: list[str] = []
-    context = browser.new_context(locale="zh-CN", viewport={"width": 1280, "height": 860})
-    page = context.new_page()
-    page.on(
-        "response",
-        lambda r: r.status >= 400 and r.url.startswith(app.url) and failed.append(
-            f"{r.status} {r.request.method} {r.url}"
-        ),
-    )  # fmt: skip
-    page.goto(app.url)
-    expect(page.locator("#chat-input")).to_be_visible(timeout=60_000)
+    # The browser console showed a 401 on every page load (GET /user before the local login)
+    # and a 400 per step during runs (the avatar named after the step, which Chainlit refuses
+    # for names such as "ReqParse · 完成"; a grey dot sat where the picture failed).
+    page = open_page(browser, app.url, "zh-CN")
     llm_server.script(Reply(content="你好，这是回答。"))
     send(page, "你好")
     expect(page.get_by_text("你好，这是回答。")).to_be_visible()
     page.reload()
     expect(page.locator("#chat-input")).to_be_visible(timeout=60_000)
     expect(page.locator("#thread-history").get_by_text("你好")).to_be_visible()
-    context.close()
-    assert failed == []
+
+    page.goto(app.url)
+    switch_mode(page, "SRS 生成")
+    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()  # the new chat is ready
+    page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+    llm_server.script(
+        parse_reply(("FR-01", "读者可以借书")),
+        explore_reply(("FR-01", "读者最多可借五本书")),
+        clarify_reply(FR_01=2),
+        doc_reply(SRS),
+    )
+    send(page, "图书馆借阅系统：读者借书还书。")
+    expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+    for icon in ("file-search", "compass", "list-checks", "file-text"):  # one per agent
+        expect(page.locator(f"svg.lucide-{icon}").first).to_be_visible()
+    page.screenshot(path=output_dir / "srs-step-icons-zh-CN.png")
+    wait_until_idle(page)
+
+    page.goto(app.url)
+    switch_mode(page, "Agent 智能体")
+    expect(page.get_by_text("已启用 Agent 智能体 模式")).to_be_visible()
+    llm_server.script(
+        Reply(match=REASONING, content="查一下时间。",
+              tool_calls=[ToolCallScript("get_current_time", {"timezone": "UTC"})]),
+        Reply(match=REASONING, content="够了。"),
+        Reply(match=ANSWER, content="现在是 UTC 时间。"),
+    )  # fmt: skip
+    send(page, "现在几点？")
+    expect(page.get_by_text("现在是 UTC 时间。")).to_be_visible(timeout=60_000)
+    for icon in ("brain", "wrench", "git-branch"):  # thinking, the tool, the decisions
+        expect(page.locator(f"svg.lucide-{icon}").first).to_be_visible()
+    wait_until_idle(page)
+    assert failed_requests() == []
+
+
+def test_attached_pdfs_show_as_files_without_english_errors_or_password_prompts(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    # Chainlit previewed an attached PDF with pdf.js: a damaged one showed "Failed to load
+    # PDF file." beside the app's Chinese refusal, an encrypted one opened the browser's
+    # English password prompt, again each time it was dismissed.
+    page = open_page(browser, app.url, "zh-CN")
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    switch_mode(page, "SRS 生成")
+    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
+    for name, refusal in (
+        ("corrupt.pdf", "无法读取该 PDF（文件损坏或不是 PDF）"),
+        ("encrypted.pdf", "该 PDF 受密码保护"),
+    ):
+        page.locator("#upload-button-input").set_input_files(str(UPLOADS / name))
+        send(page, f"图书馆借阅系统，参考：{name}")
+        expect(page.get_by_text(refusal, exact=False)).to_be_visible()
+        wait_until_idle(page)
+        chip = page.get_by_role("link", name=name, exact=True)  # a file to download
+        expect(chip).to_be_visible()
+    page.screenshot(path=output_dir / "srs-unreadable-pdfs-zh-CN.png")
+
+    llm_server.script(
+        parse_reply(("FR-01", "读者可以借书")),
+        explore_reply(("FR-01", "读者最多可借五本书")),
+        clarify_reply(FR_01=2),
+        doc_reply(SRS),
+    )
+    page.locator("#upload-button-input").set_input_files(str(UPLOADS / "reference.pdf"))
+    send(page, "图书馆借阅系统：读者借书还书。")
+    expect(page.get_by_text("已读取参考 SRS《reference.pdf》", exact=False)).to_be_visible()
+    expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("link", name="reference.pdf", exact=True).first).to_be_visible()
+    expect(page.get_by_text("Failed to load PDF", exact=False)).to_have_count(0)
+    expect(page.get_by_text("Loading", exact=False)).to_have_count(0)
+    assert dialogs == []

@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser.test_srs_browser import SRS, switch_mode
-from tests.browser_support import open_page, provider_env, send
+from tests.browser_support import open_page, provider_env, send, wait_until_loaded
 from tests.postgres_support import PostgresServer
 from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
 
@@ -113,6 +113,7 @@ def test_srs_run_stopped_on_one_instance_resumes_on_another(
         page.locator("#thread-history").get_by_text("图书馆借阅系统", exact=False).click()
         expect(page.get_by_text("最后完成的节点：ReqParse", exact=False)).to_be_visible()
         expect(page.locator("#chat-profiles")).to_contain_text("SRS 生成")
+        wait_until_loaded(page)
         page.get_by_role("button", name="继续运行").click()
         expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
         page.screenshot(path=output_dir / "pg-srs-resumed-elsewhere.png")

@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
-from tests.browser_support import open_page, provider_env, send, wait_until_idle
+from tests.browser_support import open_page, provider_env, send, wait_until_idle, wait_until_loaded
 from tests.test_srs_support import (
     E_STORE,
     EVALUATE,
@@ -148,6 +148,7 @@ def test_srs_stop_then_resume_after_restart(
         page.locator("#thread-history").get_by_text("图书馆借阅系统", exact=False).click()
         expect(page.get_by_text("最后完成的节点：ReqParse", exact=False)).to_be_visible()
         expect(page.locator("#chat-profiles")).to_contain_text("SRS 生成")  # the mode came back
+        wait_until_loaded(page)
         page.get_by_role("button", name="继续运行").click()
         expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
         page.screenshot(path=output_dir / "srs-resumed.png")
