@@ -119,9 +119,28 @@ def watch_failed_requests(page: Page, url: str) -> None:
     page.on("requestfailed", lambda r: note(f"{r.failure} {r.method} {r.url}"))
     page.on("framenavigated", lambda f: f == page.main_frame and note(f"at {f.url}"))
 
+    def socket(ws) -> None:  # Socket.IO events by name: what the app told the browser, when
+        sid = re.search(r"sid=([^&]+)", ws.url)
+        name = sid.group(1)[:6] if sid else "?"
+        note(f"ws {name} open")
+        ws.on("close", lambda _: note(f"ws {name} closed"))
+        for direction in ("framereceived", "framesent"):
+            arrow = "<" if direction == "framereceived" else ">"
+            ws.on(
+                direction,
+                lambda payload, arrow=arrow: (
+                    isinstance(payload, str)
+                    and payload.startswith(("40", "42"))
+                    and note(f"ws {name} {arrow} {payload[:90]}")
+                ),
+            )
+
+    page.on("websocket", socket)
+
     def answered(response) -> None:
         if response.request.method != "GET" and response.url.startswith(origin):
-            note(f"{response.status} {response.request.method} {response.url}")
+            sent = (response.request.post_data or "")[:120] if "socket.io" in response.url else ""
+            note(f"{response.status} {response.request.method} {response.url} {sent}")
         if response.status >= 400 and response.url.startswith(origin):
             failed = f"{response.status} {response.request.method} "
             failed += response.url.removeprefix(origin)

@@ -151,6 +151,13 @@ def end_text(reason: str) -> str:
     return TEXT["end"][reason][lang()]
 
 
+def sign(message: cl.Message, name: str, icon: str) -> None:
+    """Who a message is from, with an icon beside it: without one the browser asks for an
+    avatar named after the author ("写作者 (agent-2)"), which Chainlit refuses with a 400."""
+    message.author = name
+    message.metadata = {**(message.metadata or {}), "icon": icon}
+
+
 def author(society: AgentSociety, agent_id: str) -> str:
     if agent_id == USER_ID:
         return "user"
@@ -252,14 +259,14 @@ class TeamRunView:
 
     async def note(self, content: str) -> None:
         message = top_level_message(content)
-        message.author = tr("society")
+        sign(message, tr("society"), "users")
         await message.send()
 
     async def redraw(self) -> None:
         content = society_markdown(self.society)
         if self.picture is None:
             self.picture = top_level_message(content)
-            self.picture.author = tr("society")
+            sign(self.picture, tr("society"), "users")
             await self.picture.send()
         elif self.picture.content != content:
             self.picture.content = content
@@ -314,7 +321,7 @@ class TeamRunView:
         elif isinstance(event, AnswerToken):
             if self.answer is None:
                 self.answer = top_level_message()
-                self.answer.author = author(self.society, ROOT_ID)
+                sign(self.answer, author(self.society, ROOT_ID), "bot")
             await self.answer.stream_token(event.text)
 
     async def delivered(self, event: MessageDelivered) -> None:
@@ -336,7 +343,7 @@ class TeamRunView:
         elif m["payload"]:
             body.append(f"```json\n{json.dumps(m['payload'], ensure_ascii=False, indent=1)}\n```")
         message = top_level_message("\n\n".join(body))
-        message.author = author(self.society, m["from"])
+        sign(message, author(self.society, m["from"]), "bot")
         await message.send()
 
     async def finish(self, done: RunFinished) -> None:
@@ -346,7 +353,7 @@ class TeamRunView:
         if done.answer:
             if self.answer is None:
                 self.answer = top_level_message()
-                self.answer.author = author(self.society, ROOT_ID)
+                sign(self.answer, author(self.society, ROOT_ID), "bot")
             self.answer.content = done.answer
             await self.answer.send()
         record = await self.run.export()
@@ -361,7 +368,7 @@ class TeamRunView:
         if done.root_note:
             parts.insert(0, tr("root_note", note=done.root_note))
         closing = top_level_message("\n\n".join(parts))
-        closing.author = tr("society")
+        sign(closing, tr("society"), "users")
         closing.elements = [
             cl.File(
                 name="team-record.json",

@@ -133,6 +133,9 @@ def test_history_survives_restart_and_resumes_memory(
         second.stop()
 
 
+# The login form: the browser asks who is signed in (401 until someone is) and a wrong
+# password is refused.
+@pytest.mark.failed_requests(r"^401 (GET /user|POST /login)$")
 def test_with_users_configured_login_is_required_and_threads_are_private(
     browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
 ):

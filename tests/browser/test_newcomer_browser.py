@@ -174,6 +174,7 @@ def test_srs_in_english_counts_rounds_shows_base_names_and_refuses_scores_out_of
     expect(page.get_by_text("✅ Done", exact=False)).to_be_visible(timeout=60_000)
     expect(page.get_by_text("Done: 1 round · 1 requirement ·", exact=False)).to_be_visible()
     expect(page.get_by_text("ReqClarify · round 1 · done")).to_be_visible()
+    wait_until_idle(page)  # action buttons are disabled while a run goes on
     page.get_by_role("button", name="Evaluate", exact=True).click()
     expect(page.get_by_text("Evaluation failed", exact=False)).to_be_visible(timeout=30_000)
     expect(page.get_by_text(re.compile(r"Evaluation · failed$"))).to_be_visible()
@@ -272,6 +273,7 @@ def test_a_reopened_srs_thread_has_its_files_reference_and_evaluate_button(
             "clarity": 0.8, "traceability": 0.4, "scope_discipline": 0.9,
             "by_category": {"functional": 0.6, "non_functional": 0.5, "constraints": 0.3}}})),
     )  # fmt: skip
+    wait_until_idle(page)  # action buttons are disabled while a run goes on
     page.get_by_role("button", name="评估", exact=True).click()
     expect(page.get_by_text("综合得分（加权）")).to_be_visible(timeout=30_000)
 

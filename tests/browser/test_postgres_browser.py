@@ -38,6 +38,9 @@ def login(page: Page, user: str, password: str) -> Page:
     return page
 
 
+# The login form: the browser asks who is signed in (401 until someone is) and a wrong
+# password is refused.
+@pytest.mark.failed_requests(r"^401 (GET /user|POST /login)$")
 def test_two_instances_share_threads_and_logins_stay_private(
     browser: Browser, llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path,
     output_dir: Path,

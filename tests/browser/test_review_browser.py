@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
-from tests.browser_support import open_page, send
+from tests.browser_support import open_page, send, wait_until_idle
 from tests.review_support import (
     DOCUMENT_ZH,
     author_reply,
@@ -182,10 +182,12 @@ def test_srs_review_and_improve_then_evaluate_the_improved_srs(
     send(page, "我们要做一个在线电子商店，顾客浏览商品目录，系统 7×24 小时可用。")
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
 
+    wait_until_idle(page)  # action buttons are disabled while a run goes on
     page.get_by_role("button", name="审阅并改进").click()
     expect(page.locator('[id="step-审阅 · 第 2 轮"]')).to_be_visible(timeout=60_000)
     expect(page.get_by_text("✅ 审阅结束", exact=False)).to_be_visible(timeout=60_000)
     expect(page.get_by_text("SRS 已改进", exact=False)).to_be_visible()
+    wait_until_idle(page)  # action buttons are disabled while a run goes on
     page.get_by_role("button", name="评估", exact=True).last.click()
     expect(page.get_by_text("Comprehensive_Score_Weighted", exact=True)).to_be_visible(
         timeout=30_000

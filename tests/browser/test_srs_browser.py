@@ -78,6 +78,7 @@ def test_srs_mode_end_to_end(
     downloaded = Path(download_info.value.path()).read_text(encoding="utf-8")
     assert downloaded == SRS
 
+    wait_until_idle(page)  # action buttons are disabled while a run goes on
     page.get_by_role("button", name="评估", exact=True).click()
     weighted = page.get_by_text("综合得分（加权）")
     expect(weighted).to_be_visible(timeout=30_000)
