@@ -81,6 +81,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
                 with contextlib.suppress(Exception):  # a crashed page: the report stands
                     page.screenshot(path=FAILURE_SHOTS / f"{name}-{number}.png", full_page=True)
     if report.when == "teardown":
+        # Pages a test left open would go on reconnecting to its stopped app for the rest of
+        # the module: load on the machine and noise in the next failure's events.
+        for page in _PAGES:
+            with contextlib.suppress(Exception):
+                page.context.close()
         _PAGES.clear()
         _EVENTS.clear()
 

@@ -127,6 +127,8 @@ def test_srs_run_stopped_on_one_instance_resumes_on_another(
     assert parse_calls == []  # ReqParse was not run again on the second instance
 
 
+# While the database is away the browser cannot list the threads (Chainlit answers 404).
+@pytest.mark.failed_requests(r"^404 POST /project/threads$")
 def test_database_going_away_mid_conversation(
     browser: Browser, llm_server: ScriptedLLMServer, postgres_server: PostgresServer,
     postgres_url: str, tmp_path: Path, output_dir: Path,
