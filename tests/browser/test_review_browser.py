@@ -77,7 +77,10 @@ def test_review_two_rounds_in_the_browser(
         page.get_by_text("第1轮发现2个问题 → 修正；第2轮发现1个问题（无高优先级） → 完成").first
     ).to_be_visible()
 
-    # Round 1: the red team's findings as a table, then the revised section's diff.
+    # Round 1: the red team's findings as a table, then the revised section's diff. Read once
+    # the run is over: while it is saved the browser redraws the steps (a click lands on one
+    # that is being replaced).
+    wait_until_idle(page)
     page.locator('[id="step-审阅 · 第 1 轮"]').click()
     page.locator('[id="step-红队"]').first.click()
     expect(page.get_by_role("cell", name=ISSUE)).to_be_visible()
