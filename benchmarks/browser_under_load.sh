@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-5}
 shift || true
 logs=test-output/under-load
+rm -rf test-output/failures  # the failure screenshots of these runs only
 mkdir -p "$logs"
 .venv/bin/python -c 'while True: pass' &  # the CPU hog: one core of two, for the whole time
 hog=$!
