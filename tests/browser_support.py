@@ -73,6 +73,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     report = outcome.get_result()
     if report.when == "call" and report.failed and _EVENTS:
         report.sections.append(("browser events", "\n".join(_EVENTS)))
+    if report.when == "call" and report.failed:
+        for name, value in item.funcargs.items():  # what the apps under test logged
+            log_path = getattr(value, "log_path", None)
+            if isinstance(log_path, Path) and log_path.is_file():
+                lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+                report.sections.append((f"{name} log (last 80 lines)", "\n".join(lines[-80:])))
     if report.when == "call" and report.failed and _PAGES:
         FAILURE_SHOTS.mkdir(parents=True, exist_ok=True)
         name = re.sub(r"[^\w.-]+", "_", item.name)[:120]
