@@ -7,6 +7,7 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -190,6 +191,26 @@ def wait_until_idle(page: Page) -> None:
     has stored the turn (memory, thread metadata); closing the page or stopping the app
     earlier loses what the next session should find."""
     expect(page.locator("#stop-button")).to_have_count(0, timeout=60_000)
+
+
+def attach(page: Page, files: Any) -> None:
+    """Attach files as a user does, and see them taken: the browser uploads each one to the
+    session (`POST /project/file`). A file set on the upload input while a new chat replaces
+    the composer (just after a mode switch) is never uploaded, or goes to the session being
+    left (404); a user would attach it again, and so does this, once."""
+    uploader = page.locator("#upload-button-input")
+    for attempt in (1, 2):
+        try:
+            with page.expect_response(
+                lambda r: r.request.method == "POST" and "/project/file" in r.url and r.ok,
+                timeout=15_000,
+            ):
+                uploader.set_input_files(files)
+            return
+        except PlaywrightTimeoutError:
+            if attempt == 2:
+                raise AssertionError("the browser did not upload the attached file") from None
+            _FAILED_REQUESTS[:] = [f for f in _FAILED_REQUESTS if "/project/file" not in f]
 
 
 THREAD_PAGE = re.compile(r"/thread/[0-9a-f-]{36}$")

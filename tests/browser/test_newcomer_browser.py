@@ -13,6 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.apps import AppProcess
 from tests.browser_support import (
+    attach,
     failed_requests,
     open_page,
     send,
@@ -164,7 +165,7 @@ def test_srs_in_english_counts_rounds_shows_base_names_and_refuses_scores_out_of
     page = open_page(browser, app.url, "en-US")
     switch_mode(page, "SRS")
     expect(page.get_by_text("SRS mode is on")).to_be_visible()
-    page.locator("#upload-button-input").set_input_files(
+    attach(page,
         {"name": "../../evil.md", "mimeType": "text/markdown",
          "buffer": (E_STORE / "reference.md").read_bytes()}
     )  # fmt: skip
@@ -201,7 +202,7 @@ def test_srs_without_reference_reads_chinese_and_a_too_big_file_is_refused_in_ch
     expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
     big = tmp_path / "大文件.md"
     big.write_bytes(b"# SRS\n" + b"x" * (11 * 1024 * 1024))  # over the 10 MB limit
-    page.locator("#upload-button-input").set_input_files(str(big))
+    attach(page, str(big))
     page.locator("#chat-input").fill("图书馆借阅系统")
     expect(page.locator("#chat-submit")).to_be_enabled(timeout=60_000)  # 11 MB take a while
     page.locator("#chat-submit").click()
@@ -252,7 +253,7 @@ def test_a_reopened_srs_thread_has_its_files_reference_and_evaluate_button(
     page = open_page(browser, app.url, "zh-CN")
     switch_mode(page, "SRS 生成")
     expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
-    page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+    attach(page, str(E_STORE / "reference.md"))
     send(page, "图书馆借阅系统：读者借书还书。")
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
     wait_until_idle(page)  # the turn is stored before the tab goes, as a user's would be
@@ -288,7 +289,7 @@ def test_an_unfinished_thread_offers_resume_once_and_the_resumed_run_can_be_stop
     page = open_page(browser, app.url, "zh-CN")
     switch_mode(page, "SRS 生成")
     expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
-    page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+    attach(page, str(E_STORE / "reference.md"))
     send(page, "图书馆检索系统：读者检索图书。")
     expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
     page.locator("#stop-button").click()
@@ -361,7 +362,7 @@ def test_the_page_loads_and_runs_without_failed_requests(
     page.goto(app.url)
     switch_mode(page, "SRS 生成")
     expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()  # the new chat is ready
-    page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+    attach(page, str(E_STORE / "reference.md"))
     llm_server.script(
         parse_reply(("FR-01", "读者可以借书")),
         explore_reply(("FR-01", "读者最多可借五本书")),
@@ -407,7 +408,7 @@ def test_attached_pdfs_show_as_files_without_english_errors_or_password_prompts(
         ("corrupt.pdf", "无法读取该 PDF（文件损坏或不是 PDF）"),
         ("encrypted.pdf", "该 PDF 受密码保护"),
     ):
-        page.locator("#upload-button-input").set_input_files(str(UPLOADS / name))
+        attach(page, str(UPLOADS / name))
         send(page, f"图书馆借阅系统，参考：{name}")
         expect(page.get_by_text(refusal, exact=False)).to_be_visible()
         wait_until_idle(page)
@@ -421,7 +422,7 @@ def test_attached_pdfs_show_as_files_without_english_errors_or_password_prompts(
         clarify_reply(FR_01=2),
         doc_reply(SRS),
     )
-    page.locator("#upload-button-input").set_input_files(str(UPLOADS / "reference.pdf"))
+    attach(page, str(UPLOADS / "reference.pdf"))
     send(page, "图书馆借阅系统：读者借书还书。")
     expect(page.get_by_text("已读取参考 SRS《reference.pdf》", exact=False)).to_be_visible()
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)

@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser.test_srs_browser import SRS, switch_mode
-from tests.browser_support import open_page, provider_env, send, wait_until_loaded
+from tests.browser_support import attach, open_page, provider_env, send, wait_until_loaded
 from tests.postgres_support import PostgresServer
 from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
 
@@ -98,7 +98,7 @@ def test_srs_run_stopped_on_one_instance_resumes_on_another(
         page = open_page(browser, first.url)
         switch_mode(page, "SRS 生成")
         expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
-        page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+        attach(page, str(E_STORE / "reference.md"))
         send(page, "图书馆借阅系统：读者检索、预约图书。")
         expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
         page.locator("#stop-button").click()

@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
-from tests.browser_support import open_page, send, wait_until_idle
+from tests.browser_support import attach, open_page, send, wait_until_idle
 from tests.review_support import (
     DOCUMENT_ZH,
     author_reply,
@@ -63,7 +63,7 @@ def test_review_two_rounds_in_the_browser(
     expect(page.get_by_text("已启用 审阅 模式")).to_be_visible()
     expect(page.get_by_text("请上传要审阅的需求文档")).to_be_visible()
 
-    page.locator("#upload-button-input").set_input_files(str(document))
+    attach(page, str(document))
     expect(
         page.locator("#chat-input").locator("xpath=../../..").get_by_text(document.name)
     ).to_be_visible()
@@ -123,7 +123,7 @@ def test_review_refuses_an_unreadable_file(
     page = open_page(browser, app.url, "en-US")
     switch_mode(page, "Review")
     expect(page.get_by_text("Review mode is on")).to_be_visible()
-    page.locator("#upload-button-input").set_input_files(str(UPLOADS / "corrupt.pdf"))
+    attach(page, str(UPLOADS / "corrupt.pdf"))
     expect(
         page.locator("#chat-input").locator("xpath=../../..").get_by_text("corrupt.pdf")
     ).to_be_visible()
@@ -181,7 +181,7 @@ def test_srs_review_and_improve_then_evaluate_the_improved_srs(
     page = open_page(browser, app.url, "zh-CN")
     switch_mode(page, "SRS 生成")
     expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
-    page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+    attach(page, str(E_STORE / "reference.md"))
     send(page, "我们要做一个在线电子商店，顾客浏览商品目录，系统 7×24 小时可用。")
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
 
@@ -275,7 +275,7 @@ def test_pause_after_each_round_lets_the_user_edit_a_section(
     page.locator("#review_pause").click()
     page.get_by_role("button", name="Confirm").click()
 
-    page.locator("#upload-button-input").set_input_files(str(document))
+    attach(page, str(document))
     expect(
         page.locator("#chat-input").locator("xpath=../../..").get_by_text(document.name)
     ).to_be_visible()

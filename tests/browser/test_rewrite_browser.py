@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
-from tests.browser_support import open_page, send
+from tests.browser_support import attach, open_page, send
 from tests.rewrite_support import (
     FILL,
     FILL_ZH,
@@ -44,14 +44,6 @@ BODIES = [
 PATCHED = "主人选择兽医与空闲时段完成预约；就诊前 2 小时以前可改约或取消。\n"
 
 
-def attach(page, path: Path) -> None:
-    """Attach a file and wait until the composer shows it (sending earlier drops it)."""
-    page.locator("#upload-button-input").set_input_files(str(path))
-    expect(
-        page.locator("#chat-input").locator("xpath=../../..").get_by_text(path.name)
-    ).to_be_visible()
-
-
 def switch_mode(page, title: str) -> None:
     page.locator("#chat-profiles").click()
     page.get_by_role("option", name=title).click()
@@ -81,7 +73,7 @@ def test_rewrite_end_to_end(
     expect(page.get_by_text("已启用 重写 模式")).to_be_visible()
     expect(page.get_by_text("请上传要重写的原始文档")).to_be_visible()
 
-    page.locator("#upload-button-input").set_input_files(str(original))
+    attach(page, str(original))
     send(page, "请重写这份文档")
     expect(page.get_by_text("已读取原始文档《宠物医院.md》", exact=False)).to_be_visible()
     page.get_by_role("button", name="请向我提问").click()

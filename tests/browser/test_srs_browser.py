@@ -12,7 +12,14 @@ from playwright.sync_api import Browser, Page, expect
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
-from tests.browser_support import open_page, provider_env, send, wait_until_idle, wait_until_loaded
+from tests.browser_support import (
+    attach,
+    open_page,
+    provider_env,
+    send,
+    wait_until_idle,
+    wait_until_loaded,
+)
 from tests.test_srs_support import (
     E_STORE,
     EVALUATE,
@@ -58,7 +65,7 @@ def test_srs_mode_end_to_end(
     expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
     expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
 
-    page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+    attach(page, str(E_STORE / "reference.md"))
     send(page, "我们要做一个在线电子商店，顾客浏览商品目录，系统 7×24 小时可用。")
     expect(page.get_by_text("已读取参考 SRS", exact=False)).to_be_visible()
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
@@ -104,7 +111,7 @@ def test_srs_refuses_bad_reference_and_offers_settings(
     expect(page.locator("label[for=srs_ablation]")).to_have_text("Ablation")
     page.keyboard.press("Escape")
 
-    page.locator("#upload-button-input").set_input_files(str(UPLOADS / "corrupt.pdf"))
+    attach(page, str(UPLOADS / "corrupt.pdf"))
     send(page, "An online store for computers.")
     # the refusal names the file and the problem, and says what is accepted
     refusal = page.get_by_text("corrupt.pdf: the PDF could not be read (damaged or not a PDF).")
@@ -127,7 +134,7 @@ def test_srs_stop_then_resume_after_restart(
         page = open_page(browser, first.url)
         switch_mode(page, "SRS 生成")
         expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
-        page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+        attach(page, str(E_STORE / "reference.md"))
         send(page, "图书馆借阅系统：读者检索、预约图书。")
         expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
         page.locator("#stop-button").click()
@@ -167,7 +174,7 @@ def test_srs_model_answering_garbage_fails_clearly_and_app_goes_on(
     page = open_page(browser, app.url, "zh-CN")
     switch_mode(page, "SRS 生成")
     expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
-    page.locator("#upload-button-input").set_input_files(str(E_STORE / "reference.md"))
+    attach(page, str(E_STORE / "reference.md"))
     send(page, "一个网上书店。")
     failure = page.get_by_text(
         f"SRS 生成失败：模型多次返回无法解析的 JSON（{tries} 次尝试）", exact=False
