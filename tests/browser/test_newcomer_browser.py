@@ -236,8 +236,12 @@ def test_stop_is_said_once_in_the_users_language(
 
 
 def open_thread(browser: Browser, app: AppProcess, title: str) -> Page:
+    """Open a thread from the history, as a user does, and let it finish loading: the browser
+    reconnects as it restores the thread's mode, then shows the stored thread again, which
+    replaced whatever a button clicked in between had shown."""
     page = open_page(browser, app.url, "zh-CN")
     page.locator("#thread-history").get_by_text(title, exact=False).first.click()
+    wait_until_loaded(page)
     return page
 
 
