@@ -120,7 +120,9 @@ def failed_requests() -> list[str]:
     return list(_FAILED_REQUESTS)
 
 
-def watch_failed_requests(page: Page, url: str) -> None:
+def watch_page(page: Page, url: str) -> None:
+    """Record the app's error answers (checked after the test) and what the browser saw go
+    wrong or happen (shown if the test fails)."""
     origin = re.match(r"https?://[^/]+", url).group(0)
     start = time.monotonic()
 
@@ -169,7 +171,7 @@ def open_page(browser: Browser, url: str, locale: str = "zh-CN", *, ready: bool 
     context = browser.new_context(locale=locale, viewport={"width": 1280, "height": 860})
     page = context.new_page()
     _PAGES.append(page)
-    watch_failed_requests(page, url)
+    watch_page(page, url)
     page.set_default_timeout(30_000)
     page.goto(url)
     if ready:

@@ -383,6 +383,7 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
     tracker = UsageTracker()
     open_step: cl.Step | None = None
     rounds_shown = 0  # the summary counts rounds as the steps are titled
+    offer_removed = False
     document = top_level_message()  # re-created when DocGenerate starts, to sit last
     try:
         async with open_checkpointer(runtime().settings) as saver:
@@ -415,8 +416,9 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     )
                     if event.agent == "DocGenerate":
                         document = top_level_message()
-                    if resume:
+                    if resume and not offer_removed:  # once, as the resumed run starts
                         await remove_taken_offer()
+                        offer_removed = True
                 elif isinstance(event, NodeFinished) and open_step is not None:
                     await finish_step(open_step, output=node_output(event))
                     open_step = None
