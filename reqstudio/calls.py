@@ -1,8 +1,13 @@
 """The one way ReqStudio calls a model: whole answers only, one retry policy per call.
 
-- An answer is complete only when the provider ended it with a finish reason. A stream that
-  stops without one (connection closed, no `[DONE]`) is a fault, retried like a dropped
-  connection; a `length` finish is never taken as a whole answer (`IncompleteAnswerError`).
+- An answer is complete only when the provider ended it with `stop` (or tool calls) and it
+  carries something: text or a tool call. A stream that stops without a finish reason
+  (connection closed, no `[DONE]`), a `content_filter` finish and an empty answer are faults,
+  retried like a dropped connection; a `length` finish is never taken as a whole answer
+  (`IncompleteAnswerError`; structured calls re-ask, documents continue). The same holds in
+  every structured-output mode: the OpenAI SDK's `LengthFinishReasonError` and
+  `ContentFilterFinishReasonError` (raised when `response_format` is a JSON schema) become
+  the same `IncompleteAnswerError`.
 - Each call has one retry policy (`RetryPolicy`), counted once: the SDK's own retries are off
   (`ModelFactory` builds clients with `max_retries=0`) and nothing else retries the same call.
   Tenacity runs the loop; every retry is logged with the call's label.
@@ -118,24 +123,41 @@ class IncompleteAnswerError(RuntimeError):
     """The model's answer did not end properly.
 
     reason "cut": the stream stopped without a finish reason (retried as transient);
+    reason "content_filter": the provider's filter stopped the answer (retried as transient);
+    reason "empty": the answer ended with no text and no tool call (retried as transient);
     reason "length": the answer hit the length limit (not retried here: the caller re-asks
     for JSON, or continues a document)."""
+
+    WHAT = {
+        "cut": "stopped before it finished",
+        "length": "hit the length limit (finish reason: length)",
+        "content_filter": "was stopped by the provider's content filter "
+        "(finish reason: content_filter)",
+        "empty": "was empty (no text and no tool call)",
+    }
 
     def __init__(self, reason: str, partial: str, label: str = ""):
         self.reason = reason
         self.partial = partial
         self.label = label
-        what = "stopped before it finished" if reason == "cut" else "hit the length limit"
+        what = self.WHAT.get(reason, f"ended with finish reason {reason!r}")
         super().__init__(f"{label + ': ' if label else ''}the model's answer {what}")
 
 
 _TRANSIENT_STATUS = {408, 409, 429}
+# Faults of one answer that the same request may well not repeat.
+RETRIED_INCOMPLETE = frozenset({"cut", "content_filter", "empty"})
+# Finish reasons that end a whole answer; anything else (length, content_filter, a provider's
+# own) is not a result.
+WHOLE_FINISHES = frozenset(
+    {"stop", "tool_calls", "function_call", "end_turn", "tool_use", "stop_sequence", "eos"}
+)
 
 
 def is_transient(error: BaseException) -> bool:
     """Worth another try: the same request may well succeed."""
     if isinstance(error, IncompleteAnswerError):
-        return error.reason == "cut"
+        return error.reason in RETRIED_INCOMPLETE
     if isinstance(error, openai.APIStatusError):
         return error.status_code in _TRANSIENT_STATUS or error.status_code >= 500
     return isinstance(
@@ -200,25 +222,40 @@ async def stream_once(
     label: str,
     on_reasoning: TokenCallback | None = None,
 ) -> AIMessage:
+    """One try: the streamed answer, whole, or `IncompleteAnswerError` saying why not."""
     merged: AIMessageChunk | None = None
-    async for chunk in model.astream(list(messages)):
-        merged = chunk if merged is None else merged + chunk
-        if on_reasoning is not None:
-            # A reasoning model's thinking (DeepSeek-R1, Qwen), kept by e.g. ChatDeepSeek.
-            thinking = chunk.additional_kwargs.get("reasoning_content")
-            if isinstance(thinking, str) and thinking:
-                await notify(on_reasoning, thinking)
-        if on_token is not None and isinstance(chunk.content, str) and chunk.content:
-            await notify(on_token, chunk.content)
+    try:
+        async for chunk in model.astream(list(messages)):
+            merged = chunk if merged is None else merged + chunk
+            if on_reasoning is not None:
+                # A reasoning model's thinking (DeepSeek-R1, Qwen), kept by e.g. ChatDeepSeek.
+                thinking = chunk.additional_kwargs.get("reasoning_content")
+                if isinstance(thinking, str) and thinking:
+                    await notify(on_reasoning, thinking)
+            if on_token is not None and isinstance(chunk.content, str) and chunk.content:
+                await notify(on_token, chunk.content)
+    except openai.LengthFinishReasonError:
+        # response_format = JSON schema: the SDK parses the answer and refuses a cut one.
+        raise IncompleteAnswerError("length", _text_of(merged), label) from None
+    except openai.ContentFilterFinishReasonError:
+        raise IncompleteAnswerError("content_filter", _text_of(merged), label) from None
     if merged is None:
         raise IncompleteAnswerError("cut", "", label)
-    text = merged.content if isinstance(merged.content, str) else str(merged.content)
+    text = _text_of(merged)
     reason = finish_reason(merged)
     if reason is None:
         raise IncompleteAnswerError("cut", text, label)
-    if reason == "length":
-        raise IncompleteAnswerError("length", text, label)
+    if reason not in WHOLE_FINISHES:
+        raise IncompleteAnswerError(reason, text, label)
+    if not text.strip() and not (merged.tool_calls or merged.invalid_tool_calls):
+        raise IncompleteAnswerError("empty", text, label)
     return message_chunk_to_message(merged)
+
+
+def _text_of(message: BaseMessage | None) -> str:
+    if message is None:
+        return ""
+    return message.content if isinstance(message.content, str) else str(message.content)
 
 
 async def complete(

@@ -52,6 +52,20 @@ def describe_failure(error: BaseException, language: str = "zh") -> str:
                 if zh
                 else "The model's answer hit its length limit and is not complete (not taken as a result)."
             )
+        if error.reason == "content_filter":
+            return (
+                "模型服务的内容过滤中断了回答（finish_reason: content_filter），重试后仍未成功；"
+                "未当作完整结果。"
+                if zh
+                else "The provider's content filter stopped the answer (finish_reason: "
+                "content_filter), still after retries; not taken as a result."
+            )
+        if error.reason == "empty":
+            return (
+                "模型返回了空回答（没有文字也没有工具调用），重试后仍未成功。"
+                if zh
+                else "The model returned an empty answer (no text, no tool call), still after retries."
+            )
         return (
             "模型的回答中途中断（没有结束标记），重试后仍未成功。"
             if zh

@@ -201,3 +201,72 @@ def test_policies_follow_the_seeds():
     assert policy_for("evaluation", settings).worst_case_seconds(60) == 6 * 60 + 62
     override = load_settings(OPENAI_API_KEY="sk-x", OPENAI_MAX_RETRIES="1")
     assert policy_for("DocGenerate", override).attempts == 2
+
+
+@pytest.mark.parametrize("reason", ["content_filter", "empty"])
+async def test_a_filtered_or_empty_answer_is_retried_not_accepted(
+    factory: ModelFactory, llm_server: ScriptedLLMServer, reason: str
+):
+    fault = (
+        Reply(content=WHOLE[:10], finish_reason="content_filter")
+        if reason == "content_filter"
+        else Reply(content="")
+    )
+    llm_server.script(fault, Reply(content=WHOLE))
+    shown: list[str] = []
+    reply = await complete(
+        factory.for_role("chat"),
+        ASK,
+        policy=FAST,
+        on_token=shown.append,
+        on_retry=lambda *_: shown.clear(),
+    )
+    assert reply.content == WHOLE
+    assert "".join(shown) == WHOLE
+    assert len(llm_server.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("reason", "words"),
+    [("content_filter", "content_filter"), ("empty", "empty answer")],
+)
+async def test_a_provider_that_always_filters_or_answers_nothing_fails_clearly(
+    factory: ModelFactory, llm_server: ScriptedLLMServer, reason: str, words: str
+):
+    fault = {"content_filter": {"content": "系统应", "finish_reason": "content_filter"}}
+    llm_server.script(*[Reply(**fault.get(reason, {})) for _ in range(3)])
+    with pytest.raises(IncompleteAnswerError) as error:
+        await complete(factory.for_role("chat"), ASK, policy=FAST)
+    assert error.value.reason == reason
+    assert len(llm_server.requests) == 3
+    assert words in describe_failure(error.value, "en")
+    assert words.split()[0] in describe_failure(error.value, "zh") or "空回答" in describe_failure(
+        error.value, "zh"
+    )
+
+
+@pytest.mark.parametrize("mode", ["json_schema", "prompt"])
+@pytest.mark.parametrize("reason", ["length", "content_filter"])
+async def test_structured_calls_treat_length_and_content_filter_as_faults_in_every_mode(
+    settings, llm_server: ScriptedLLMServer, mode: str, reason: str
+):
+    factory = ModelFactory(
+        settings.model_copy(update={"structured_output": mode}),
+        __import__("reqstudio.llm", fromlist=["Endpoint"]).Endpoint(
+            llm_server.base_url, "sk-test-not-a-real-key", "scripted-model"
+        ),
+    )
+    llm_server.script(
+        Reply(content=FULL_LIST[:40], finish_reason=reason), Reply(content=f'{{"items": {FULL_LIST}}}')
+    )
+    result = await ask_structured(
+        factory.for_role("ReqExplore"),
+        ASK,
+        Items,
+        response_format=factory.response_format(Items),
+        policy=FAST,
+    )
+    assert len(result.value.items) == 6
+    assert len(llm_server.requests) == 2
+    if mode == "json_schema":
+        assert llm_server.requests[0]["response_format"]["type"] == "json_schema"
