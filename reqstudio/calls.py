@@ -119,6 +119,14 @@ def policy_for(role: str, settings: Any = None) -> RetryPolicy:
     return policy.scaled(scale) if scale != 1.0 else policy
 
 
+_INCOMPLETE_WHAT = {
+    "cut": "stopped before it finished",
+    "length": "hit the length limit (finish reason: length)",
+    "content_filter": "was stopped by the provider's content filter (finish reason: content_filter)",
+    "empty": "was empty (no text and no tool call)",
+}
+
+
 class IncompleteAnswerError(RuntimeError):
     """The model's answer did not end properly.
 
@@ -128,19 +136,11 @@ class IncompleteAnswerError(RuntimeError):
     reason "length": the answer hit the length limit (not retried here: the caller re-asks
     for JSON, or continues a document)."""
 
-    WHAT = {
-        "cut": "stopped before it finished",
-        "length": "hit the length limit (finish reason: length)",
-        "content_filter": "was stopped by the provider's content filter "
-        "(finish reason: content_filter)",
-        "empty": "was empty (no text and no tool call)",
-    }
-
     def __init__(self, reason: str, partial: str, label: str = ""):
         self.reason = reason
         self.partial = partial
         self.label = label
-        what = self.WHAT.get(reason, f"ended with finish reason {reason!r}")
+        what = _INCOMPLETE_WHAT.get(reason, f"ended with finish reason {reason!r}")
         super().__init__(f"{label + ': ' if label else ''}the model's answer {what}")
 
 

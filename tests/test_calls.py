@@ -19,7 +19,7 @@ from reqstudio.calls import (
     policy_for,
 )
 from reqstudio.errors import describe_failure
-from reqstudio.llm import ModelFactory
+from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from reqstudio.settings import load_settings
 from reqstudio.structured import StructuredOutputError, ask_structured
@@ -252,12 +252,11 @@ async def test_structured_calls_treat_length_and_content_filter_as_faults_in_eve
 ):
     factory = ModelFactory(
         settings.model_copy(update={"structured_output": mode}),
-        __import__("reqstudio.llm", fromlist=["Endpoint"]).Endpoint(
-            llm_server.base_url, "sk-test-not-a-real-key", "scripted-model"
-        ),
+        Endpoint(llm_server.base_url, "sk-test-not-a-real-key", "scripted-model"),
     )
     llm_server.script(
-        Reply(content=FULL_LIST[:40], finish_reason=reason), Reply(content=f'{{"items": {FULL_LIST}}}')
+        Reply(content=FULL_LIST[:40], finish_reason=reason),
+        Reply(content=f'{{"items": {FULL_LIST}}}'),
     )
     result = await ask_structured(
         factory.for_role("ReqExplore"),
