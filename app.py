@@ -12,6 +12,7 @@ import logging
 import sys
 
 import chainlit as cl
+from chainlit import server as cl_server
 from chainlit.data import get_data_layer
 
 from reqstudio.local_model import EmbeddedModelUnavailable
@@ -25,6 +26,8 @@ from ui.history import HistoryDataLayer, create_schema
 from ui.lag_route import expose_loop_lag
 from ui.local_login import serve_local_user
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
+from ui.origins import ForeignOriginGuard
+from ui.ownership import guard_writes
 from ui.review import REVIEW_MODE
 from ui.rewrite import REWRITE_MODE
 from ui.session import (
@@ -62,6 +65,8 @@ configure_uploads()
 silence_chainlit_stop_line()
 keep_running_task_shown_on_reconnect()
 show_uploaded_pdfs_as_files()
+guard_writes()
+cl_server.app.add_middleware(ForeignOriginGuard, allowed=settings.allowed_origin_list)
 register_mode(CHAT_MODE)
 register_mode(AGENT_MODE)
 register_mode(SRS_MODE)

@@ -178,6 +178,10 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
     )
     users: SecretStr | None = Field(default=None, validation_alias=AliasChoices("REQSTUDIO_USERS"))
+    # Origins besides the app's own whose browser requests it accepts (comma-separated).
+    allowed_origins: str = Field(
+        default="", validation_alias=AliasChoices("REQSTUDIO_ALLOWED_ORIGINS")
+    )
     local_model_file: Path | None = Field(
         default=None, validation_alias=AliasChoices("REQSTUDIO_LOCAL_MODEL_FILE")
     )
@@ -301,6 +305,10 @@ class Settings(BaseSettings):
     def uses_embedded_model(self) -> bool:
         """No provider configured: the bundled offline model answers."""
         return self.openai_api_key is None and self.openai_base_url is None
+
+    @property
+    def allowed_origin_list(self) -> tuple[str, ...]:
+        return tuple(o.strip() for o in self.allowed_origins.split(",") if o.strip())
 
     @property
     def resolved_database_url(self) -> str:

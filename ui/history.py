@@ -187,6 +187,14 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
                         row[key] = _decode_json_list(row[key])
         return result
 
+    async def get_thread_author(self, thread_id: str) -> str:
+        """The thread's author, or "" for an unknown thread (Chainlit then answers 404;
+        its own raises, which answered 500)."""
+        rows = await self.execute_sql(
+            'SELECT "userIdentifier" FROM threads WHERE "id" = :id', {"id": thread_id}
+        )
+        return (rows[0].get("userIdentifier") or "") if isinstance(rows, list) and rows else ""
+
     async def get_thread(self, thread_id: str):
         thread = await super().get_thread(thread_id)
         metadata = thread.get("metadata") if thread else None

@@ -1,0 +1,135 @@
+"""Writes are the caller's own and the app trusts no origin but its own: the real app over
+real HTTP, with two password users (issue 21's feedback, origin and unknown-id findings)."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from reqstudio.scripted_server import ScriptedLLMServer
+from tests.apps import AppProcess
+from tests.browser_support import provider_env
+
+
+@pytest.fixture(scope="module")
+def two_user_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
+    with ScriptedLLMServer() as server:
+        env = provider_env(server) | {"REQSTUDIO_USERS": "alice:alice-pass,bob:bob-pass"}
+        process = AppProcess(tmp_path_factory.mktemp("guards") / "data", env).start()
+        yield process
+        process.stop()
+
+
+def signed_in(app: AppProcess, user: str) -> httpx.Client:
+    client = httpx.Client(base_url=app.url, timeout=10)
+    reply = client.post("/login", data={"username": user, "password": f"{user}-pass"})
+    assert reply.status_code == 200, reply.text
+    return client
+
+
+def own_thread(app: AppProcess, user: str) -> tuple[str, str, str]:
+    """A thread of `user` with one step and one feedback on it, written as the app stores them."""
+    thread, step, feedback = (str(uuid.uuid4()) for _ in range(3))
+    with sqlite3.connect(Path(app.data_dir) / "history.db") as db:
+        (user_id,) = db.execute('SELECT "id" FROM users WHERE "identifier" = ?', (user,)).fetchone()
+        db.execute(
+            'INSERT INTO threads ("id", "name", "userId", "userIdentifier") VALUES (?, ?, ?, ?)',
+            (thread, f"{user}'s thread", user_id, user),
+        )
+        db.execute(
+            'INSERT INTO steps ("id", "name", "type", "threadId", "output", "streaming") '
+            "VALUES (?, ?, ?, ?, ?, 0)",
+            (step, "assistant", "assistant_message", thread, "答复"),
+        )
+        db.execute(
+            'INSERT INTO feedbacks ("id", "forId", "threadId", "value", "comment") '
+            "VALUES (?, ?, ?, ?, ?)",
+            (feedback, step, thread, 1, f"{user} liked it"),
+        )
+    return thread, step, feedback
+
+
+def feedback_row(app: AppProcess, feedback: str) -> tuple | None:
+    with sqlite3.connect(Path(app.data_dir) / "history.db") as db:
+        return db.execute(
+            'SELECT "forId", "threadId", "value", "comment" FROM feedbacks WHERE "id" = ?',
+            (feedback,),
+        ).fetchone()
+
+
+def test_another_users_feedback_cannot_be_written_overwritten_or_deleted(two_user_app):
+    alice, bob = signed_in(two_user_app, "alice"), signed_in(two_user_app, "bob")
+    a_thread, a_step, a_feedback = own_thread(two_user_app, "alice")
+    b_thread, b_step, _ = own_thread(two_user_app, "bob")
+    before = feedback_row(two_user_app, a_feedback)
+
+    attempts = [
+        bob.put("/feedback", json={"feedback": {"forId": a_step, "value": 0, "threadId": a_thread}, "sessionId": "s"}),
+        # her feedback id, pointed at his own step
+        bob.put("/feedback", json={"feedback": {"id": a_feedback, "forId": b_step, "value": 0, "threadId": b_thread}, "sessionId": "s"}),
+        # his thread id, her step
+        bob.put("/feedback", json={"feedback": {"forId": a_step, "value": 0, "threadId": b_thread}, "sessionId": "s"}),
+        bob.request("DELETE", "/feedback", json={"feedbackId": a_feedback}),
+    ]  # fmt: skip
+    assert [reply.status_code for reply in attempts] == [404, 404, 404, 404]
+    assert all(a_step not in reply.text for reply in attempts)
+    assert feedback_row(two_user_app, a_feedback) == before
+
+    # Her own writes still work, through Chainlit's own route.
+    mine = alice.put(
+        "/feedback",
+        json={"feedback": {"id": a_feedback, "forId": a_step, "value": 0, "comment": "改了"}, "sessionId": "s"},
+    )  # fmt: skip
+    assert mine.status_code == 200, mine.text
+    assert feedback_row(two_user_app, a_feedback) == (a_step, a_thread, 0, "改了")
+    assert alice.request("DELETE", "/feedback", json={"feedbackId": a_feedback}).status_code == 200
+    assert feedback_row(two_user_app, a_feedback) is None
+
+
+def test_unknown_ids_answer_404_not_500(two_user_app):
+    alice = signed_in(two_user_app, "alice")
+    assert alice.get(f"/project/thread/{uuid.uuid4()}").status_code == 404
+    assert alice.put(
+        "/feedback", json={"feedback": {"forId": str(uuid.uuid4()), "value": 1}, "sessionId": "s"}
+    ).status_code == 404  # fmt: skip
+    assert alice.request("DELETE", "/feedback", json={"feedbackId": "nope"}).status_code == 404
+
+
+def test_a_page_of_another_origin_gets_nothing_with_the_users_cookie(two_user_app):
+    alice = signed_in(two_user_app, "alice")
+    thread, _, _ = own_thread(two_user_app, "alice")
+    foreign = {"Origin": "http://127.0.0.1:1"}  # another port of the same host
+    listing = {"pagination": {"first": 20}, "filter": {}}
+
+    refused = [
+        alice.post("/project/threads", json=listing, headers=foreign),
+        alice.get(f"/project/thread/{thread}", headers=foreign),
+        alice.get("/ws/socket.io/", params={"EIO": "4", "transport": "polling"}, headers=foreign),
+    ]
+    assert [reply.status_code for reply in refused] == [403, 403, 403]
+    assert all(thread not in reply.text for reply in refused)
+    assert "access-control-allow-origin" not in refused[0].headers
+
+    own = {"Origin": two_user_app.url}
+    listed = alice.post("/project/threads", json=listing, headers=own)
+    assert listed.status_code == 200 and thread in listed.text
+    assert alice.post("/project/threads", json=listing).status_code == 200  # no Origin: not a page
+
+
+def test_listed_origins_are_accepted(tmp_path: Path):
+    with ScriptedLLMServer() as server:
+        env = provider_env(server) | {"REQSTUDIO_ALLOWED_ORIGINS": "https://intranet.example.com"}
+        app = AppProcess(tmp_path / "data", env).start()
+        try:
+            with httpx.Client(base_url=app.url, timeout=10) as client:
+                listed = {"Origin": "https://intranet.example.com"}
+                assert client.get("/project/settings", headers=listed).status_code != 403
+                other = {"Origin": "https://evil.example.com"}
+                assert client.get("/project/settings", headers=other).status_code == 403
+        finally:
+            app.stop()
