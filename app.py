@@ -18,7 +18,12 @@ from chainlit.data import get_data_layer
 from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.loop_monitor import LoopLagMonitor
 from reqstudio.persistence import prepare_checkpoints
-from reqstudio.runtime import AppRuntime, ensure_auth_secret, freeze_startup_heap
+from reqstudio.runtime import (
+    AppRuntime,
+    ensure_auth_secret,
+    freeze_startup_heap,
+    keep_data_private,
+)
 from reqstudio.settings import SettingsError, get_settings
 from ui.agent import AGENT_MODE, close_agent_session, on_mcp_connect, on_mcp_disconnect
 from ui.chat import CHAT_MODE
@@ -58,6 +63,7 @@ except SettingsError as error:
     print(f"ReqStudio cannot start. {error}", file=sys.stderr)
     raise SystemExit(2) from None
 
+keep_data_private(settings.data_dir)
 ensure_auth_secret(settings.data_dir)
 keep_uploads_in(settings.data_dir / "uploads")
 set_runtime(AppRuntime(settings))

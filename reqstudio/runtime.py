@@ -57,6 +57,19 @@ class AppRuntime:
         self.stop()
 
 
+def keep_data_private(data_dir: Path) -> None:
+    """The data folder holds every user's threads, uploads, checkpoints and the login secret:
+    only the account running the app may read it. Files created from now on (SQLite and its
+    WAL files, uploads, downloads) are owner-only (umask 077); a folder made by an older
+    version is tightened at start-up, with what lies directly in it."""
+    os.umask(0o077)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for path in (data_dir, *data_dir.iterdir()):
+        mode = path.stat().st_mode & 0o777
+        if mode & 0o077:
+            path.chmod(mode & 0o700)
+
+
 def ensure_auth_secret(data_dir: Path) -> None:
     """Chainlit signs its login tokens with CHAINLIT_AUTH_SECRET; keep one in the data dir."""
     if os.environ.get("CHAINLIT_AUTH_SECRET"):

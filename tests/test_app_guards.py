@@ -3,6 +3,7 @@ real HTTP, with two password users (issue 21's feedback, origin and unknown-id f
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -133,3 +134,29 @@ def test_listed_origins_are_accepted(tmp_path: Path):
                 assert client.get("/project/settings", headers=other).status_code == 403
         finally:
             app.stop()
+
+
+def test_the_data_folder_and_its_files_are_the_owners_alone(two_user_app):
+    signed_in(two_user_app, "alice")  # a login writes to the history database
+    data = Path(two_user_app.data_dir)
+    stored = [data, data / "history.db", data / "auth_secret", data / "uploads"]
+    stored += [p for p in data.iterdir() if p.name.startswith(("history.db-", "checkpoints"))]
+    modes = {p.name: oct(p.stat().st_mode & 0o777) for p in stored if p.exists()}
+    assert {"data", "history.db", "auth_secret", "uploads"} <= set(modes)
+    assert all(not int(mode, 8) & 0o077 for mode in modes.values()), modes
+
+
+def test_an_old_world_readable_data_folder_is_tightened_at_start(tmp_path: Path):
+    from reqstudio.runtime import keep_data_private
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    (data / "history.db").write_text("")
+    (data / "history.db").chmod(0o644)
+    umask = os.umask(0o022)
+    try:
+        keep_data_private(data)
+    finally:
+        os.umask(umask)  # the test process's own umask, as it was
+    assert oct(data.stat().st_mode & 0o777) == "0o700"
+    assert oct((data / "history.db").stat().st_mode & 0o777) == "0o600"
