@@ -160,3 +160,18 @@ def test_an_old_world_readable_data_folder_is_tightened_at_start(tmp_path: Path)
         os.umask(umask)  # the test process's own umask, as it was
     assert oct(data.stat().st_mode & 0o777) == "0o700"
     assert oct((data / "history.db").stat().st_mode & 0o777) == "0o600"
+
+
+def test_another_users_thread_cannot_be_renamed_shared_or_deleted(two_user_app):
+    bob = signed_in(two_user_app, "bob")
+    thread, _, feedback = own_thread(two_user_app, "alice")
+    attempts = [
+        bob.put("/project/thread", json={"threadId": thread, "name": "pwned"}),
+        bob.put("/project/thread/share", json={"threadId": thread, "isShared": True}),
+        bob.request("DELETE", "/project/thread", json={"threadId": thread}),
+    ]
+    assert all(reply.status_code in (401, 403, 404) for reply in attempts), attempts
+    with sqlite3.connect(Path(two_user_app.data_dir) / "history.db") as db:
+        row = db.execute('SELECT "name", "metadata" FROM threads WHERE "id" = ?', (thread,))
+        assert row.fetchone() == ("alice's thread", None)
+    assert feedback_row(two_user_app, feedback) is not None
