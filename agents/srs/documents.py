@@ -62,10 +62,26 @@ def _refuse(code: str, name: str, max_mb: float, problem_en: str, problem_zh: st
     )
 
 
+# Stored names carry a 36-character id before them; most file systems take 255 bytes a name.
+MAX_NAME_BYTES = 150
+
+
 def display_name(name: str) -> str:
-    """Only a file's base name is ever shown: `../../evil.md` is `evil.md`."""
-    base = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].strip()
-    return base if base not in ("", ".", "..") else "file"
+    """A name safe to show and to store: only the base name (`../../evil.md` is `evil.md`),
+    no control characters (a NUL made the SRS turn fail), at most `MAX_NAME_BYTES` bytes of
+    UTF-8 with the extension kept (a 300-character name made it fail with OSError 36)."""
+    base = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    base = "".join(char for char in base if char.isprintable()).strip()
+    if base in ("", ".", ".."):
+        return "file"
+    if len(base.encode()) <= MAX_NAME_BYTES:
+        return base
+    stem, dot, suffix = base.rpartition(".")
+    if not dot or not stem or len(suffix.encode()) > 16:
+        stem, suffix = base, ""
+    room = MAX_NAME_BYTES - len(suffix.encode()) - (1 if suffix else 0) - len("…".encode())
+    cut = stem.encode()[:room].decode(errors="ignore")
+    return f"{cut}…{'.' + suffix if suffix else ''}"
 
 
 def load_reference(path: Path, name: str | None = None, max_mb: float = 10) -> ReferenceDocument:
