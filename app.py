@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import os
 import sys
 
 import chainlit as cl
@@ -20,6 +21,7 @@ from reqstudio.loop_monitor import LoopLagMonitor
 from reqstudio.persistence import prepare_checkpoints
 from reqstudio.runtime import (
     AppRuntime,
+    anonymous_network_problem,
     ensure_auth_secret,
     freeze_startup_heap,
     keep_data_private,
@@ -63,6 +65,18 @@ except SettingsError as error:
     print(f"ReqStudio cannot start. {error}", file=sys.stderr)
     raise SystemExit(2) from None
 
+bind_host = os.environ.get("CHAINLIT_HOST", "127.0.0.1")  # `chainlit run --host` sets it
+if problem := anonymous_network_problem(
+    bind_host, bool(settings.user_passwords), settings.allow_anonymous_network
+):
+    print(f"ReqStudio will not start: {problem}", file=sys.stderr)
+    raise SystemExit(2)
+if settings.allow_anonymous_network and not settings.user_passwords:
+    logging.getLogger("reqstudio").warning(
+        "no sign-in and REQSTUDIO_ALLOW_ANONYMOUS_NETWORK=true: every visitor who reaches %s "
+        "is the one local user and sees every thread",
+        bind_host,
+    )
 keep_data_private(settings.data_dir)
 ensure_auth_secret(settings.data_dir)
 keep_uploads_in(settings.data_dir / "uploads")

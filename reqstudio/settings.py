@@ -178,6 +178,10 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
     )
     users: SecretStr | None = Field(default=None, validation_alias=AliasChoices("REQSTUDIO_USERS"))
+    # Serving every visitor as the one local user beyond loopback must be asked for by name.
+    allow_anonymous_network: bool = Field(
+        default=False, validation_alias=AliasChoices("REQSTUDIO_ALLOW_ANONYMOUS_NETWORK")
+    )
     # Origins besides the app's own whose browser requests it accepts (comma-separated).
     allowed_origins: str = Field(
         default="", validation_alias=AliasChoices("REQSTUDIO_ALLOWED_ORIGINS")
