@@ -73,6 +73,13 @@ async def test_instances_starting_together_make_the_schema_once(postgres_url, se
     layer = await new_layer(postgres_url)
     user = await layer.create_user(User(identifier="ann", metadata={"provider": "credentials"}))
     assert user is not None and (await layer.get_user("ann")).id == user.id
+    # the lookups on every thread open and history listing have their indexes
+    from sqlalchemy import text
+
+    async with layer.engine.connect() as connection:
+        rows = await connection.execute(text("SELECT indexname FROM pg_indexes"))
+        names = {row[0] for row in rows}
+    assert {"steps_thread_id", "threads_user_id", "feedbacks_thread_id"} <= names
     await layer.engine.dispose()
 
 
