@@ -55,6 +55,7 @@ from ui.session import (
     startup_problem,
     warn_if_history_failed,
 )
+from ui.session_cookie import set_session_cookie_by_scheme
 from ui.srs import SRS_MODE
 from ui.team import TEAM_MODE
 from ui.texts import lang, t
@@ -86,6 +87,7 @@ silence_chainlit_stop_line()
 keep_running_task_shown_on_reconnect()
 show_uploaded_pdfs_as_files()
 guard_writes()
+set_session_cookie_by_scheme()
 cl_server.app.add_middleware(ForeignOriginGuard, allowed=settings.allowed_origin_list)
 register_mode(CHAT_MODE)
 register_mode(AGENT_MODE)

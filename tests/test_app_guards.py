@@ -175,3 +175,20 @@ def test_another_users_thread_cannot_be_renamed_shared_or_deleted(two_user_app):
         row = db.execute('SELECT "name", "metadata" FROM threads WHERE "id" = ?', (thread,))
         assert row.fetchone() == ("alice's thread", None)
     assert feedback_row(two_user_app, feedback) is not None
+
+
+@pytest.mark.parametrize(("proto", "secure"), [(None, False), ("https", True), ("http", False)])
+def test_the_session_cookie_sticks_over_plain_http_and_is_secure_over_https(
+    two_user_app, proto: str | None, secure: bool
+):
+    # From another address than 127.0.0.1, as a browser reaching the app through a proxy:
+    # Chainlit marked the cookie Secure; SameSite=None regardless of the scheme.
+    transport = httpx.HTTPTransport(local_address="127.0.0.2")
+    with httpx.Client(base_url=two_user_app.url, transport=transport, timeout=10) as client:
+        headers = {"X-Forwarded-Proto": proto} if proto else {}
+        reply = client.post("/set-session-cookie", json={"session_id": "s-1"}, headers=headers)
+    assert reply.status_code == 200
+    cookie = reply.headers["set-cookie"].lower()
+    assert cookie.startswith("x-chainlit-session-id=s-1")
+    assert "samesite=lax" in cookie
+    assert ("secure" in cookie.split("; ")) is secure

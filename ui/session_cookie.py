@@ -1,0 +1,46 @@
+"""Chainlit's `/set-session-cookie`, with the cookie's flags taken from the request's scheme.
+
+Chainlit marks the session cookie `SameSite=None; Secure` for every client not on loopback,
+and a browser drops a Secure cookie it receives over plain HTTP: behind the README's nginx
+example reached from another machine the session cookie never stuck, so the proxy's
+`ip_hash`-less cookie affinity and reconnects lost the session. Here the cookie is Secure when
+the page was served over https (the request's own scheme, or the proxy's
+`X-Forwarded-Proto`), and `SameSite=Lax` always: the app is only ever used from its own origin
+(ui/origins.py refuses others). A forged `X-Forwarded-Proto` can only make a client's own
+cookie stricter."""
+
+from __future__ import annotations
+
+from chainlit.server import app
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+SESSION_COOKIE = "X-Chainlit-Session-id"
+
+
+def served_over_https(request: Request) -> bool:
+    forwarded = request.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+    return (forwarded or request.url.scheme) == "https"
+
+
+async def set_session_cookie(request: Request) -> JSONResponse:
+    body = await request.json()
+    session_id = body.get("session_id") if isinstance(body, dict) else None
+    if not isinstance(session_id, str) or not session_id:
+        return JSONResponse({"detail": "session_id required"}, status_code=400)
+    response = JSONResponse({"message": "Session cookie set"})
+    response.set_cookie(
+        key=SESSION_COOKIE,
+        value=session_id,
+        path="/",
+        httponly=True,
+        secure=served_over_https(request),
+        samesite="lax",
+    )
+    return response
+
+
+def set_session_cookie_by_scheme() -> None:
+    # before Chainlit's own route of the same path
+    app.router.routes.insert(0, Route("/set-session-cookie", set_session_cookie, methods=["POST"]))
