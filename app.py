@@ -32,6 +32,7 @@ from ui.chat import CHAT_MODE
 from ui.history import HistoryDataLayer, create_schema
 from ui.lag_route import expose_loop_lag
 from ui.local_login import serve_local_user
+from ui.login_guard import limit_failed_logins
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.origins import ForeignOriginGuard
 from ui.ownership import guard_writes
@@ -134,6 +135,7 @@ def history_layer() -> HistoryDataLayer:
 
 
 if settings.user_passwords:
+    limit_failed_logins()
 
     @cl.password_auth_callback
     def login(username: str, password: str) -> cl.User | None:

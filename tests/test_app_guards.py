@@ -192,3 +192,42 @@ def test_the_session_cookie_sticks_over_plain_http_and_is_secure_over_https(
     assert cookie.startswith("x-chainlit-session-id=s-1")
     assert "samesite=lax" in cookie
     assert ("secure" in cookie.split("; ")) is secure
+
+
+def test_failed_sign_ins_are_limited_per_user_and_address_and_logged(tmp_path: Path):
+    with ScriptedLLMServer() as server:
+        env = provider_env(server) | {"REQSTUDIO_USERS": "alice:alice-pass,bob:bob-pass"}
+        app = AppProcess(tmp_path / "data", env).start()
+        try:
+            with httpx.Client(base_url=app.url, timeout=10) as client:
+                wrong = [
+                    client.post("/login", data={"username": "alice", "password": f"guess-{n}"})
+                    for n in range(8)
+                ]
+                # names guessed from the same address, five tries each: twenty failures
+                for name in ("carol", "dave", "erin"):
+                    for n in range(5):
+                        client.post("/login", data={"username": name, "password": f"guess-{n}"})
+                good = client.post("/login", data={"username": "alice", "password": "alice-pass"})
+                # the address tried twenty times: bob is refused from it too
+                bob_here = client.post("/login", data={"username": "bob", "password": "bob-pass"})
+            elsewhere = httpx.HTTPTransport(local_address="127.0.0.2")
+            with httpx.Client(base_url=app.url, transport=elsewhere, timeout=10) as client:
+                bob_elsewhere = client.post(
+                    "/login", data={"username": "bob", "password": "bob-pass"}
+                )
+                alice_elsewhere = client.post(
+                    "/login", data={"username": "alice", "password": "alice-pass"}
+                )
+        finally:
+            app.stop()
+    codes = [reply.status_code for reply in wrong]
+    assert codes == [401] * 5 + [429] * 3  # five in a row for one name, then refused
+    assert good.status_code == 429 and int(good.headers["retry-after"]) > 0
+    assert bob_here.status_code == 429
+    assert bob_elsewhere.status_code == 200  # another name from another address
+    assert alice_elsewhere.status_code == 429  # her name is still waiting
+    log = app.log()
+    assert "failed sign-in for 'alice' from 127.0.0.1" in log
+    assert "sign-in refused for 'alice' from 127.0.0.1" in log
+    assert "guess-" not in log and "alice-pass" not in log
