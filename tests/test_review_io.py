@@ -4,15 +4,122 @@ the section's heading, a file that is not UTF-8, and the browser's final message
 
 from __future__ import annotations
 
+import json
+
 from agents.review import ReviewRequest, run_review
-from agents.review.events import RunFinished
+from agents.review.events import RunFailed, RunFinished
+from reqstudio.scripted_server import Reply
 from tests import test_review_cli
 from tests.review_support import DOCUMENT, author_reply, improvement, panel
 
-run = test_review_cli.run  # the `reqstudio review` fixture: a real process, its env
+# The `reqstudio review` fixtures: a real process with its env, and the clinic document.
+run, document = test_review_cli.run, test_review_cli.document
 
 NEW_BOOKING = "Owners book a visit with a vet. Free slots are listed within 2 s.\n"
 OLD_BOOKING = "Owners book a visit with a vet. The search for free slots is fast.\n"
+
+
+# --- 11: a document too large for the model's context ------------------------------------
+
+# About 7,000 tokens: over a context of 3,000, whole within the default 128,000.
+LARGE = DOCUMENT + "".join(
+    f"\n## {n}. Audit {n}\n\n" + "Every booking change is logged with its time and author. " * 25
+    for n in range(4, 24)
+)
+
+
+def test_a_document_too_large_for_the_context_is_refused_before_any_call(run, llm_server, tmp_path):
+    (tmp_path / ".env").write_text("OPENAI_CONTEXT_TOKENS=3000\n", encoding="utf-8")
+    path = tmp_path / "large.md"
+    path.write_text(LARGE, encoding="utf-8")
+    done = run("--doc", path)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("reqstudio: --doc: large.md is too large to review with this model")
+    assert "the model's context is 3,000 tokens (OPENAI_CONTEXT_TOKENS)" in line
+    assert "the document alone about 7," in line
+    assert done.stdout == ""
+    assert llm_server.requests == []
+
+
+async def test_the_engine_refuses_it_too_and_a_fitting_document_runs(factory, llm_server):
+    small = factory.settings.model_copy(update={"context_tokens": 3000})
+    tight = type(factory)(small, factory.endpoint)
+    events = [e async for e in run_review(ReviewRequest(document=LARGE, title="large"), tight)]
+    assert len(events) == 1 and isinstance(events[0], RunFailed)
+    assert "3,000 tokens" in events[0].message and "3,000 tokens" in events[0].message_zh
+    assert llm_server.requests == []
+    llm_server.script(*panel(improvement("sec-03", "low")))
+    events = [e async for e in run_review(ReviewRequest(document=DOCUMENT), tight)]
+    assert isinstance(events[-1], RunFinished), events[-1]
+
+
+# --- 12: a failure after a finished round keeps that round's document ---------------------
+
+FOREVER_500 = [Reply(fault="500") for _ in range(40)]
+IMPROVED = DOCUMENT.replace(
+    "Owners book a visit with a vet. The search for free slots is fast.\n",
+    "Owners book a visit with a vet. Free slots are listed within 2 s.\n",
+)
+
+
+def round_one_then_500s(llm_server) -> None:
+    llm_server.script(
+        *panel(improvement("sec-03")),
+        author_reply("sec-03", NEW_BOOKING),
+        *FOREVER_500,
+    )
+
+
+def test_a_failure_in_round_2_writes_round_1s_document_and_reviews(
+    run, llm_server, document, tmp_path
+):
+    round_one_then_500s(llm_server)
+    out, reviews = tmp_path / "improved.md", tmp_path / "reviews.json"
+    done = run("--doc", document, "--out", out, "--json", reviews)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == ""
+    notice, blank, rest = out.read_text(encoding="utf-8").split("\n", 2)
+    assert notice.startswith("> **INCOMPLETE**: the review stopped in round 2 (")
+    assert notice.endswith("this is the document as revised through round 1.")
+    assert (blank, rest) == ("", IMPROVED)
+    data = json.loads(reviews.read_text(encoding="utf-8"))
+    assert data["complete"] is False and data["stop_reason"] is None
+    assert (data["failed_in_round"], data["revised_through_round"]) == (2, 1)
+    assert [r["round"] for r in data["rounds"]] == [1]
+    assert data["rounds"][0]["revisions"][0]["agent_id"] == "sec-03"
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ERROR: ")
+    assert (
+        f"(incomplete result kept: the document as revised through round 1 in {out}, "
+        f"the reviews of 1 round(s) in {reviews})" in last
+    )
+
+
+def test_without_out_or_json_the_incomplete_result_goes_beside_the_document(
+    run, llm_server, document
+):
+    round_one_then_500s(llm_server)
+    done = run("--doc", document)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == "", "an incomplete document is never piped on as if whole"
+    written = document.with_name("clinic.partial.md")
+    reviews = document.with_name("clinic.partial.reviews.json")
+    assert written.read_text(encoding="utf-8").split("\n", 2)[2] == IMPROVED
+    assert json.loads(reviews.read_text(encoding="utf-8"))["complete"] is False
+    assert f"in {written}, the reviews of 1 round(s) in {reviews})" in done.stderr
+    assert document.read_text(encoding="utf-8") == DOCUMENT
+
+
+def test_a_failure_before_any_finished_round_writes_nothing_and_exits_1(
+    run, llm_server, document, tmp_path
+):
+    llm_server.script(*FOREVER_500)
+    out = tmp_path / "improved.md"
+    done = run("--doc", document, "--out", out)
+    assert done.returncode == 1, done.stderr
+    assert not out.exists() and not document.with_name("clinic.partial.md").exists()
+    assert done.stderr.strip().splitlines()[-1].startswith("ERROR: ")
 
 
 # --- 13: the section's heading repeated by its author -------------------------------------
