@@ -174,3 +174,46 @@ def test_the_users_locale_encoding_comes_before_detection(monkeypatch, tmp_path)
     monkeypatch.setattr(documents, "locale_encoding", lambda: "koi8_r")
     loaded = documents.load_reference(path)
     assert (loaded.text, loaded.encoding) == ("Система бронирования", "koi8_r")
+
+
+# --- 13 and 12 in the browser: the final message and the downloads of a failed run --------
+
+
+async def test_the_browser_says_no_change_instead_of_pasting_an_unchanged_document(
+    factory, llm_server
+):
+    from ui.review import improved_document_text
+
+    llm_server.script(*panel(improvement("sec-03", "medium")))
+    events = [e async for e in run_review(ReviewRequest(document=DOCUMENT), factory)]
+    unchanged = events[-1].result
+    text = improved_document_text(unchanged)
+    assert text.startswith("📄 No change: after 1 round(s) of review no section was revised")
+    assert "Owners book a visit" not in text
+
+    llm_server.script(
+        *panel(improvement("sec-03")),
+        author_reply("sec-03", NEW_BOOKING),
+        *panel(improvement("sec-03", "low")),
+    )
+    events = [e async for e in run_review(ReviewRequest(document=DOCUMENT), factory)]
+    assert improved_document_text(events[-1].result).endswith("\n\n" + IMPROVED)
+
+
+async def test_the_browsers_partial_downloads_are_marked_incomplete(factory, llm_server):
+    from ui.review import partial_download_contents, partial_text
+
+    round_one_then_500s(llm_server)
+    events = [e async for e in run_review(ReviewRequest(document=DOCUMENT), factory)]
+    failed = events[-1]
+    assert isinstance(failed, RunFailed), failed
+    files = partial_download_contents(failed.partial, failed.message)
+    assert sorted(files) == ["improved-partial-reviews.json", "improved-partial.md"]
+    notice, blank, rest = files["improved-partial.md"].decode().split("\n", 2)
+    assert notice.startswith("> **INCOMPLETE**: the review stopped in round 2")
+    assert (blank, rest) == ("", IMPROVED)
+    data = json.loads(files["improved-partial-reviews.json"])
+    assert data["complete"] is False and len(data["rounds"]) == 1
+    assert partial_text(failed.partial).startswith(
+        "The document to download is the document as revised through round 1"
+    )
