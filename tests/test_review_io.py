@@ -217,3 +217,36 @@ async def test_the_browsers_partial_downloads_are_marked_incomplete(factory, llm
     assert partial_text(failed.partial).startswith(
         "The document to download is the document as revised through round 1"
     )
+
+
+async def test_the_browser_refuses_a_document_too_large_in_one_message(
+    monkeypatch, factory, llm_server
+):
+    import ui.review
+
+    sent: list[str] = []
+
+    class Message:
+        def __init__(self, content: str):
+            self.content = content
+
+        async def send(self) -> None:
+            sent.append(self.content)
+
+    tight = type(factory)(
+        factory.settings.model_copy(update={"context_tokens": 3000}), factory.endpoint
+    )
+
+    class Runtime:  # the app's runtime, with a model of a 3,000-token context
+        settings = tight.settings
+
+        def factory(self):
+            return tight
+
+    monkeypatch.setattr(ui.review, "runtime", Runtime)
+    monkeypatch.setattr(ui.review, "top_level_message", Message)
+    assert await ui.review.render_review(LARGE, "large.md") is None
+    (line,) = sent
+    assert line.startswith("⚠️ large.md is too large to review with this model")
+    assert "3,000 tokens (OPENAI_CONTEXT_TOKENS)" in line and "\n" not in line
+    assert llm_server.requests == []

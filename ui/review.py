@@ -425,6 +425,11 @@ async def render_review(
 ) -> ReviewResult | None:
     """Run the review loop on `document` and show it (or, with `resume_key`, continue that saved
     run from its last finished round); the result, or None if it did not finish."""
+    if resume_key is None:
+        too_large = document_too_large(document, runtime().factory(), name or "document")
+        if too_large is not None:  # refused before the first call, in one line
+            await top_level_message(f"⚠️ {too_large.message(lang())}").send()
+            return None
     settings = runtime().settings
     chosen = cl.user_session.get("chat_settings") or {}
     request = ReviewRequest(
@@ -434,10 +439,6 @@ async def render_review(
         pause_after_round=bool(chosen.get("review_pause", settings.review_pause_after_round)),
     )
     if resume_key is None:
-        too_large = document_too_large(document, runtime().factory(), name or "document")
-        if too_large is not None:  # refused before the first call, in one line
-            await top_level_message(f"⚠️ {too_large.message(lang())}").send()
-            return None
         sequence = int(cl.user_session.get("review_run_seq") or 0) + 1
         cl.user_session.set("review_run_seq", sequence)
         run_key = f"{cl.context.session.thread_id}:{thread_suffix}:{sequence}"
