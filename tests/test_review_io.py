@@ -175,6 +175,12 @@ def test_the_users_locale_encoding_comes_before_detection(monkeypatch, tmp_path)
     loaded = documents.load_reference(path)
     assert (loaded.text, loaded.encoding) == ("Система бронирования", "koi8_r")
 
+    # A Western locale does not turn a GBK file into mojibake: that reading is all mess.
+    monkeypatch.setattr(documents, "locale_encoding", lambda: "cp1252")
+    path.write_bytes("中文需求文档：系统必须支持在线预约。\n".encode("gbk"))
+    loaded = documents.load_reference(path)
+    assert (loaded.text, loaded.encoding) == ("中文需求文档：系统必须支持在线预约。", "gb18030")
+
 
 # --- 13 and 12 in the browser: the final message and the downloads of a failed run --------
 

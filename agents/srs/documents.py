@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 import charset_normalizer
+from charset_normalizer.md import mess_ratio
 
 DocumentKind = Literal["markdown", "text", "pdf", "docx"]
 KINDS: dict[str, DocumentKind] = {
@@ -156,6 +157,8 @@ def _decode_text(data: bytes, name: str, max_mb: float) -> tuple[str, str]:
     return text, encoding
 
 
+MESS_LIMIT = 0.2  # charset-normalizer's own threshold for a reading it would consider at all
+
 # Encodings most documents come in, most likely first: when detection finds several readings
 # equally plausible (short files: "Café" is cp1252, cp1250, cp1257 or cp775 alike), the first of
 # these among them is taken.
@@ -175,8 +178,8 @@ COMMON_ENCODINGS = (
 def _locale_or_detected(
     data: bytes, name: str, max_mb: float, binary: ReferenceDocumentError
 ) -> tuple[str, str]:
-    """Not UTF-8: the user's locale encoding when the file reads in it (files made on the
-    user's machine are in it); else the detected one when all equally plausible readings
+    """Not UTF-8: the user's locale encoding when the file reads in it without mojibake (files
+    made on the user's machine are in it; a GBK file read as cp1252 is all mess); else the detected one when all equally plausible readings
     agree, else a common encoding among them; otherwise refused."""
     own = locale_encoding()
     if own not in ("utf-8", "ascii"):
@@ -185,7 +188,7 @@ def _locale_or_detected(
         except UnicodeDecodeError:
             pass
         else:
-            if not _looks_binary(text):
+            if not _looks_binary(text) and mess_ratio(text) < MESS_LIMIT:
                 return text, own
     matches = list(charset_normalizer.from_bytes(data))
     if not matches:
