@@ -71,8 +71,10 @@ class DocumentStructure(BaseModel):
         return [s.id for s in self.sections]
 
     def with_content(self, section_id: str, content: str) -> DocumentStructure:
-        """A copy in which only `section_id`'s content is `content`; everything else shared."""
-        self.section(section_id)  # KeyError for an unknown id
+        """A copy in which only `section_id`'s content is `content`; everything else shared.
+        A first line repeating the section's own heading is dropped: the section renders its
+        heading itself, and a model or a user often sends it back with the body."""
+        content = without_own_heading(content, self.section(section_id))  # KeyError: unknown id
         last = self.sections[-1].id
         sections = [
             s.model_copy(update={"content": _with_trailing_break(content, s, s.id == last)})
@@ -87,6 +89,29 @@ class DocumentStructure(BaseModel):
         if title is None:
             title = f"# {self.title}\n\n" if self.title else ""
         return self.preamble + title + "".join(s.render() for s in self.sections)
+
+
+_HEADING_LINE = re.compile(
+    r"^\s*(?:\[[\w-]+\]\s*)?(?:#{1,6}\s+(?P<atx>.*?)\s*#*|\*\*(?P<bold>.+?)\*\*)\s*$"
+)
+
+
+def _heading_key(text: str) -> str:
+    """A title compared loosely: case, spaces, punctuation and emphasis marks aside."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def without_own_heading(content: str, section: DocumentSection) -> str:
+    """`content` without a leading heading line (`## title`, or `**title**`; optionally after
+    the `[sec-02]` id the reviewers see) whose text is the section's title."""
+    stripped = content.lstrip("\n")
+    first, _, rest = stripped.partition("\n")
+    match = _HEADING_LINE.match(first)
+    if match is None or not section.title.strip():
+        return content
+    if _heading_key(match.group("atx") or match.group("bold") or "") != _heading_key(section.title):
+        return content
+    return rest
 
 
 def section_id_for(order: int) -> str:

@@ -103,6 +103,26 @@ def endpoint_from_settings(settings: Settings, embedded_base_url: str | None = N
     return Endpoint(settings.openai_base_url, key, settings.openai_model)
 
 
+@dataclass(frozen=True)
+class ContextOverflow:
+    """A request that would not fit the model's context: about `needed` tokens against the
+    `limit` the model takes (`ModelFactory.context_tokens`, OPENAI_CONTEXT_TOKENS)."""
+
+    needed: int
+    limit: int
+
+
+def context_overflow(
+    prompt: str, factory: ModelFactory, role: ModelRole, *, answer_tokens: int = 0
+) -> ContextOverflow | None:
+    """None when `prompt` and an answer of `answer_tokens` fit `role`'s model; else the sizes.
+    Checked before a run's first call, so that a large document is refused (or warned about)
+    instead of being cut or refused by the provider midway."""
+    needed = estimate_tokens(prompt) + answer_tokens
+    limit = factory.context_tokens(role)
+    return None if needed <= limit else ContextOverflow(needed=needed, limit=limit)
+
+
 class ModelFactory:
     """Builds chat models per role with LangChain's `init_chat_model`: temperature, streaming
     with usage, timeout. The provider is "openai" (any OpenAI-compatible API: `ChatOpenAI`)

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from chainlit.input_widget import Slider, Switch
 
 from agents.review import ReviewRequest, ReviewResult, pending_review, run_review, saved_review
-from agents.review.documents import load_document
+from agents.review.documents import document_too_large, load_document
 from agents.review.events import (
     AuthorReset,
     AuthorStarted,
@@ -39,6 +39,7 @@ from agents.review.models import (
     ReviewRound,
     SectionRevision,
 )
+from agents.review.partial import incomplete_json, incomplete_markdown, revised_through
 from agents.review.trajectory import counts_per_round
 from agents.srs.documents import ReferenceDocumentError
 from reqstudio.document_model import parse_markdown
@@ -135,6 +136,24 @@ TEXT = {
         "en": "### Where the reviewers disagree and agree",
     },
     "improved_title": {"zh": "📄 改进后的文档", "en": "📄 The improved document"},
+    "no_change": {
+        "zh": "📄 文档没有改动：{rounds} 轮审阅后没有修订任何一节，最终版本与原文相同，可在下方下载。",
+        "en": "📄 No change: after {rounds} round(s) of review no section was revised; the "
+        "document is as you gave it, and can be downloaded below.",
+    },
+    "partial_kept": {
+        "zh": "可下载的文档是{version}（首行标明“未完成”），另附已完成 {rounds} 轮的全部审阅（JSON）。",
+        "en": "The document to download is {version} (marked incomplete on its first line), "
+        "with every review of the {rounds} finished round(s) (JSON).",
+    },
+    "partial_revised": {
+        "zh": "第 {round} 轮修订后的文档",
+        "en": "the document as revised through round {round}",
+    },
+    "partial_unrevised": {
+        "zh": "尚无一轮修改过文档，即原文",
+        "en": "no round had changed the document yet, so it is as given",
+    },
     "failed": {
         "zh": "⚠️ 审阅未能完成：{reason} 已完成的轮次已保存。",
         "en": "⚠️ The review could not finish: {reason} Finished rounds are kept.",
@@ -406,6 +425,11 @@ async def render_review(
 ) -> ReviewResult | None:
     """Run the review loop on `document` and show it (or, with `resume_key`, continue that saved
     run from its last finished round); the result, or None if it did not finish."""
+    if resume_key is None:
+        too_large = document_too_large(document, runtime().factory(), name or "document")
+        if too_large is not None:  # refused before the first call, in one line
+            await top_level_message(f"⚠️ {too_large.message(lang())}").send()
+            return None
     settings = runtime().settings
     chosen = cl.user_session.get("chat_settings") or {}
     request = ReviewRequest(
@@ -495,7 +519,7 @@ async def render_review(
                     note = tr("failed", reason=reason)
                     if view is not None:
                         await view.close(note, error=True)
-                    await show_partial(outcome.partial, note, run_key)
+                    await show_partial(outcome.partial, note, run_key, reason)
                 return None
     except asyncio.CancelledError:
         if view is not None:
@@ -551,21 +575,52 @@ async def ask_for_edits(paused: Paused) -> dict[str, str]:
             await cl.Message(content=tr("edit_noted", title=section.title)).send()
 
 
-def downloads(result: ReviewResult, stem: str = "improved") -> list[cl.File]:
+def download_contents(result: ReviewResult) -> dict[str, bytes]:
+    """The finished review's downloads: the improved document and every review."""
+    return {
+        "improved.md": result.improved_markdown.encode(),
+        "reviews.json": json.dumps(result.reviews_json(), ensure_ascii=False, indent=2).encode(),
+    }
+
+
+def partial_download_contents(partial: ReviewResult, reason: str) -> dict[str, bytes]:
+    """A failed review's downloads: the last finished version marked incomplete on its first
+    line, and the reviews so far marked incomplete (as the CLI writes them)."""
+    data = incomplete_json(partial, reason)
+    return {
+        "improved-partial.md": incomplete_markdown(partial, reason, lang()).encode(),
+        "improved-partial-reviews.json": json.dumps(data, ensure_ascii=False, indent=2).encode(),
+    }
+
+
+def files(contents: dict[str, bytes]) -> list[cl.File]:
     return [
-        cl.File(name=f"{stem}.md", content=result.improved_markdown.encode(), mime="text/markdown"),
         cl.File(
-            name="reviews.json" if stem == "improved" else f"{stem}-reviews.json",
-            content=json.dumps(result.reviews_json(), ensure_ascii=False, indent=2).encode(),
-            mime="application/json",
-        ),
+            name=name,
+            content=content,
+            mime="application/json" if name.endswith(".json") else "text/markdown",
+        )
+        for name, content in contents.items()
     ]
+
+
+def improved_document_text(result: ReviewResult) -> str:
+    """The improved document as a message: whole when the review changed it; when it did not,
+    one line saying so (the same text again would only fill the chat)."""
+    if result.improved_markdown == result.original:
+        return tr("no_change", rounds=len(result.rounds))
+    return f"**{tr('improved_title')}**\n\n{result.improved_markdown}"
+
+
+def partial_text(partial: ReviewResult) -> str:
+    revised = revised_through(partial)
+    version = tr("partial_revised", round=revised) if revised else tr("partial_unrevised")
+    return tr("partial_kept", version=version, rounds=len(partial.rounds))
 
 
 async def show_result(result: ReviewResult) -> None:
     titles = {s.id: s.title for s in result.document.sections}
-    document = top_level_message(f"**{tr('improved_title')}**\n\n{result.improved_markdown}")
-    await document.send()
+    await top_level_message(improved_document_text(result)).send()
     judged = [r for r in result.rounds if r.judge is not None]
     parts = [
         tr(
@@ -588,16 +643,17 @@ async def show_result(result: ReviewResult) -> None:
     summary = top_level_message("\n\n".join(parts))
     summary.elements = [
         cl.Plotly(name="trajectory", figure=trajectory_figure(result.rounds), display="inline"),
-        *downloads(result),
+        *files(download_contents(result)),
     ]
     await summary.send()
     await persist_thread_state()
 
 
-async def show_partial(partial: Any, note: str, run_key: str) -> None:
+async def show_partial(partial: Any, note: str, run_key: str, reason: str = "") -> None:
     message = top_level_message(note)
     if isinstance(partial, ReviewResult) and partial.rounds:
-        message.elements = downloads(partial, stem="improved-partial")
+        message.content = f"{note}\n\n{partial_text(partial)}"
+        message.elements = files(partial_download_contents(partial, reason or note))
     message.actions = [resume_action(run_key)]
     await message.send()
 

@@ -2,7 +2,14 @@
 
 Arguments are checked before any model is started or called: a missing or unreadable
 document, a round limit outside 1-10, or an output path that cannot be written exit with code 2
-and one line. Progress goes to stderr; without --out the improved document goes to stdout.
+and one line; so does a document too large for the model's context (checked before the first
+call). Progress goes to stderr; without --out the improved document goes to stdout.
+
+A run that fails after a finished round loses nothing: the last finished version is written,
+marked incomplete on its first line, to --out (without --out: `<doc>.partial.md` beside the
+document), with the reviews so far to --json (without --json: `<that file>.reviews.json`
+beside it); the error line says where, and the exit code is 3. A run that fails before any
+round finished writes nothing and exits 1.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from agents.review.documents import load_document
+from agents.review.documents import document_too_large, load_document
 from agents.review.engine import ReviewRequest, ReviewResult, run_review
 from agents.review.events import (
     AuthorStarted,
@@ -25,12 +32,16 @@ from agents.review.events import (
     RunFinished,
     SectionRevised,
 )
-from agents.rewrite.cli import check_writable
+from agents.review.partial import incomplete_json, incomplete_markdown, revised_through
+from agents.rewrite.cli import check_writable, partial_path
 from agents.srs.documents import ReferenceDocumentError
 from reqstudio.cli import UsageError
 from reqstudio.llm import ModelFactory
 from reqstudio.runtime import AppRuntime
-from reqstudio.settings import load_settings
+from reqstudio.settings import Settings, load_settings
+
+EXIT_FAILED = 1
+EXIT_INCOMPLETE = 3  # failed midway; the finished rounds' result was written
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -80,16 +91,17 @@ async def review_with_progress(request: ReviewRequest, factory: ModelFactory) ->
                 f"{event.revision.failed}"
             )
         elif isinstance(event, RunFailed):
-            raise ReviewFailed(event.message, event.partial)
+            raise ReviewFailed(event.message, event.partial, event.message_zh)
         elif isinstance(event, RunFinished):
             return event.result
     raise ReviewFailed("the review ended without a result", None)
 
 
 class ReviewFailed(RuntimeError):
-    def __init__(self, message: str, partial: object):
+    def __init__(self, message: str, partial: object, message_zh: str = ""):
         super().__init__(message)
         self.partial = partial
+        self.message_zh = message_zh or message
 
 
 def review_command(args: argparse.Namespace) -> int:
@@ -107,16 +119,14 @@ def review_command(args: argparse.Namespace) -> int:
     check_writable(args.json, "--json")
     request = ReviewRequest(document=text, title=args.doc.stem, max_rounds=max_rounds)
     with AppRuntime(settings) as runtime:
+        factory = runtime.factory()
+        too_large = document_too_large(text, factory, args.doc.name)
+        if too_large is not None:
+            raise UsageError(f"--doc: {too_large.message_en}")
         try:
-            result = asyncio.run(review_with_progress(request, runtime.factory()))
+            result = asyncio.run(review_with_progress(request, factory))
         except ReviewFailed as error:
-            partial = error.partial
-            if isinstance(partial, ReviewResult) and partial.rounds and args.json is not None:
-                write_json(args.json, partial)
-                say(f"ERROR: {error} (the finished rounds: {args.json})")
-            else:
-                say(f"ERROR: {error}")
-            return 1
+            return save_incomplete(error, args, settings)
     if args.out is not None:
         args.out.write_text(result.improved_markdown, encoding="utf-8")
     else:
@@ -135,3 +145,46 @@ def review_command(args: argparse.Namespace) -> int:
 def write_json(path: Path, result: ReviewResult) -> None:
     data = result.reviews_json()
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def save_incomplete(error: ReviewFailed, args: argparse.Namespace, settings: Settings) -> int:
+    """After a failure: the finished rounds' document and reviews written (exit 3), or, when
+    no round finished, only the error (exit 1)."""
+    partial = error.partial
+    if not (isinstance(partial, ReviewResult) and partial.rounds):
+        say(f"ERROR: {error}")
+        return EXIT_FAILED
+    reason = str(error)
+    markdown_path = args.out if args.out is not None else partial_path(args.doc)
+    in_document = error.message_zh if partial.language == "zh" else reason
+    markdown_path = save_beside(
+        markdown_path, incomplete_markdown(partial, in_document), settings.data_dir
+    )
+    json_path = args.json
+    if json_path is None:
+        json_path = markdown_path.with_name(f"{markdown_path.stem}.reviews.json")
+    json_path = save_beside(
+        json_path,
+        json.dumps(incomplete_json(partial, reason), ensure_ascii=False, indent=2) + "\n",
+        settings.data_dir,
+    )
+    revised = revised_through(partial)
+    version = f"as revised through round {revised}" if revised else "not yet revised"
+    say(
+        f"ERROR: {reason} (incomplete result kept: the document {version} in {markdown_path}, "
+        f"the reviews of {len(partial.rounds)} round(s) in {json_path})"
+    )
+    return EXIT_INCOMPLETE
+
+
+def save_beside(path: Path, text: str, fallback_dir: Path) -> Path:
+    """Write `text` to `path` (checked writable before the run, or chosen by us beside the
+    input); if that fails, to the same name in the data folder. Where it went."""
+    try:
+        path.write_text(text, encoding="utf-8")
+        return path
+    except OSError:
+        fallback_dir.mkdir(parents=True, exist_ok=True)
+        fallback = fallback_dir / path.name
+        fallback.write_text(text, encoding="utf-8")
+        return fallback

@@ -18,6 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import BaseModel, Field, computed_field
 
+from agents.review.documents import document_too_large
 from agents.review.events import Paused, ReviewEvent, RunFailed, RunFinished
 from agents.review.graph import build_graph, recursion_limit
 from agents.review.models import ReviewRound
@@ -157,6 +158,14 @@ async def run_review(
         assert request is not None
         if not request.document.strip():
             raise ValueError("the document is empty")
+        too_large = document_too_large(request.document, factory, request.title or "document")
+        if too_large is not None:  # refused before the first call (callers usually check first)
+            yield RunFailed(
+                message=too_large.message_en,
+                message_zh=too_large.message_zh,
+                partial=None,
+            )
+            return
         document = parse_markdown(request.document, default_title=request.title)
         state = dict(
             initial_state(

@@ -1,7 +1,8 @@
 """Reading an uploaded requirements or reference document into plain text.
 
-Accepted: .md/.markdown/.txt (UTF-8 with or without BOM, UTF-16 with BOM, GB18030/GBK and
-whatever else charset-normalizer recognises), .pdf with a text layer, .docx. Every refusal is a
+Accepted: .md/.markdown/.txt (UTF-8 with or without BOM, UTF-16 with BOM; otherwise the user's
+locale encoding or what charset-normalizer recognises, GB18030/GBK and Latin-1 among them; a
+text whose encoding cannot be told is refused), .pdf with a text layer, .docx. Every refusal is a
 `ReferenceDocumentError` carrying the same message in English and in Chinese.
 """
 
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 import codecs
 import io
+import locale
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import charset_normalizer
+from charset_normalizer.md import mess_ratio
 
 DocumentKind = Literal["markdown", "text", "pdf", "docx"]
 KINDS: dict[str, DocumentKind] = {
@@ -132,7 +135,17 @@ def _looks_binary(text: str) -> bool:
     return "\x00" in text or control > max(2, len(text) // 100)
 
 
+def locale_encoding() -> str:
+    """The user's locale encoding, in Python's codec naming ("utf-8", "cp936", ...)."""
+    try:
+        return codecs.lookup(locale.getpreferredencoding(False)).name
+    except LookupError:
+        return "utf-8"
+
+
 def _decode_text(data: bytes, name: str, max_mb: float) -> tuple[str, str]:
+    """UTF-8 (or a BOM's encoding) first, then the user's locale encoding, then detection; a
+    file whose encoding cannot be told is refused rather than read as mojibake."""
     binary = _refuse(
         "binary",
         name,
@@ -154,13 +167,69 @@ def _decode_text(data: bytes, name: str, max_mb: float) -> tuple[str, str]:
     try:
         text, encoding = data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
-        match = charset_normalizer.from_bytes(data).best()
-        if match is None:
-            raise binary from None
-        text, encoding = str(match), match.encoding.replace("_", "-")
+        text, encoding = _locale_or_detected(data, name, max_mb, binary)
     if _looks_binary(text):
         raise binary
     return text, encoding
+
+
+MESS_LIMIT = 0.2  # charset-normalizer's own threshold for a reading it would consider at all
+
+# Encodings most documents come in, most likely first: when detection finds several readings
+# equally plausible (short files: "Café" is cp1252, cp1250, cp1257 or cp775 alike), the first of
+# these among them is taken.
+COMMON_ENCODINGS = (
+    "gb18030",
+    "cp1252",
+    "latin_1",
+    "iso8859_15",
+    "big5",
+    "shift_jis",
+    "euc_jp",
+    "cp949",
+    "cp1251",
+)
+
+
+def _locale_or_detected(
+    data: bytes, name: str, max_mb: float, binary: ReferenceDocumentError
+) -> tuple[str, str]:
+    """Not UTF-8: the user's locale encoding when the file reads in it without mojibake (files
+    made on the user's machine are in it; a GBK file read as cp1252 is all mess); else the detected one when all equally plausible readings
+    agree, else a common encoding among them; otherwise refused."""
+    own = locale_encoding()
+    if own not in ("utf-8", "ascii"):
+        try:
+            text = data.decode(own)
+        except UnicodeDecodeError:
+            pass
+        else:
+            if not _looks_binary(text) and mess_ratio(text) < MESS_LIMIT:
+                return text, own
+    matches = list(charset_normalizer.from_bytes(data))
+    if not matches:
+        raise binary
+    best = matches[0]
+    tier = [
+        m for m in matches if m.chaos <= best.chaos + 1e-6 and m.coherence >= best.coherence - 1e-6
+    ]
+    readings = {str(m) for m in tier}
+    if len(readings) > 1:
+        for wanted in (codecs.lookup(c).name for c in COMMON_ENCODINGS):
+            for match in tier:
+                if wanted in {codecs.lookup(c).name for c in match.could_be_from_charset}:
+                    return data.decode(wanted), wanted
+        names = sorted({m.encoding for m in tier})
+        shown = " / ".join(names[:4]) + (" / …" if len(names) > 4 else "")
+        raise _refuse(
+            "unknown_encoding",
+            name,
+            max_mb,
+            f"its text encoding cannot be told for sure (it reads differently as {shown}); "
+            "save it as UTF-8 and try again.",
+            f"无法确定文件的文字编码（按 {shown} 读出的文字各不相同）；请另存为 UTF-8 后重试。",
+        )
+    return str(best), best.encoding.replace("_", "-")
 
 
 def _pdf_text(data: bytes, name: str, max_mb: float) -> str:
