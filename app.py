@@ -10,6 +10,7 @@ import asyncio
 import hmac
 import logging
 import os
+import secrets
 import sys
 
 import chainlit as cl
@@ -37,6 +38,7 @@ from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.origins import ForeignOriginGuard
 from ui.ownership import guard_writes
 from ui.review import REVIEW_MODE
+from ui.revocation import RevokedTokenGuard, revoke_on_logout
 from ui.rewrite import REWRITE_MODE
 from ui.session import (
     configure_uploads,
@@ -56,7 +58,7 @@ from ui.session import (
     startup_problem,
     warn_if_history_failed,
 )
-from ui.session_cookie import set_session_cookie_by_scheme
+from ui.session_cookie import SecureCookiesOverHttps, set_session_cookie_by_scheme
 from ui.srs import SRS_MODE
 from ui.team import TEAM_MODE
 from ui.texts import lang, t
@@ -89,6 +91,8 @@ keep_running_task_shown_on_reconnect()
 show_uploaded_pdfs_as_files()
 guard_writes()
 set_session_cookie_by_scheme()
+cl_server.app.add_middleware(RevokedTokenGuard)
+cl_server.app.add_middleware(SecureCookiesOverHttps)
 cl_server.app.add_middleware(ForeignOriginGuard, allowed=settings.allowed_origin_list)
 register_mode(CHAT_MODE)
 register_mode(AGENT_MODE)
@@ -129,6 +133,12 @@ async def stop_app() -> None:
     runtime().stop()
 
 
+@cl.on_logout
+async def sign_out(request, response) -> dict:
+    await revoke_on_logout(request)  # a copied cookie no longer signs anyone in
+    return {"success": True}
+
+
 @cl.data_layer
 def history_layer() -> HistoryDataLayer:
     return HistoryDataLayer(settings.resolved_database_url)
@@ -141,13 +151,20 @@ if settings.user_passwords:
     def login(username: str, password: str) -> cl.User | None:
         expected = settings.user_passwords.get(username)
         if expected is not None and hmac.compare_digest(expected, password):
-            return cl.User(identifier=username, metadata={"provider": "credentials"})
+            # a fresh sign-in id makes each token unique: one signed out and revoked must
+            # not be the very token a sign-in in the same second is given
+            return cl.User(
+                identifier=username,
+                metadata={"provider": "credentials", "sign_in": secrets.token_hex(8)},
+            )
         return None
 
 else:
     # On one's own machine: no login form, one local user, and the history sidebar works.
     def the_local_user() -> cl.User:
-        return cl.User(identifier="local", metadata={"provider": "local"})
+        return cl.User(
+            identifier="local", metadata={"provider": "local", "sign_in": secrets.token_hex(8)}
+        )
 
     @cl.header_auth_callback
     def local_user(headers) -> cl.User:

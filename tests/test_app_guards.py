@@ -231,3 +231,42 @@ def test_failed_sign_ins_are_limited_per_user_and_address_and_logged(tmp_path: P
     assert "failed sign-in for 'alice' from 127.0.0.1" in log
     assert "sign-in refused for 'alice' from 127.0.0.1" in log
     assert "guess-" not in log and "alice-pass" not in log
+
+
+def test_a_signed_out_token_is_refused_everywhere_when_replayed(two_user_app):
+    alice = signed_in(two_user_app, "alice")
+    thread, _, _ = own_thread(two_user_app, "alice")
+    token = alice.cookies["access_token"]
+    listing = {"pagination": {"first": 20}, "filter": {}}
+    assert alice.post("/project/threads", json=listing).status_code == 200
+    assert alice.post("/logout").status_code == 200
+
+    with httpx.Client(base_url=two_user_app.url, timeout=10) as replay:
+        replay.cookies.set("access_token", token)
+        refused = [
+            replay.post("/project/threads", json=listing),
+            replay.get(f"/project/thread/{thread}"),
+            replay.get("/ws/socket.io/", params={"EIO": "4", "transport": "polling"}),
+        ]
+        bearer = replay.get(
+            f"/project/thread/{thread}", headers={"Authorization": f"Bearer {token}"}
+        )
+    assert [reply.status_code for reply in [*refused, bearer]] == [401] * 4
+    assert all(thread not in reply.text for reply in [*refused, bearer])
+    # signing in again gives a new token that works
+    again = signed_in(two_user_app, "alice")
+    assert again.post("/project/threads", json=listing).status_code == 200
+
+
+@pytest.mark.parametrize(("proto", "secure"), [(None, False), ("https", True)])
+def test_the_sign_in_cookie_is_secure_when_served_over_https(
+    two_user_app, proto: str | None, secure: bool
+):
+    headers = {"X-Forwarded-Proto": proto} if proto else {}
+    with httpx.Client(base_url=two_user_app.url, timeout=10) as client:
+        reply = client.post(
+            "/login", data={"username": "bob", "password": "bob-pass"}, headers=headers
+        )
+    assert reply.status_code == 200
+    cookie = next(v for v in reply.headers.get_list("set-cookie") if v.startswith("access_token"))
+    assert ("secure" in cookie.lower().split("; ")) is secure

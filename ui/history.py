@@ -45,6 +45,9 @@ SCHEMA = [
         "id" TEXT PRIMARY KEY, "forId" TEXT NOT NULL, "threadId" TEXT NOT NULL,
         "value" INT NOT NULL, "comment" TEXT,
         FOREIGN KEY ("threadId") REFERENCES threads("id") ON DELETE CASCADE)""",
+    # sign-in tokens revoked at sign-out, until they would have expired (ui/revocation.py)
+    """CREATE TABLE IF NOT EXISTS revoked_tokens (
+        "digest" TEXT PRIMARY KEY, "expiresAt" BIGINT NOT NULL)""",
 ]
 
 # The lookups the data layer makes on every thread open, history listing and step write.

@@ -15,6 +15,7 @@ from chainlit.server import app
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SESSION_COOKIE = "X-Chainlit-Session-id"
 
@@ -39,6 +40,32 @@ async def set_session_cookie(request: Request) -> JSONResponse:
         samesite="lax",
     )
     return response
+
+
+class SecureCookiesOverHttps:
+    """ASGI middleware: over https (or behind a proxy saying `X-Forwarded-Proto: https`) every
+    cookie the app sets is Secure, the sign-in cookie included (Chainlit marks it Secure only
+    when CHAINLIT_COOKIE_SAMESITE=none)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not served_over_https(Request(scope)):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_secure(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [
+                    (name, value + b"; Secure")
+                    if name.lower() == b"set-cookie" and b"secure" not in value.lower()
+                    else (name, value)
+                    for name, value in message.get("headers", [])
+                ]
+            await send(message)
+
+        await self.app(scope, receive, send_secure)
 
 
 def set_session_cookie_by_scheme() -> None:
