@@ -198,3 +198,9 @@ async def test_database_going_away_loses_nothing_saved_and_new_turns_save_once_b
     thread = await reader.get_thread("t-1")
     assert [s["output"] for s in thread["steps"]] == ["审批需要两级审核", "数据库回来了"]
     await reader.engine.dispose()
+
+
+async def test_a_thread_state_never_goes_backwards_on_postgres(postgres_url):
+    from tests.test_history_layer import check_state_never_goes_backwards
+
+    await check_state_never_goes_backwards(postgres_url)

@@ -70,7 +70,12 @@ ADDED_COLUMNS = {
     "steps": {"command": "TEXT", "modes": "TEXT", "defaultOpen": "BOOLEAN",
               "autoCollapse": "BOOLEAN", "language": "TEXT", "icon": "TEXT"},
     "elements": {"props": "TEXT", "autoPlay": "BOOLEAN", "playerConfig": "TEXT"},
+    "threads": {"stateVersion": "BIGINT"},
 }  # fmt: skip
+
+# The key of a session's state version in a thread's metadata (ui/session.py raises it at
+# every save); the `stateVersion` column holds the newest version written.
+STATE_VERSION = "state_version"
 
 
 async def create_schema(database_url: str) -> None:
@@ -133,13 +138,13 @@ log = logging.getLogger("reqstudio")
 # browser was otherwise lost from the history when the app stopped right after it).
 
 
-def _tracked(name: str):
+def _tracked(name: str, method: Any = None):
     async def write(self: HistoryDataLayer, *args: Any, **kwargs: Any) -> Any:
         task = asyncio.current_task()
         if task is not None:
             self._writes.add(task)
         try:
-            return await getattr(SQLAlchemyDataLayer, name)(self, *args, **kwargs)
+            return await (method or getattr(SQLAlchemyDataLayer, name))(self, *args, **kwargs)
         finally:
             if task is not None:
                 self._writes.discard(task)
@@ -172,7 +177,6 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
     create_step = _tracked("create_step")
     update_step = _tracked("update_step")
     delete_step = _tracked("delete_step")
-    update_thread = _tracked("update_thread")
     create_element = _tracked("create_element")
     delete_element = _tracked("delete_element")
 
@@ -205,6 +209,77 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
                     if key in row:
                         row[key] = _decode_json_list(row[key])
         return result
+
+    async def _save_thread(
+        self,
+        thread_id: str,
+        name: str | None = None,
+        user_id: str | None = None,
+        metadata: dict | None = None,
+        tags: list[str] | None = None,
+    ):
+        """Chainlit's upsert, except that a session's state (memory, mode, settings) never goes
+        backwards: metadata carrying an older `state_version` than the one stored (a tab or
+        instance that fell behind, saving at its disconnect) is dropped and logged. The check
+        and the write are one transaction (the row locked on PostgreSQL)."""
+        version = (metadata or {}).get(STATE_VERSION)
+        if not isinstance(version, int) or isinstance(version, bool):
+            return await super().update_thread(thread_id, name, user_id, metadata, tags)
+        written = await self._write_state(thread_id, metadata or {}, version)
+        if written is None:  # a new thread: Chainlit inserts it, then its version is set
+            await super().update_thread(thread_id, name, user_id, metadata, tags)
+            await self.execute_sql(
+                'UPDATE threads SET "stateVersion" = :version WHERE "id" = :id',
+                {"version": version, "id": thread_id},
+            )
+        elif name is not None or user_id is not None or tags is not None:
+            await super().update_thread(thread_id, name, user_id, None, tags)
+
+    update_thread = _tracked("update_thread", _save_thread)
+
+    async def _write_state(self, thread_id: str, metadata: dict, version: int) -> bool | None:
+        """Merge `metadata` into the thread's as Chainlit does, if `version` is not older than
+        the stored one. True: written; False: dropped as stale; None: no such thread."""
+        lock = " FOR UPDATE" if self.engine.dialect.name == "postgresql" else ""
+        try:
+            async with self.engine.begin() as connection:
+                row = (
+                    await connection.execute(
+                        text(
+                            f'SELECT "metadata", "stateVersion" FROM threads WHERE "id" = :id{lock}'
+                        ),
+                        {"id": thread_id},
+                    )
+                ).first()
+                if row is None:
+                    return None
+                base = row[0] if isinstance(row[0], dict) else json.loads(row[0] or "{}")
+                merged = {k: v for k, v in {**base, **metadata}.items() if v is not None}
+                # The version condition sits in the UPDATE itself, so that on SQLite (no row
+                # lock) a newer write that landed since the read is not overwritten either.
+                result = await connection.execute(
+                    text(
+                        'UPDATE threads SET "metadata" = :metadata, "stateVersion" = :version '
+                        'WHERE "id" = :id AND COALESCE("stateVersion", 0) <= :version'
+                    ),
+                    {"metadata": json.dumps(merged), "version": version, "id": thread_id},
+                )
+                if result.rowcount == 0:
+                    log.warning(
+                        "thread %s: state version %d not saved over version %s (a tab or "
+                        "instance that fell behind)",
+                        thread_id,
+                        version,
+                        row[1],
+                    )
+                    return False
+        except Exception:
+            self.failures += 1
+            self.available = False
+            log.exception("history: could not save the state of thread %s", thread_id)
+            return False
+        self.available = True
+        return True
 
     async def get_thread_author(self, thread_id: str) -> str:
         """The thread's author, or "" for an unknown thread (Chainlit then answers 404;

@@ -14,6 +14,7 @@ from chainlit.data import get_data_layer
 from chainlit.utils import utc_now
 
 from reqstudio.runtime import AppRuntime
+from ui.history import STATE_VERSION
 from ui.texts import lang
 
 log = logging.getLogger("reqstudio")
@@ -66,6 +67,9 @@ async def persist_thread_state() -> None:
     session = cl.context.session
     if data_layer is None or not session.thread_id:
         return
+    # Each save is a newer version of the thread's state; the data layer refuses an older one
+    # (another tab's disconnect, another instance), so memory never goes backwards.
+    cl.user_session.set(STATE_VERSION, (cl.user_session.get(STATE_VERSION) or 0) + 1)
     try:
         await data_layer.update_thread(
             thread_id=session.thread_id, metadata=session.to_persistable()
