@@ -33,14 +33,27 @@ PROGRESS = [
     "INFO: Stage start: outline_generation...",
     "INFO: Stage end: outline_generation.",
     "INFO: Stage start: content_filling...",
+    "INFO: [content_filling] Writing section 1/3...",
+    "INFO: [content_filling] Writing section 2/3...",
+    "INFO: [content_filling] Writing section 3/3...",
+    "INFO: Stage end: content_filling.",
+    "INFO: Stage start: review_revision...",
+    "INFO: [review_revision] Review round 1...",
+    "INFO: [review_revision] Review round 1: 0 issue(s) found",
+    "INFO: Stage end: review_revision.",
+]
+PROGRESS_ZH = [
+    "INFO: 阶段开始：outline_generation...",
+    "INFO: 阶段结束：outline_generation。",
+    "INFO: 阶段开始：content_filling...",
     "INFO: [content_filling] 正在生成第 1/3 节...",
     "INFO: [content_filling] 正在生成第 2/3 节...",
     "INFO: [content_filling] 正在生成第 3/3 节...",
-    "INFO: Stage end: content_filling.",
-    "INFO: Stage start: review_revision...",
+    "INFO: 阶段结束：content_filling。",
+    "INFO: 阶段开始：review_revision...",
     "INFO: [review_revision] 第 1 轮评审中...",
     "INFO: [review_revision] 第 1 轮评审：发现 0 个问题",
-    "INFO: Stage end: review_revision.",
+    "INFO: 阶段结束：review_revision。",
 ]
 
 
@@ -55,7 +68,11 @@ def inputs(tmp_path) -> tuple[Path, Path]:
 
 @pytest.fixture
 def run(llm_server, tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "REQSTUDIO_", "LC_", "LANG"))
+    }
     env.update(
         OPENAI_BASE_URL=llm_server.base_url,
         OPENAI_API_KEY="sk-test-not-a-real-key",
@@ -115,7 +132,9 @@ def test_markdown_to_stdout_without_output_flags(run, inputs, llm_server, module
     assert done.returncode == 0, done.stderr
     assert done.stdout == EXPECTED_MD
     lines = done.stderr.splitlines()
-    assert lines[: len(PROGRESS)] == PROGRESS
+    assert lines[0].startswith("INFO: Sizes: background (original + clarifications) about ")
+    assert lines[1].startswith("INFO: Run id: rewrite-")
+    assert lines[2 : 2 + len(PROGRESS)] == PROGRESS
     assert lines[-1].startswith("INFO: Done: 3 sections, 1 review round(s), 0 issue(s) fixed")
 
 
@@ -171,7 +190,7 @@ def test_a_failed_stage_exits_1_naming_it_and_keeps_the_partial_document(
     done = run("--original-doc", inputs[0], "--clarifications", inputs[1], "--output-md", out)
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("ERROR: stage content_filling failed (section sec-02):")
+    assert last.startswith("ERROR: stage content_filling failed (section sec-02 “Booking”):")
     assert not out.exists()
     partial = (tmp_path / "new.partial.md").read_text(encoding="utf-8")
     assert BODIES[0].strip() in partial
