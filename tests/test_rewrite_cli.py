@@ -20,6 +20,7 @@ from tests.rewrite_support import (
     SECTIONS,
     fill_replies,
     outline_reply,
+    prompts_for,
     review_reply,
 )
 
@@ -111,6 +112,10 @@ def run_in_process(llm_server, tmp_path, monkeypatch, capsys):
             monkeypatch.delenv(name)
     monkeypatch.setenv("OPENAI_BASE_URL", llm_server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.setenv("REQSTUDIO_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("REQSTUDIO_RETRY_BACKOFF_SCALE", "0.01")
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
 
     def run_command(*args: str) -> subprocess.CompletedProcess:
@@ -283,3 +288,198 @@ def test_required_flag_message(run, inputs):
     done = run("--original-doc", inputs[0])
     assert done.returncode == 2
     assert "the following arguments are required: --clarifications" in done.stderr
+
+
+# --- issue 17: endings, writes, language, sizes, resume -------------------------------------
+
+SHARPER = "The system lets owners book visits; vets see their schedule; nothing else.\n"
+
+
+def script_failed_patch(server) -> None:
+    """sec-01's patch works; sec-03's is stopped by the content filter on every try."""
+    server.script(
+        outline_reply(),
+        *fill_replies(),
+        review_reply(("sec-01", "Too vague."), ("sec-03", "SMS provider unnamed.")),
+        Reply(content=SHARPER, match="[sec-01] Overview (heading"),
+        *[
+            Reply(
+                content="Owners pay by",
+                match="[sec-03] Payment and reminders (heading",
+                finish_reason="content_filter",
+            )
+            for _ in range(5)
+        ],
+    )
+
+
+def test_a_failed_patch_exits_3_and_writes_the_incomplete_document_beside_the_output(
+    run, inputs, llm_server, tmp_path
+):
+    script_failed_patch(llm_server)
+    md, js = tmp_path / "new.md", tmp_path / "new.json"
+    done = run(
+        "--original-doc", inputs[0], "--clarifications", inputs[1],
+        "--output-md", md, "--output-json", js,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == ""
+    assert not md.exists()  # --output-md only ever holds a complete document
+    partial = (tmp_path / "new.partial.md").read_text(encoding="utf-8")
+    assert SHARPER.strip() in partial  # the patch that worked is kept
+    assert BODIES[2].strip() in partial  # the failed one stays as drafted
+    data = json.loads(js.read_text(encoding="utf-8"))
+    assert data["complete"] is False
+    assert [f["section_id"] for f in data["failed_patches"]] == ["sec-03"]
+    assert data["failed_patches"][0]["finish_reason"] == "content_filter"
+    lines = done.stderr.strip().splitlines()
+    assert lines[-2].startswith(
+        "WARNING: section sec-03 “Payment and reminders” was not patched and stays as drafted: "
+    )
+    assert "finish reason: content_filter" in lines[-2]
+    assert lines[-1] == (
+        f"ERROR: incomplete result: 1 of 2 patch(es) failed; the document is in "
+        f"{tmp_path / 'new.partial.md'}"
+    )
+
+
+def test_an_incomplete_result_never_goes_to_stdout(run, inputs, llm_server, tmp_path):
+    script_failed_patch(llm_server)
+    done = run("--original-doc", inputs[0], "--clarifications", inputs[1])
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == ""
+    written = Path(done.stderr.strip().splitlines()[-1].rsplit(" ", 1)[1])
+    assert written.parent == tmp_path and written.name.endswith(".partial.md")
+    assert SHARPER.strip() in written.read_text(encoding="utf-8")
+
+
+def test_both_outputs_on_one_path_are_refused(run_in_process, inputs, llm_server, tmp_path):
+    same = tmp_path / "out.md"
+    done = run_in_process(
+        "--original-doc", inputs[0], "--clarifications", inputs[1],
+        "--output-md", same, "--output-json", tmp_path / "." / "out.md",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "--output-md and --output-json name the same file" in done.stderr
+    assert llm_server.requests == []
+
+
+def test_a_full_disk_after_the_run_writes_to_the_working_directory(
+    run_in_process, inputs, llm_server, tmp_path, monkeypatch
+):
+    import agents.rewrite.cli as cli
+
+    script_rewrite(llm_server)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    target = folder / "new.md"
+    real_write = cli.write_file
+
+    def disk_full(path, text):
+        if path == target:
+            raise OSError(28, "No space left on device")
+        real_write(path, text)
+
+    monkeypatch.setattr(cli, "write_file", disk_full)
+    done = run_in_process(
+        "--original-doc", inputs[0], "--clarifications", inputs[1], "--output-md", target
+    )
+    assert done.returncode == 1
+    assert (tmp_path / "new.md").read_text(encoding="utf-8") == EXPECTED_MD
+    assert (
+        f"WARNING: could not write {target} (No space left on device); written to "
+        f"{tmp_path / 'new.md'} instead"
+    ) in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_output_folder_removed_during_the_run_falls_back(
+    run_in_process, inputs, llm_server, tmp_path, monkeypatch
+):
+    import shutil
+
+    from agents.rewrite.callbacks import CLICallbackHandler
+
+    script_rewrite(llm_server)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    real_start = CLICallbackHandler.on_stage_start
+
+    def remove_folder_at_review(self, stage_name, **kwargs):
+        if stage_name == "review_revision":
+            shutil.rmtree(folder)  # someone cleans up while the rewrite runs
+        real_start(self, stage_name, **kwargs)
+
+    monkeypatch.setattr(CLICallbackHandler, "on_stage_start", remove_folder_at_review)
+    done = run_in_process(
+        "--original-doc", inputs[0], "--clarifications", inputs[1],
+        "--output-json", folder / "a.json",
+    )  # fmt: skip
+    assert done.returncode == 1
+    data = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
+    assert data["complete"] is True and data["rewritten_content"] == EXPECTED_MD
+    assert f"written to {tmp_path / 'a.json'} instead" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_progress_lines_in_chinese_with_lang_zh(run, inputs, llm_server):
+    script_rewrite(llm_server)
+    done = run("--original-doc", inputs[0], "--clarifications", inputs[1], "--lang", "zh")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("INFO: 规模：背景（原始文档 + 澄清）约 ")
+    assert lines[1].startswith("INFO: 运行编号：rewrite-")
+    assert lines[2 : 2 + len(PROGRESS_ZH)] == PROGRESS_ZH
+    assert lines[-1].startswith("INFO: 完成：3 节，评审 1 轮")
+
+
+def test_an_original_too_large_for_the_context_is_refused_before_any_call(
+    run_in_process, inputs, llm_server, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_CONTEXT_TOKENS", "1000")
+    big = tmp_path / "big.md"
+    big.write_text("# Big\n\n" + "Owners book visits online. " * 400, encoding="utf-8")
+    done = run_in_process("--original-doc", big, "--clarifications", inputs[1])
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "--original-doc: too large for the model: background" in done.stderr
+    assert "the model's context 1000 tokens" in done.stderr
+    assert llm_server.requests == []
+
+
+def test_a_failed_run_resumes_from_the_section_that_failed(run, inputs, llm_server, tmp_path):
+    llm_server.script(
+        outline_reply(),
+        Reply(content=BODIES[0], match=FILL),
+        *[Reply(content="x" * 40, match=FILL, fault="cut") for _ in range(5)],
+    )
+    failed = run("--original-doc", inputs[0], "--clarifications", inputs[1])
+    assert failed.returncode == 1
+    hint = failed.stderr.strip().splitlines()[-2]
+    assert hint.startswith(
+        "INFO: To continue from the last saved step: reqstudio rewrite --resume "
+    )
+    run_id = hint.rsplit(" ", 1)[1]
+    assert f"INFO: Run id: {run_id}" in failed.stderr
+
+    llm_server.reset()
+    llm_server.script(*fill_replies(BODIES[1:]), review_reply())
+    resumed = run("--resume", run_id)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout == EXPECTED_MD
+    fills = prompts_for(llm_server, FILL)
+    assert len(fills) == 2  # sections 2 and 3 only: section 1 and the outline were saved
+    assert BODIES[0].strip() in fills[0]  # section 2 still sees section 1
+    assert "INFO: Stage start: content_filling..." in resumed.stderr
+    assert "INFO: Resuming run " + run_id in resumed.stderr
+
+    again = run("--resume", run_id)  # a finished run's checkpoints are gone
+    assert again.returncode == 2
+    assert f"--resume: no unfinished rewrite run is saved as '{run_id}'" in again.stderr
+
+
+def test_resume_takes_no_new_inputs(run_in_process, inputs, llm_server):
+    done = run_in_process("--resume", "rewrite-abc", "--original-doc", inputs[0])
+    assert done.returncode == 2
+    assert "--resume continues the saved run" in done.stderr

@@ -281,7 +281,7 @@ def rewrite_command(args: argparse.Namespace) -> int:
         except RewriteStageError as error:
             kept = ""
             if error.partial is not None:
-                target = partial_path(args.output_md or Path(f"{run_id}.md"))
+                target = partial_path(args.output_md or Path.cwd() / f"{run_id}.md")
                 written = writer.write(target, error.partial.to_markdown())
                 kept = say["kept"].format(path=written) if written else ""
             print(say["resume_hint"].format(run_id=run_id), file=sys.stderr)
@@ -305,7 +305,7 @@ def write_result(
     if not result.complete:
         # Never where a complete document is expected: a script reading --output-md (or
         # stdout) gets nothing rather than a document that is not what the review asked for.
-        target = partial_path(args.output_md or Path(f"{run_id}.md"))
+        target = partial_path(args.output_md or Path.cwd() / f"{run_id}.md")
         written = writer.write(target, result.rewritten_content)
         for failure in result.failed_patches:
             print(
