@@ -21,7 +21,9 @@ from agents.rewrite import (
     RewriteResult,
     RewriteStageError,
 )
-from agents.rewrite.models import ReviewIssue, SectionPatch
+from agents.rewrite.chain import RewriteResumeError
+from agents.rewrite.errors import RewriteTooLarge
+from agents.rewrite.models import PatchFailure, ReviewIssue, SectionPatch
 from agents.rewrite.questions import (
     ClarificationsError,
     Reply,
@@ -29,8 +31,11 @@ from agents.rewrite.questions import (
     parse_clarifications,
     propose_questions,
 )
+from agents.rewrite.sizes import context_sizes
+from agents.rewrite.state import RewriteOptions
 from agents.srs.documents import ReferenceDocumentError, load_reference
 from reqstudio.errors import describe_failure
+from reqstudio.persistence import open_checkpointer
 from reqstudio.usage import UsageTracker
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import (
@@ -155,6 +160,36 @@ TEXT = {
         "zh": "⏹ 已停止。已写的内容已保留。",
         "en": "⏹ Stopped. What was written is kept.",
     },
+    "stage_failed": {"zh": "⚠️ 本阶段失败：{reason}", "en": "⚠️ This stage failed: {reason}"},
+    "patch_failed": {
+        "zh": "⚠️ 未能修订「{title}」（{section_id}），该节保持修订前的内容：{reason}",
+        "en": "⚠️ Could not patch “{title}” ({section_id}); it stays as before: {reason}",
+    },
+    "unplaced": {
+        "zh": "⚠️ {count} 个问题无法对应到任何章节，未修订：{which}",
+        "en": "⚠️ {count} issue(s) name no section and are not patched: {which}",
+    },
+    "incomplete": {
+        "zh": "⚠️ 重写未完全完成：以下章节未能修订，保持初稿内容：{sections}。{sections_count} 节 · "
+        "评审 {rounds} 轮 · 修复问题 {fixed} 个 · {tokens} tokens · {seconds:.1f} 秒",
+        "en": "⚠️ Rewrite incomplete: these sections could not be patched and stay as drafted: "
+        "{sections}. {sections_count} sections · {rounds} review rounds · {fixed} issues fixed · "
+        "{tokens} tokens · {seconds:.1f} s",
+    },
+    "too_large": {
+        "zh": "⚠️ 文档太大，模型上下文放不下，未开始重写：{sizes}。",
+        "en": "⚠️ The document is too large for the model's context; nothing was started: {sizes}.",
+    },
+    "may_not_fit": {
+        "zh": "⚠️ 评审与修订请求可能超出模型上下文（{sizes}），模型服务可能拒绝。",
+        "en": "⚠️ The review and patch requests may not fit the model's context ({sizes}); the "
+        "provider may refuse them.",
+    },
+    "resume": {"zh": "继续重写", "en": "Resume the rewrite"},
+    "resume_offer": {
+        "zh": "上次的重写没有完成，已完成的步骤已保存。要从那里继续吗？",
+        "en": "The last rewrite did not finish; its finished steps are saved. Resume from there?",
+    },
 }
 
 tr = Catalog(TEXT)
@@ -221,6 +256,7 @@ class ChainlitProgress:
         self.current: str | None = None
         self.max_rounds = 0
         self.last_issues = 0
+        self.step_round = 0  # the review round whose step is open
 
     async def close_step(self, output: str | None = None, error: bool = False) -> None:
         if self.step is not None:
@@ -248,7 +284,13 @@ class ChainlitProgress:
             self.step = await open_top_level_step(tr("step_outline"), "llm", icon="list-tree")
         elif stage_name == "content_filling":
             self.step = await open_top_level_step(tr("step_filling"), "llm", icon="pen-line")
+            self.document = kwargs.get("document") or self.document
             self.draft = top_level_message()
+            if kwargs.get("resumed_at") and self.document is not None:
+                # a resumed run: the sections written before the stop come from the checkpoint
+                done = [s for s in self.document.sections if s.content.strip()]
+                self.written.update({s.id: s.content for s in done})
+                self.draft.content = self.draft_markdown()
             await self.draft.send()
 
     async def on_stage_end(self, stage_name: str, **kwargs: Any) -> None:
@@ -269,6 +311,17 @@ class ChainlitProgress:
                     note = tr("last_round", limit=self.max_rounds)
                     self.step.output = f"{self.step.output or ''}\n\n{note}"
                 await self.close_step()
+
+    async def on_stage_error(self, stage_name: str, reason: str = "", **kwargs: Any) -> None:
+        error = kwargs.get("error")
+        if reason == "cancelled":
+            await self.close_step(tr("stopped"), error=True)
+            return
+        if isinstance(error, RewriteStageError) and error.__cause__ is not None:
+            reason = error.reason  # names the section and the finish reason
+        note = tr("stage_failed", reason=reason)
+        output = f"{self.step.output}\n\n{note}" if self.step and self.step.output else note
+        await self.close_step(output, error=True)
 
     async def on_stage_progress(self, stage_name: str, message: str, **kwargs: Any) -> None:
         if stage_name == "content_filling" and self.step is not None:
@@ -294,6 +347,23 @@ class ChainlitProgress:
             self.last_issues = len(issues)
             self.step.output = issues_table(issues, self.document) if issues else tr("no_issues")
             await self.step.update()
+        elif "failure" in kwargs:
+            failure: PatchFailure = kwargs["failure"]
+            note = tr(
+                "patch_failed",
+                title=cell(failure.title),
+                section_id=failure.section_id,
+                reason=failure.reason,
+            )
+            self.step.output = f"{self.step.output or ''}\n\n{note}"
+            self.step.is_error = True
+            await self.step.update()
+        elif "unplaced" in kwargs:
+            unplaced: list[ReviewIssue] = kwargs["unplaced"]
+            which = "; ".join(f"“{cell(i.section_id)}”: {cell(i.description)}" for i in unplaced)
+            note = tr("unplaced", count=len(unplaced), which=which)
+            self.step.output = f"{self.step.output or ''}\n\n{note}"
+            await self.step.update()
         elif "patch" in kwargs:
             patch: SectionPatch = kwargs["patch"]
             self.step.output = (
@@ -302,7 +372,8 @@ class ChainlitProgress:
                 + section_diff(patch)
             )
             await self.step.update()
-        elif "sections" not in kwargs:  # a round starts
+        elif "sections" not in kwargs and self.step_round != round_number:  # a round starts
+            self.step_round = round_number
             await self.close_step()
             self.step = await open_top_level_step(
                 tr("step_review", round=round_number), "llm", icon="search-check"
@@ -493,32 +564,67 @@ async def on_rewrite_message(message: cl.Message) -> None:
     await render_rewrite(RewriteRequest(original_content=original, clarifications=clarifications))
 
 
-async def render_rewrite(request: RewriteRequest) -> None:
+def rewrite_chain() -> RewriteChain:
+    settings = runtime().settings
+    options = RewriteOptions(max_review_rounds=settings.rewrite_max_review_rounds, language=lang())
+    return RewriteChain(runtime().factory(), options=options)
+
+
+async def render_rewrite(request: RewriteRequest | None, *, resume_key: str | None = None) -> None:
+    """Run a rewrite and show it; with `resume_key`, continue that saved run instead."""
     tracker = UsageTracker()
     progress = ChainlitProgress()
-    chain = RewriteChain(runtime().factory())
+    chain = rewrite_chain()
     progress.max_rounds = chain.options.max_review_rounds
     started = time.perf_counter()
+    if resume_key is None:
+        assert request is not None
+        sizes = context_sizes(request, chain.factory)
+        if not sizes.fits:
+            await top_level_message(tr("too_large", sizes=sizes.describe(lang()))).send()
+            return
+        if sizes.draft_may_not_fit:
+            await send_notice(tr("may_not_fit", sizes=sizes.describe(lang())))
+        sequence = int(cl.user_session.get("rewrite_run_seq") or 0) + 1
+        cl.user_session.set("rewrite_run_seq", sequence)
+        run_key = f"{cl.context.session.thread_id}:rewrite:{sequence}"
+        cl.user_session.set("rewrite_active_run", run_key)
+        await persist_thread_state()
+    else:
+        run_key = resume_key
     try:
-        result = await chain.ainvoke(request, progress, tracker=tracker)
+        async with open_checkpointer(runtime().settings) as saver:
+            result = await chain.ainvoke(
+                request,
+                progress,
+                tracker=tracker,
+                checkpointer=saver,
+                run_id=run_key,
+                resume=resume_key is not None,
+            )
     except asyncio.CancelledError:
         await progress.close_step(tr("stopped"), error=True)
-        await keep_partial(progress, None, tr("stopped"), tracker, started)
+        await keep_partial(progress, None, tr("stopped"), run_key)
         raise
-    except RewriteStageError as error:
+    except RewriteResumeError:
+        await top_level_message(tr("failed", stage="?", reason=tr("resume_offer"))).send()
+        return
+    except (RewriteStageError, RewriteTooLarge) as error:
         log.info("rewrite failed: %s", error, exc_info=True)
-        reason = describe_failure(error.__cause__, lang()) if error.__cause__ else error.reason
+        reason = error.reason
+        if error.__cause__ is not None and error.section_id is None:
+            reason = describe_failure(error.__cause__, lang())
         note = tr("failed", stage=error.stage, reason=reason)
         await progress.close_step(note, error=True)
-        await keep_partial(progress, error.partial, note, tracker, started)
+        await keep_partial(progress, error.partial, note, run_key)
         return
-    except Exception as error:  # keep the app running
+    except Exception as error:  # keep the app running; finished steps are in the checkpoint
         log.exception("rewrite failed")
         note = tr("failed", stage="?", reason=describe_failure(error, lang()))
         await progress.close_step(note, error=True)
-        await keep_partial(progress, None, note, tracker, started)
+        await keep_partial(progress, None, note, run_key)
         return
-    await finish(progress, result)
+    await finish(progress, result, time.perf_counter() - started)
 
 
 def downloads(markdown: str, structure: dict[str, Any], stem: str = "rewritten") -> list[cl.File]:
@@ -532,19 +638,23 @@ def downloads(markdown: str, structure: dict[str, Any], stem: str = "rewritten")
     ]
 
 
-async def finish(progress: ChainlitProgress, result: RewriteResult) -> None:
+async def finish(progress: ChainlitProgress, result: RewriteResult, seconds: float) -> None:
     progress.draft.content = result.rewritten_content
     await progress.draft.update()
-    summary = top_level_message(
-        tr(
-            "summary",
-            sections=len(result.structured_document.sections),
-            rounds=result.rounds,
-            fixed=result.issues_fixed,
-            tokens=result.usage.get("total_tokens", 0),
-            seconds=result.seconds,
-        )
+    counts = dict(
+        rounds=result.rounds,
+        fixed=result.issues_fixed,
+        tokens=result.usage.get("total_tokens", 0),
+        seconds=seconds,
     )
+    sections = len(result.structured_document.sections)
+    if result.complete:
+        text = tr("summary", sections=sections, **counts)
+    else:
+        names = "、" if lang() == "zh" else ", "
+        failed = names.join(f"{f.section_id}「{f.title}」" for f in result.failed_patches)
+        text = tr("incomplete", sections=failed, sections_count=sections, **counts)
+    summary = top_level_message(text)
     summary.elements = downloads(result.rewritten_content, result.model_dump(mode="json"))
     await summary.send()
     await persist_thread_state()
@@ -554,10 +664,10 @@ async def keep_partial(
     progress: ChainlitProgress,
     partial: DocumentStructure | None,
     note: str,
-    tracker: UsageTracker,
-    started: float,
+    run_key: str,
 ) -> None:
-    """A stop or a failure: what was written stays on screen and can be downloaded."""
+    """A stop or a failure: what was written stays on screen and can be downloaded, and the
+    run can be resumed from its last saved step."""
     markdown = partial.to_markdown() if partial is not None else progress.draft_markdown()
     message = top_level_message(note)
     if markdown.strip():
@@ -567,7 +677,42 @@ async def keep_partial(
             else {}
         )
         message.elements = downloads(markdown, structure, stem="rewritten-partial")
+    message.actions = [resume_action(run_key)]
     await message.send()
+
+
+def resume_action(run_key: str) -> cl.Action:
+    return cl.Action(name="rewrite_resume", payload={"run": run_key}, label=tr("resume"))
+
+
+@cl.action_callback("rewrite_resume")
+async def on_resume_action(action: cl.Action) -> None:
+    await action.remove()
+    run_key = action.payload.get("run") or cl.user_session.get("rewrite_active_run")
+    if run_key:
+        await render_rewrite(None, resume_key=run_key)
+
+
+# (browser session, run) pairs already offered: restoring a thread reconnects the browser,
+# which runs on_chat_resume a second time.
+_OFFERED: set[tuple[str, str]] = set()
+
+
+async def on_rewrite_resume(thread: dict) -> None:
+    # Chainlit sends the stored thread after this handler returns; a task's message comes later.
+    asyncio.get_running_loop().create_task(offer_resume())
+
+
+async def offer_resume() -> None:
+    run_key = cl.user_session.get("rewrite_active_run")
+    offer_key = (cl.context.session.id, str(run_key))
+    if not run_key or offer_key in _OFFERED:
+        return
+    _OFFERED.add(offer_key)
+    async with open_checkpointer(runtime().settings) as saver:
+        pending = await rewrite_chain().pending(saver, run_key)
+    if pending:
+        await cl.Message(content=tr("resume_offer"), actions=[resume_action(run_key)]).send()
 
 
 REWRITE_MODE = ModeSpec(
@@ -581,6 +726,7 @@ REWRITE_MODE = ModeSpec(
     },
     on_message=on_rewrite_message,
     on_start=on_rewrite_start,
+    on_resume=on_rewrite_resume,
     starters=[
         StarterSpec(
             label={"zh": "重写一份粗糙的 PRD", "en": "Rewrite a rough PRD"},

@@ -169,7 +169,9 @@ async def fill_section(state: RewriteState, runtime: Runtime[RewriteContext]) ->
     document = document_of(state)
     total = len(document.sections)
     index = state["filled"]
-    await ctx.enter(FILLING, sections=total, resumed_at=index + 1 if index else None)
+    await ctx.enter(
+        FILLING, sections=total, document=document, resumed_at=index + 1 if index else None
+    )
     section = document.sections[index]
     done = document.sections[:index]
     await ctx.progress(
