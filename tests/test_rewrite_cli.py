@@ -483,3 +483,23 @@ def test_resume_takes_no_new_inputs(run_in_process, inputs, llm_server):
     done = run_in_process("--resume", "rewrite-abc", "--original-doc", inputs[0])
     assert done.returncode == 2
     assert "--resume continues the saved run" in done.stderr
+
+
+def test_a_failed_stage_is_named_in_chinese_with_lang_zh(run, inputs, llm_server):
+    llm_server.script(
+        outline_reply(),
+        Reply(content=BODIES[0], match=FILL),
+        *[
+            Reply(content="Owners pick", match=FILL, finish_reason="content_filter")
+            for _ in range(5)
+        ],
+    )
+    done = run("--original-doc", inputs[0], "--clarifications", inputs[1], "--lang", "zh")
+    assert done.returncode == 1
+    assert (
+        "ERROR: 阶段失败：content_filling（章节 sec-02）：模型服务的内容过滤中断了回答"
+        "（finish reason: content_filter），重试 5 次后仍然如此"
+    ) in done.stderr.splitlines()
+    last = done.stderr.strip().splitlines()[-1]  # the final line stays the same for scripts
+    assert last.startswith("ERROR: stage content_filling failed (section sec-02 “Booking”): ")
+    assert "(finish reason: content_filter)" in last

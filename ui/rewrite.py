@@ -313,13 +313,11 @@ class ChainlitProgress:
                 await self.close_step()
 
     async def on_stage_error(self, stage_name: str, reason: str = "", **kwargs: Any) -> None:
-        error = kwargs.get("error")
         if reason == "cancelled":
             await self.close_step(tr("stopped"), error=True)
             return
-        if isinstance(error, RewriteStageError) and error.__cause__ is not None:
-            reason = error.reason  # names the section and the finish reason
-        note = tr("stage_failed", reason=reason)
+        # names the section's fault and its finish reason, in the user's language
+        note = tr("stage_failed", reason=kwargs.get("reason_zh") if lang() == "zh" else reason)
         output = f"{self.step.output}\n\n{note}" if self.step and self.step.output else note
         await self.close_step(output, error=True)
 
@@ -353,7 +351,7 @@ class ChainlitProgress:
                 "patch_failed",
                 title=cell(failure.title),
                 section_id=failure.section_id,
-                reason=failure.reason,
+                reason=failure.reason_zh if lang() == "zh" else failure.reason,
             )
             self.step.output = f"{self.step.output or ''}\n\n{note}"
             self.step.is_error = True
@@ -611,9 +609,7 @@ async def render_rewrite(request: RewriteRequest | None, *, resume_key: str | No
         return
     except (RewriteStageError, RewriteTooLarge) as error:
         log.info("rewrite failed: %s", error, exc_info=True)
-        reason = error.reason
-        if error.__cause__ is not None and error.section_id is None:
-            reason = describe_failure(error.__cause__, lang())
+        reason = error.reason_zh if lang() == "zh" else error.reason
         note = tr("failed", stage=error.stage, reason=reason)
         await progress.close_step(note, error=True)
         await keep_partial(progress, error.partial, note, run_key)

@@ -57,7 +57,8 @@ class CLICallbackHandler:
 
     def __init__(self, stream: TextIO | None = None, language: str = "en"):
         self.stream = stream
-        self.lines = LINES["zh" if language == "zh" else "en"]
+        self.language = "zh" if language == "zh" else "en"
+        self.lines = LINES[self.language]
 
     def _print(self, text: str) -> None:
         print(text, file=self.stream or sys.stderr, flush=True)
@@ -71,6 +72,8 @@ class CLICallbackHandler:
     def on_stage_error(self, stage_name: str, reason: str = "", **kwargs: Any) -> None:
         section = kwargs.get("section_id")
         where = self.lines["where"].format(section_id=section) if section else ""
+        if self.language == "zh":
+            reason = kwargs.get("reason_zh") or reason
         self._print(self.lines["error"].format(stage=stage_name, where=where, reason=reason))
 
     def on_stage_progress(self, stage_name: str, message: str, **kwargs: Any) -> None:

@@ -168,6 +168,7 @@ class RewriteChain:
                     "the request does not fit the model's context: " + sizes.describe("en"),
                     sizes.first,
                     sizes.limit,
+                    reason_zh="请求超出模型上下文：" + sizes.describe("zh"),
                 )
             if sizes.draft_may_not_fit:
                 log.warning("rewrite: the later requests may not fit: %s", sizes.describe("en"))
@@ -187,13 +188,15 @@ class RewriteChain:
                     await prune_checkpoints(checkpointer, run_id)
         except RewriteStageError as error:
             error.run_id = run_id
-            await self._close_stage(context, error, error.reason, error.section_id)
+            await self._close_stage(context, error, error.reason, error.section_id, error.reason_zh)
             raise
         except asyncio.CancelledError as error:
-            await self._close_stage(context, error, "cancelled", None)
+            await self._close_stage(context, error, "cancelled", None, "已取消")
             raise
         except Exception as error:
-            await self._close_stage(context, error, reason_for(error), None)
+            await self._close_stage(
+                context, error, reason_for(error), None, reason_for(error, language="zh")
+            )
             raise
         if checkpointer is not None and run_id is not None:
             await checkpointer.adelete_thread(run_id)
@@ -213,7 +216,11 @@ class RewriteChain:
 
     @staticmethod
     async def _close_stage(
-        context: RewriteContext, error: BaseException, reason: str, section_id: str | None
+        context: RewriteContext,
+        error: BaseException,
+        reason: str,
+        section_id: str | None,
+        reason_zh: str,
     ) -> None:
         """Whatever ends the run, the stage the handler was told started ends visibly."""
         stage = context.open_stage
@@ -221,7 +228,12 @@ class RewriteChain:
             return
         context.open_stage = None
         await notify_stage_error(
-            context.handler, stage, reason=reason, error=error, section_id=section_id
+            context.handler,
+            stage,
+            reason=reason,
+            reason_zh=reason_zh,
+            error=error,
+            section_id=section_id,
         )
 
     def invoke(

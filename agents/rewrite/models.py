@@ -170,6 +170,7 @@ class PatchFailure(BaseModel):
     section_id: str
     title: str
     reason: str = Field(description="why, in plain words, naming the finish reason if any")
+    reason_zh: str = Field(default="", description="the same reason in Chinese")
     finish_reason: str | None = Field(
         default=None, description="length, content_filter, empty, cut; None for other faults"
     )

@@ -69,13 +69,15 @@ def stage_error(
     partial: DocumentStructure | None = None,
     section: DocumentSection | None = None,
 ) -> RewriteStageError:
+    tokens = estimate_tokens(prompt) if prompt else None
     return RewriteStageError(
         stage,
-        reason_for(error, tries, estimate_tokens(prompt) if prompt else None),
+        reason_for(error, tries, tokens),
         partial,
         section.id if section else None,
         section_title=section.title if section else None,
         finish_reason=finish_reason_of(error),
+        reason_zh=reason_for(error, tries, tokens, "zh"),
     )
 
 
@@ -328,6 +330,7 @@ async def patch_sections(state: RewriteState, runtime: Runtime[RewriteContext]) 
                 section_id=section.id,
                 title=section.title,
                 reason=reason_for(error, tries, estimate_tokens(prompt)),
+                reason_zh=reason_for(error, tries, estimate_tokens(prompt), "zh"),
                 finish_reason=finish_reason_of(error),
                 issues=issues,
             )
@@ -338,7 +341,7 @@ async def patch_sections(state: RewriteState, runtime: Runtime[RewriteContext]) 
                     language,
                     title=section.title,
                     section_id=section.id,
-                    reason=failure.reason,
+                    reason=failure.reason_zh if language == "zh" else failure.reason,
                 ),
                 round=round_number,
                 failure=failure,
