@@ -503,3 +503,32 @@ def test_a_failed_stage_is_named_in_chinese_with_lang_zh(run, inputs, llm_server
     last = done.stderr.strip().splitlines()[-1]  # the final line stays the same for scripts
     assert last.startswith("ERROR: stage content_filling failed (section sec-02 “Booking”): ")
     assert "(finish reason: content_filter)" in last
+
+
+ALWAYS = {  # the fault, and what the last line must say about it
+    "cut": (dict(content="# Title\n\nSome text that goes on", fault="cut"), "stream cut off"),
+    "length": (dict(content="# Title\n\nSome text", finish_reason="length"), "length limit"),
+    "content_filter": (
+        dict(content="# Title\n\nSome", finish_reason="content_filter"),
+        "(finish reason: content_filter), also after 3 tries",
+    ),
+    "500": (dict(fault="500"), "server error (500)"),
+    "empty": (dict(content=""), "answer was empty (no text), also after 3 tries"),
+    "bad-json": (dict(content="Here is the outline: Overview."), "not valid JSON after 3"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(ALWAYS))
+def test_a_provider_whose_every_answer_has_the_same_fault_never_exits_0(
+    run, inputs, llm_server, tmp_path, fault
+):
+    reply, said = ALWAYS[fault]
+    llm_server.script(*[Reply(**reply) for _ in range(20)])
+    out = tmp_path / "new.md"
+    done = run("--original-doc", inputs[0], "--clarifications", inputs[1], "--output-md", out)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == "" and not out.exists()
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ERROR: stage outline_generation failed: "), last
+    assert said in last
+    assert "Traceback" not in done.stderr
