@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import ui.rewrite as rewrite_ui
+import ui.rewrite_progress as progress_ui
 from agents.rewrite import ClarificationItem, RewriteChain, RewriteRequest, RewriteStageError
 from reqstudio.scripted_server import Reply
 from tests.rewrite_support import (
@@ -65,7 +66,8 @@ def page(monkeypatch):
     async def nothing(*args: Any, **kwargs: Any) -> None:
         return None
 
-    monkeypatch.setattr(rewrite_ui, "open_top_level_step", open_step)
+    monkeypatch.setattr(progress_ui, "open_top_level_step", open_step)
+    monkeypatch.setattr(progress_ui, "top_level_message", ShownMessage)
     monkeypatch.setattr(rewrite_ui, "top_level_message", ShownMessage)
     monkeypatch.setattr(rewrite_ui, "persist_thread_state", nothing)
     monkeypatch.setattr(rewrite_ui, "downloads", lambda *a, **k: ["files"])
