@@ -532,3 +532,50 @@ def test_a_provider_whose_every_answer_has_the_same_fault_never_exits_0(
     assert last.startswith("ERROR: stage outline_generation failed: "), last
     assert said in last
     assert "Traceback" not in done.stderr
+
+
+def test_ctrl_c_ends_the_open_stage_and_the_run_resumes(llm_server, inputs, tmp_path, run):
+    import signal
+
+    llm_server.script(
+        outline_reply(),
+        Reply(content=BODIES[0], match=FILL),
+        Reply(content=BODIES[1], match=FILL, delay=30),  # the model is slow: the user gives up
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
+    env.update(
+        OPENAI_BASE_URL=llm_server.base_url,
+        OPENAI_API_KEY="sk-test-not-a-real-key",
+        OPENAI_MODEL="scripted-model",
+        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
+        REQSTUDIO_RETRY_BACKOFF_SCALE="0.01",
+        PYTHONIOENCODING="utf-8",
+        PYTHONPATH=str(ROOT),
+        LANG="C",
+    )
+    process = subprocess.Popen(
+        [str(REQSTUDIO), "rewrite", "--original-doc", str(inputs[0]),
+         "--clarifications", str(inputs[1])],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        encoding="utf-8",
+    )  # fmt: skip
+    seen = []
+    for line in process.stderr:  # blocks until the run reaches section 2
+        seen.append(line.rstrip("\n"))
+        if "Writing section 2/3" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert out == ""
+    stderr = "\n".join(seen) + "\n" + err
+    assert "ERROR: Stage failed: content_filling: cancelled" in stderr
+    run_id = next(s for s in seen if s.startswith("INFO: Run id: ")).split()[3]
+    assert f"reqstudio rewrite --resume {run_id}" in stderr
+
+    llm_server.reset()
+    llm_server.script(*fill_replies(BODIES[1:]), review_reply())
+    resumed = run("--resume", run_id)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout == EXPECTED_MD
+    assert len(prompts_for(llm_server, FILL)) == 2

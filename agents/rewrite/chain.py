@@ -8,7 +8,6 @@ run's checkpoints are deleted: its result carries everything."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
@@ -53,15 +52,22 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
         if _loop is None:
             _loop = asyncio.new_event_loop()
             threading.Thread(target=_loop.run_forever, name="rewrite-sync", daemon=True).start()
-    future = asyncio.run_coroutine_threadsafe(coroutine, _loop)
+    finished = threading.Event()
+
+    async def run_to_the_end() -> T:
+        try:
+            return await coroutine
+        finally:
+            finished.set()
+
+    future = asyncio.run_coroutine_threadsafe(run_to_the_end(), _loop)
     try:
         return future.result()
     except KeyboardInterrupt:
-        # Ctrl-C: stop the run there too, so its open stage is told and its checkpoints stay
+        # Ctrl-C: stop the run there too and let it end its open stage (the handler is told)
+        # before this process exits; the finished steps stay in the checkpoint.
         future.cancel()
-        # the cancellation itself, or the run's own failure: the interrupt is what counts
-        with contextlib.suppress(BaseException):
-            future.result(timeout=5)
+        finished.wait(timeout=10)
         raise
 
 

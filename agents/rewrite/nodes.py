@@ -38,8 +38,6 @@ log = logging.getLogger("reqstudio.rewrite")
 
 OUTLINE, FILLING, REVIEW = "outline_generation", "content_filling", "review_revision"
 
-__all__ = ["FILLING", "OUTLINE", "REVIEW", "document_language"]
-
 
 def _policy(ctx: RewriteContext, role: ModelRole) -> RetryPolicy:
     return policy_for(role, ctx.factory.settings)
