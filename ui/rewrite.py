@@ -275,7 +275,7 @@ async def render_rewrite(request: RewriteRequest | None, *, resume_key: str | No
         await keep_partial(progress, None, tr("stopped"), run_key)
         raise
     except RewriteResumeError:
-        await top_level_message(tr("failed", stage="?", reason=tr("resume_offer"))).send()
+        await top_level_message(tr("nothing_to_resume")).send()
         return
     except (RewriteStageError, RewriteTooLarge) as error:
         log.info("rewrite failed: %s", error, exc_info=True)

@@ -136,6 +136,10 @@ TEXT = {
         "provider may refuse them.",
     },
     "resume": {"zh": "继续重写", "en": "Resume the rewrite"},
+    "nothing_to_resume": {
+        "zh": "没有可以继续的重写：它已经完成，或保存的进度已不存在。",
+        "en": "There is no rewrite to resume: it finished, or its saved progress is gone.",
+    },
     "resume_offer": {
         "zh": "上次的重写没有完成，已完成的步骤已保存。要从那里继续吗？",
         "en": "The last rewrite did not finish; its finished steps are saved. Resume from there?",
