@@ -17,15 +17,19 @@ import re
 from typing import Any
 
 from markdown_it import MarkdownIt
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 _PARSER = MarkdownIt("commonmark")
 
 
 class DocumentSection(BaseModel):
-    """One section: its heading, body and (for generated documents) its writing goal."""
+    """One section: its heading, body and (for generated documents) its writing goal.
 
-    id: str = Field(description="stable id; the seed's agent_id, the section's author")
+    Seed 003 writes it as a dataclass, `DocumentSection(title, content, level, order, goal)`:
+    those positional arguments work too. Without an id, the `DocumentStructure` holding the
+    section gives it one from its position (`sec-01`, ...)."""
+
+    id: str = Field(default="", description="stable id; the seed's agent_id, the section's author")
     title: str
     content: str = ""
     level: int = Field(default=2, ge=1, le=6)
@@ -36,6 +40,16 @@ class DocumentSection(BaseModel):
         description="the heading's source text, kept for round trips; None: render from level "
         "and title; empty: a section without a heading (a document that has none)",
     )
+
+    def __init__(self, *args: Any, **data: Any) -> None:
+        names = ("title", "content", "level", "order", "goal")
+        if len(args) > len(names):
+            raise TypeError(f"DocumentSection takes at most {len(names)} positional arguments")
+        for name, value in zip(names, args, strict=False):
+            if name in data:
+                raise TypeError(f"DocumentSection got two values for {name!r}")
+            data[name] = value
+        super().__init__(**data)
 
     @property
     def agent_id(self) -> str:
@@ -59,6 +73,25 @@ class DocumentStructure(BaseModel):
         default=None,
         description="the title heading's source text; None: render `# title`; empty: none",
     )
+
+    @model_validator(mode="after")
+    def _every_section_has_an_id(self) -> DocumentStructure:
+        """Sections built without an id (seed style) get `sec-NN` from their position."""
+        if all(s.id for s in self.sections):
+            return self
+        taken = {s.id for s in self.sections if s.id}
+        sections = []
+        for order, section in enumerate(self.sections):
+            if not section.id:
+                candidate, bump = section_id_for(order), order
+                while candidate in taken:
+                    bump += 1
+                    candidate = section_id_for(bump)
+                taken.add(candidate)
+                section = section.model_copy(update={"id": candidate})
+            sections.append(section)
+        self.sections = sections
+        return self
 
     def section(self, section_id: str) -> DocumentSection:
         for section in self.sections:

@@ -44,7 +44,8 @@ class ToolCallScript:
 class Reply:
     """One scripted answer.
 
-    fault: None | "401" | "429" | "500" | "cut" (stream stops midway, connection dropped)
+    fault: None | "400" (code context_length_exceeded, message: `content`) | "401" | "429"
+           | "500" | "cut" (stream stops midway, connection dropped)
            | "truncated" (the stream ends cleanly midway: no finish reason, no [DONE])
            | "malformed" (a body or SSE chunk that is not JSON)
     finish_reason: what the answer ends with (default "stop", or "tool_calls"); "length"
@@ -205,16 +206,22 @@ class ScriptedLLMServer:
             reply = Reply(content=f"Echo: {last_user}")
         if reply.delay:
             await asyncio.sleep(reply.delay)
-        if not body.get("stream") or reply.fault in {"401", "429", "500"}:
+        if not body.get("stream") or reply.fault in {"400", "401", "429", "500"}:
             span["answered"] = time.monotonic()
-        if reply.fault in {"401", "429", "500"}:
+        if reply.fault in {"400", "401", "429", "500"}:
             status = int(reply.fault)
-            kind = {401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"}
+            kind = {
+                400: "context_length_exceeded",
+                401: "invalid_api_key",
+                429: "rate_limit_exceeded",
+                500: "server_error",
+            }
             headers = {"retry-after": "0"} if status == 429 else {}
             return JSONResponse(
                 {
                     "error": {
-                        "message": f"scripted {status}",
+                        # a 400's text is the reply's content (a provider's own wording)
+                        "message": (reply.content if status == 400 else "") or f"scripted {status}",
                         "type": kind[status],
                         "code": kind[status],
                     }

@@ -14,6 +14,7 @@ FILL = "section by section from an agreed outline"
 REVIEW = "meticulous document reviewer"
 PATCH = "Rewrite only this section's body"
 QUESTIONS = "senior requirements analyst"
+PLACE = "Place each one: give the id of the section"
 OUTLINE_ZH = "解决方案架构师"
 FILL_ZH = "按照既定大纲逐节撰写"
 REVIEW_ZH = "文档评审专家"
@@ -73,6 +74,11 @@ def review_reply(*issues: tuple[str, str], match: str = REVIEW, kind: str = "omi
     return Reply(content=fenced({"issues": found}), match=match)
 
 
+def placement_reply(*placements: tuple[int, str], match: str = PLACE) -> Reply:
+    found = [{"issue": number, "section_id": sid} for number, sid in placements]
+    return Reply(content=fenced({"placements": found}), match=match)
+
+
 def patch_reply(body: str, match: str = PATCH, **kw: Any) -> Reply:
     return Reply(content=body, match=match, **kw)
 
@@ -103,6 +109,9 @@ class RecordingHandler:
 
     def on_stage_progress(self, stage_name: str, message: str, **kwargs: Any) -> None:
         self.calls.append(("progress", stage_name, message, kwargs))
+
+    def on_stage_error(self, stage_name: str, **kwargs: Any) -> None:
+        self.calls.append(("error", stage_name, kwargs.get("reason", ""), kwargs))
 
     def on_section_token(self, section_id: str, text: str) -> None:
         self.tokens[section_id] = self.tokens.get(section_id, "") + text

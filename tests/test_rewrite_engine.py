@@ -28,6 +28,7 @@ from tests.rewrite_support import (
     OUTLINE,
     OUTLINE_ZH,
     PATCH,
+    PLACE,
     REVIEW,
     REVIEW_ZH,
     SECTIONS,
@@ -35,6 +36,7 @@ from tests.rewrite_support import (
     fill_replies,
     outline_reply,
     patch_reply,
+    placement_reply,
     prompts_for,
     review_reply,
 )
@@ -172,10 +174,15 @@ async def test_review_switched_off_with_zero_rounds(factory, llm_server):
 
 async def test_issue_naming_no_section_is_not_patched(factory, llm_server):
     llm_server.script(
-        outline_reply(), *fill_replies(), review_reply(("sec-99", "Nowhere.")), review_reply()
+        outline_reply(),
+        *fill_replies(),
+        review_reply(("sec-99", "Nowhere.")),
+        placement_reply((1, "none")),
+        review_reply(),
     )
     result = await chain(factory).ainvoke(REQUEST)
     assert prompts_for(llm_server, PATCH) == []
+    assert len(prompts_for(llm_server, PLACE)) == 1  # asked again once, with the valid ids
     assert result.review_rounds[0].ignored[0].section_id == "sec-99"
     assert [s.content for s in result.structured_document.sections] == BODIES
 
@@ -263,13 +270,13 @@ async def test_callbacks_are_called_in_order_with_progress_messages(factory, llm
         "start:outline_generation",
         "end:outline_generation",
         "start:content_filling",
-        "progress:content_filling:正在生成第 1/3 节...",
-        "progress:content_filling:正在生成第 2/3 节...",
-        "progress:content_filling:正在生成第 3/3 节...",
+        "progress:content_filling:Writing section 1/3...",
+        "progress:content_filling:Writing section 2/3...",
+        "progress:content_filling:Writing section 3/3...",
         "end:content_filling",
         "start:review_revision",
-        "progress:review_revision:第 1 轮评审中...",
-        "progress:review_revision:第 1 轮评审：发现 0 个问题",
+        "progress:review_revision:Review round 1...",
+        "progress:review_revision:Review round 1: 0 issue(s) found",
         "end:review_revision",
     ]
     assert handler.tokens == {f"sec-0{i + 1}": BODIES[i] for i in range(3)}
@@ -433,11 +440,13 @@ def test_panel_setting_picks_review_modes_four_perspective_panel(settings, facto
 
 
 async def test_an_empty_section_fails_the_filling_stage_with_a_plain_reason(factory, llm_server):
-    llm_server.script(outline_reply(), Reply(content="\n\n", match=FILL))
+    llm_server.script(outline_reply(), *[Reply(content="\n\n", match=FILL) for _ in range(5)])
     with pytest.raises(RewriteStageError) as failure:
         await chain(factory).ainvoke(REQUEST)
     assert (failure.value.stage, failure.value.section_id) == ("content_filling", "sec-01")
-    assert failure.value.reason == "the model's answer was empty"
+    assert failure.value.reason == "the model's answer was empty (no text), also after 5 tries"
+    assert failure.value.finish_reason == "empty"
+    assert len(prompts_for(llm_server, FILL)) == 5  # retried within the policy, not accepted
 
 
 async def test_a_section_cut_at_the_length_limit_is_continued_not_shortened(factory, llm_server):

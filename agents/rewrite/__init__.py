@@ -2,12 +2,13 @@
 one, outline first, section by section, then reviewed and patched. No Chainlit imports here."""
 
 from agents.rewrite.callbacks import CLICallbackHandler, ProgressCallbackHandler
-from agents.rewrite.chain import RewriteChain
-from agents.rewrite.errors import RewriteStageError
+from agents.rewrite.chain import RewriteChain, RewriteResumeError
+from agents.rewrite.errors import RewriteStageError, RewriteTooLarge
 from agents.rewrite.models import (
     ClarificationItem,
     DocumentSection,
     DocumentStructure,
+    PatchFailure,
     RewriteRequest,
     RewriteResult,
 )
@@ -20,12 +21,15 @@ __all__ = [
     "DocumentSection",
     "DocumentStructure",
     "ExpertReviewer",
+    "PatchFailure",
     "ProgressCallbackHandler",
     "ReviewInput",
     "RewriteChain",
     "RewriteOptions",
     "RewriteRequest",
     "RewriteResult",
+    "RewriteResumeError",
     "RewriteStageError",
+    "RewriteTooLarge",
     "SectionReviewer",
 ]

@@ -1,10 +1,13 @@
 """Progress reporting (seed 003, section 4.2): the `ProgressCallbackHandler` protocol and the
 CLI's handler that prints each report to stderr.
 
-Stages, in order: `outline_generation`, `content_filling`, `review_revision`. Besides the
-seed's three methods a handler may define `on_section_token(section_id, text)` to receive each
-section's text as it streams, and `on_section_reset(section_id)` when a broken stream is written
-again. Any method may be `async`; the engine awaits it.
+Stages, in order: `outline_generation`, `content_filling`, `review_revision`. Every
+`on_stage_start` is followed by `on_stage_end` or, when the stage fails or the run is cancelled,
+`on_stage_error(stage_name, reason=..., error=..., section_id=...)`; a handler without
+`on_stage_error` gets `on_stage_end(stage_name, failed=True, reason=..., ...)` instead. Besides
+these a handler may define `on_section_token(section_id, text)` to receive each section's text
+as it streams, and `on_section_reset(section_id)` when a broken stream is written again. Any
+method may be `async`; the engine awaits it.
 """
 
 from __future__ import annotations
@@ -30,20 +33,48 @@ class ProgressCallbackHandler(Protocol):
         """Finer progress inside a stage, e.g. "正在生成第 2/5 节..."."""
 
 
-class CLICallbackHandler:
-    """Seed 003 section 5.3: every report on stderr, the document alone on stdout."""
+LINES = {
+    "en": {
+        "start": "INFO: Stage start: {stage}...",
+        "end": "INFO: Stage end: {stage}.",
+        "error": "ERROR: Stage failed: {stage}{where}: {reason}",
+        "where": " (section {section_id})",
+    },
+    "zh": {
+        "start": "INFO: 阶段开始：{stage}...",
+        "end": "INFO: 阶段结束：{stage}。",
+        "error": "ERROR: 阶段失败：{stage}{where}：{reason}",
+        "where": "（章节 {section_id}）",
+    },
+}
 
-    def __init__(self, stream: TextIO | None = None):
+
+class CLICallbackHandler:
+    """Seed 003 section 5.3: every report on stderr, the document alone on stdout.
+
+    `language` "en" (the default) prints the seed's lines; "zh" prints them in Chinese. The
+    progress messages come from the engine in the language the run was given."""
+
+    def __init__(self, stream: TextIO | None = None, language: str = "en"):
         self.stream = stream
+        self.language = "zh" if language == "zh" else "en"
+        self.lines = LINES[self.language]
 
     def _print(self, text: str) -> None:
         print(text, file=self.stream or sys.stderr, flush=True)
 
     def on_stage_start(self, stage_name: str, **kwargs: Any) -> None:
-        self._print(f"INFO: Stage start: {stage_name}...")
+        self._print(self.lines["start"].format(stage=stage_name))
 
     def on_stage_end(self, stage_name: str, **kwargs: Any) -> None:
-        self._print(f"INFO: Stage end: {stage_name}.")
+        self._print(self.lines["end"].format(stage=stage_name))
+
+    def on_stage_error(self, stage_name: str, reason: str = "", **kwargs: Any) -> None:
+        section = kwargs.get("section_id")
+        where = self.lines["where"].format(section_id=section) if section else ""
+        if self.language == "zh":
+            reason = kwargs.get("reason_zh") or reason
+        self._print(self.lines["error"].format(stage=stage_name, where=where, reason=reason))
 
     def on_stage_progress(self, stage_name: str, message: str, **kwargs: Any) -> None:
         self._print(f"INFO: [{stage_name}] {message}")
@@ -59,3 +90,14 @@ async def notify(handler: Any, method: str, *args: Any, **kwargs: Any) -> None:
     outcome = callback(*args, **kwargs)
     if inspect.isawaitable(outcome):
         await outcome
+
+
+async def notify_stage_error(handler: Any, stage_name: str, **kwargs: Any) -> None:
+    """`on_stage_error`, or for a handler of the seed's three methods `on_stage_end` with
+    `failed=True`: either way the stage it was told about ends visibly."""
+    if handler is None:
+        return
+    if getattr(handler, "on_stage_error", None) is not None:
+        await notify(handler, "on_stage_error", stage_name, **kwargs)
+    else:
+        await notify(handler, "on_stage_end", stage_name, failed=True, **kwargs)

@@ -1,24 +1,42 @@
 """`RewriteChain` (seed 003, section 4.3): a request and an optional progress handler in, a
-`RewriteResult` out. The same engine serves the CLI, the browser and the tests."""
+`RewriteResult` out. The same engine serves the CLI, the browser and the tests.
+
+With a checkpointer every finished node (each written section among them) is saved under the
+run's id, so a run that fails or is stopped resumes from there (`resume=True`). A finished
+run's checkpoints are deleted: its result carries everything."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
+import uuid
+import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from agents.rewrite.callbacks import ProgressCallbackHandler
-from agents.rewrite.errors import RewriteStageError
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from agents.rewrite.callbacks import ProgressCallbackHandler, notify_stage_error
+from agents.rewrite.errors import RewriteStageError, RewriteTooLarge, reason_for
 from agents.rewrite.graph import build_graph, recursion_limit
-from agents.rewrite.models import RewriteRequest, RewriteResult
+from agents.rewrite.models import (
+    DocumentStructure,
+    PatchFailure,
+    ReviewRound,
+    RewriteRequest,
+    RewriteResult,
+)
 from agents.rewrite.reviewers import SectionReviewer, reviewer_for
+from agents.rewrite.sizes import context_sizes
 from agents.rewrite.state import RewriteContext, RewriteOptions, initial_state
 from reqstudio.llm import ModelFactory
 from reqstudio.usage import UsageTracker
 
 T = TypeVar("T")
+
+log = logging.getLogger("reqstudio.rewrite")
 
 _loop: asyncio.AbstractEventLoop | None = None
 _loop_lock = threading.Lock()
@@ -34,12 +52,44 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
         if _loop is None:
             _loop = asyncio.new_event_loop()
             threading.Thread(target=_loop.run_forever, name="rewrite-sync", daemon=True).start()
-    return asyncio.run_coroutine_threadsafe(coroutine, _loop).result()
+    finished = threading.Event()
+
+    async def run_to_the_end() -> T:
+        try:
+            return await coroutine
+        finally:
+            finished.set()
+
+    future = asyncio.run_coroutine_threadsafe(run_to_the_end(), _loop)
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        # Ctrl-C: stop the run there too and let it end its open stage (the handler is told)
+        # before this process exits; the finished steps stay in the checkpoint.
+        future.cancel()
+        finished.wait(timeout=10)
+        raise
+
+
+class RewriteResumeError(ValueError):
+    """No saved run to resume under that id (never saved, finished, or deleted)."""
+
+
+def default_factory() -> tuple[ModelFactory, Any]:
+    """The factory the settings describe (`.env`, `OPENAI_*`), and the runtime to stop later
+    (it runs the embedded model when no provider is configured)."""
+    from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
+
+    runtime = AppRuntime(load_settings())
+    runtime.start()
+    return runtime.factory(), runtime
 
 
 class RewriteChain:
     """Outline first, then section by section, then reviewed and patched.
 
+    `factory`: builds the models (default: from the settings, as `RewriteChain()` in the seed).
     `reviewer`: who reviews in stage three (default: the single review expert); anything with
     the `SectionReviewer` shape fits, e.g. Review mode's panel behind an adapter.
     Options default to the settings (`REWRITE_MAX_REVIEW_ROUNDS`); retries and format repairs
@@ -48,11 +98,14 @@ class RewriteChain:
 
     def __init__(
         self,
-        factory: ModelFactory,
+        factory: ModelFactory | None = None,
         *,
         reviewer: SectionReviewer | None = None,
         options: RewriteOptions | None = None,
     ):
+        if factory is None:
+            factory, runtime = default_factory()
+            weakref.finalize(self, runtime.stop)
         settings = factory.settings
         self.factory = factory
         self.options = options or RewriteOptions(
@@ -61,14 +114,38 @@ class RewriteChain:
         self.reviewer = reviewer or reviewer_for(factory)
         self.graph = build_graph(self.options.max_review_rounds)
 
+    def _config(self, run_id: str) -> dict[str, Any]:
+        return {
+            "configurable": {"thread_id": run_id},
+            "recursion_limit": recursion_limit(self.options.max_review_rounds),
+        }
+
+    async def pending(self, checkpointer: BaseCheckpointSaver, run_id: str) -> str | None:
+        """The node a saved, unfinished run stopped before (what resuming runs first), else
+        None (nothing saved under `run_id`, or that run finished)."""
+        snapshot = await build_graph(self.options.max_review_rounds, checkpointer).aget_state(
+            self._config(run_id)
+        )
+        if not snapshot.values or not snapshot.next:
+            return None
+        return snapshot.next[0]
+
     async def ainvoke(
         self,
-        request: RewriteRequest,
+        request: RewriteRequest | None,
         callback_handler: ProgressCallbackHandler | None = None,
         *,
         tracker: UsageTracker | None = None,
+        checkpointer: BaseCheckpointSaver | None = None,
+        run_id: str | None = None,
+        resume: bool = False,
     ) -> RewriteResult:
-        """Raises `RewriteStageError` (naming the stage, with the partial document) on failure."""
+        """Raises `RewriteStageError` (naming the stage, the section and the finish reason,
+        with the partial document and the `run_id` to resume) on failure, `RewriteTooLarge`
+        before the first call when the background alone exceeds the model's context.
+
+        `resume=True` continues the saved run `run_id` (its request is in the checkpoint;
+        `request` may be None). A result whose patches partly failed has `complete=False`."""
         tracker = tracker if tracker is not None else UsageTracker()
         started = time.perf_counter()
         context = RewriteContext(
@@ -78,26 +155,105 @@ class RewriteChain:
             options=self.options,
             handler=callback_handler,
         )
-        state = await self.graph.ainvoke(
-            initial_state(request.original_content, request.clarifications),
-            {"recursion_limit": recursion_limit(self.options.max_review_rounds)},
-            context=context,
-        )
-        document = state["document_structure"]
+        graph = build_graph(self.options.max_review_rounds, checkpointer)
+        if checkpointer is not None and run_id is None:
+            run_id = uuid.uuid4().hex
+        config = self._config(run_id or "unsaved")
+        if resume:
+            if checkpointer is None or run_id is None:
+                raise ValueError("resuming needs the checkpointer and the run_id of the run")
+            if await self.pending(checkpointer, run_id) is None:
+                raise RewriteResumeError(f"no unfinished rewrite run is saved as {run_id!r}")
+            graph_input = None
+        else:
+            if request is None:
+                raise ValueError("a new run needs a RewriteRequest")
+            sizes = context_sizes(request, self.factory)
+            if not sizes.fits:
+                raise RewriteTooLarge(
+                    "the request does not fit the model's context: " + sizes.describe("en"),
+                    sizes.first,
+                    sizes.limit,
+                    reason_zh="请求超出模型上下文：" + sizes.describe("zh"),
+                )
+            if sizes.draft_may_not_fit:
+                log.warning("rewrite: the later requests may not fit: %s", sizes.describe("en"))
+            graph_input = initial_state(request.original_content, request.clarifications)
+        state: dict[str, Any] = dict(graph_input or {})
+        try:
+            async for values in graph.astream(
+                graph_input,
+                config,
+                context=context,
+                stream_mode="values",
+                # Save each node before the next starts: a stop loses at most the running one.
+                durability="sync" if checkpointer is not None else None,
+            ):
+                state = values
+                if checkpointer is not None and run_id is not None:
+                    await prune_checkpoints(checkpointer, run_id)
+        except RewriteStageError as error:
+            error.run_id = run_id
+            await self._close_stage(context, error, error.reason, error.section_id, error.reason_zh)
+            raise
+        except asyncio.CancelledError as error:
+            await self._close_stage(context, error, "cancelled", None, "已取消")
+            raise
+        except Exception as error:
+            await self._close_stage(
+                context, error, reason_for(error), None, reason_for(error, language="zh")
+            )
+            raise
+        if checkpointer is not None and run_id is not None:
+            await checkpointer.adelete_thread(run_id)
+        document = state.get("document_structure")
         if document is None:  # cannot happen: the graph ends after filling
             raise RewriteStageError("content_filling", "no document was produced")
+        failed = [PatchFailure.model_validate(f) for f in state.get("failed_patches", [])]
         return RewriteResult(
-            structured_document=document,
-            review_rounds=state["review_rounds"],
+            structured_document=DocumentStructure.model_validate(document),
+            review_rounds=[ReviewRound.model_validate(r) for r in state["review_rounds"]],
             usage=tracker.as_dict(),
             seconds=round(time.perf_counter() - started, 3),
+            complete=not failed,
+            failed_patches=failed,
+            run_id=run_id,
+        )
+
+    @staticmethod
+    async def _close_stage(
+        context: RewriteContext,
+        error: BaseException,
+        reason: str,
+        section_id: str | None,
+        reason_zh: str,
+    ) -> None:
+        """Whatever ends the run, the stage the handler was told started ends visibly."""
+        stage = context.open_stage
+        if stage is None:
+            return
+        context.open_stage = None
+        await notify_stage_error(
+            context.handler,
+            stage,
+            reason=reason,
+            reason_zh=reason_zh,
+            error=error,
+            section_id=section_id,
         )
 
     def invoke(
         self,
-        request: RewriteRequest,
+        request: RewriteRequest | None,
         callback_handler: ProgressCallbackHandler | None = None,
-        *,
-        tracker: UsageTracker | None = None,
+        **kwargs: Any,
     ) -> RewriteResult:
-        return run_sync(self.ainvoke(request, callback_handler, tracker=tracker))
+        return run_sync(self.ainvoke(request, callback_handler, **kwargs))
+
+
+async def prune_checkpoints(checkpointer: BaseCheckpointSaver, run_id: str) -> None:
+    """Only the latest checkpoint of a running rewrite is kept (resuming needs no other),
+    as SRS mode does: each one holds the whole state, the original included."""
+    from agents.srs.engine import prune_checkpoints as prune_srs_style
+
+    await prune_srs_style(checkpointer, run_id)

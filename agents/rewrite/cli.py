@@ -2,8 +2,15 @@
 
 Inputs are checked before any model is started or called: a missing or unreadable document, a
 clarifications file that is not a JSON list of {question, answer} objects (the message names the
-entry and the field), or an output path that cannot be written exit with code 2 and one line.
-Progress goes to stderr; without --output-md and --output-json the Markdown goes to stdout.
+entry and the field), an output path that cannot be written, or `--output-md` and
+`--output-json` naming the same file exit with code 2 and one line. Progress goes to stderr;
+without --output-md and --output-json the Markdown goes to stdout.
+
+Exit codes: 0 complete; 1 failed (a stage failed, or a finished document could not be written
+where asked: it is then in a file in the working directory, named on stderr); 2 bad input;
+3 incomplete result written (some patches failed: those sections stay as drafted).
+Every run is checkpointed in the data directory; a failed or interrupted one continues with
+`--resume RUN_ID` (the id is printed when the run starts).
 """
 
 from __future__ import annotations
@@ -11,35 +18,86 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
+import uuid
 from pathlib import Path
 
 from agents.rewrite.callbacks import CLICallbackHandler
-from agents.rewrite.chain import RewriteChain
+from agents.rewrite.chain import RewriteChain, RewriteResumeError, run_sync
 from agents.rewrite.errors import RewriteStageError
 from agents.rewrite.models import ClarificationItem, RewriteRequest, RewriteResult
 from agents.rewrite.questions import ClarificationsError, parse_clarifications
+from agents.rewrite.sizes import context_sizes
+from agents.rewrite.state import RewriteOptions
+from agents.srs.cli import user_language
 from agents.srs.documents import ReferenceDocumentError, load_reference
 from reqstudio.cli import UsageError
+from reqstudio.persistence import open_checkpointer, prepare_checkpoints
 from reqstudio.runtime import AppRuntime
-from reqstudio.settings import load_settings
+from reqstudio.settings import Settings, load_settings
+
+EXIT_FAILED, EXIT_INCOMPLETE = 1, 3
+
+MESSAGES = {
+    "en": {
+        "run_id": "INFO: Run id: {run_id} (if the run stops: reqstudio rewrite --resume {run_id})",
+        "resuming": "INFO: Resuming run {run_id} from its last saved step.",
+        "sizes": "INFO: Sizes: {sizes}.",
+        "may_not_fit": "WARNING: the review and patch requests may not fit the model's context; "
+        "the provider may refuse them.",
+        "kept": " (the document so far: {path})",
+        "resume_hint": "INFO: To continue from the last saved step: reqstudio rewrite --resume "
+        "{run_id}",
+        "not_patched": "WARNING: section {section_id} “{title}” was not patched and stays as "
+        "drafted: {reason}",
+        "incomplete": "ERROR: incomplete result: {failed} of {total} patch(es) failed; the "
+        "document is in {path}",
+        "fallback": "WARNING: could not write {path} ({why}); written to {fallback} instead",
+        "lost": "ERROR: could not write {path} ({why}), nor a copy in {folder}",
+        "done": "INFO: Done: {sections} sections, {rounds} review round(s), {fixed} issue(s) "
+        "fixed, {tokens} tokens, {seconds:.1f} s",
+    },
+    "zh": {
+        "run_id": "INFO: 运行编号：{run_id}（中断后可继续：reqstudio rewrite --resume {run_id}）",
+        "resuming": "INFO: 从运行 {run_id} 最后保存的步骤继续。",
+        "sizes": "INFO: 规模：{sizes}。",
+        "may_not_fit": "WARNING: 评审与修订请求可能超出模型上下文，模型服务可能拒绝。",
+        "kept": "（已写内容：{path}）",
+        "resume_hint": "INFO: 从最后保存的步骤继续：reqstudio rewrite --resume {run_id}",
+        "not_patched": "WARNING: 章节 {section_id}「{title}」未能修订，保持初稿内容：{reason}",
+        "incomplete": "ERROR: 结果不完整：{total} 处修订中有 {failed} 处失败；文档已写入 {path}",
+        "fallback": "WARNING: 无法写入 {path}（{why}），已改写到 {fallback}",
+        "lost": "ERROR: 无法写入 {path}（{why}），也无法在 {folder} 中保存副本",
+        "done": "INFO: 完成：{sections} 节，评审 {rounds} 轮，修复问题 {fixed} 个，{tokens} tokens，"
+        "{seconds:.1f} 秒",
+    },
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # Required unless --resume: checked in the command, with argparse's own wording.
     parser.add_argument(
-        "--original-doc",
-        required=True,
-        type=Path,
-        help="the original document (.md .txt .pdf .docx)",
+        "--original-doc", type=Path, help="the original document (.md .txt .pdf .docx)"
     )
     parser.add_argument(
         "--clarifications",
-        required=True,
         type=Path,
         help='JSON file: a list of {"question": ..., "answer": ...} objects',
     )
     parser.add_argument("--output-md", type=Path, help="write the rewritten Markdown here")
     parser.add_argument("--output-json", type=Path, help="write the structured document here")
-    parser.set_defaults(handler=rewrite_command)
+    parser.add_argument(
+        "--resume",
+        metavar="RUN_ID",
+        help="continue a failed or interrupted run from its last saved step (the run id is "
+        "printed when a run starts); its original and clarifications are the saved ones",
+    )
+    parser.add_argument(
+        "--lang",
+        choices=("zh", "en"),
+        help="language of the progress lines (default: from LC_ALL / LC_MESSAGES / LANG)",
+    )
+    parser.set_defaults(handler=rewrite_command, parser=parser)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,7 +105,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "rewrite",
         help="rewrite a document with clarifications: outline, sections in order, review",
         description="Rewrite a document with the answers to clarifying questions: an outline "
-        "first, then each section in order, then reviewed and patched. Progress on stderr.",
+        "first, then each section in order, then reviewed and patched. Progress on stderr. "
+        "Exit codes: 0 complete, 1 failed, 2 bad input, 3 incomplete result written.",
     )
     add_arguments(rewrite)
 
@@ -82,6 +141,16 @@ def check_writable(path: Path | None, flag: str) -> None:
         path.unlink()
 
 
+def check_distinct(output_md: Path | None, output_json: Path | None) -> None:
+    """Both outputs on one file would overwrite each other."""
+    if output_md is None or output_json is None:
+        return
+    if output_md.resolve() == output_json.resolve():
+        raise UsageError(
+            f"--output-md and --output-json name the same file ({output_md}); give two paths"
+        )
+
+
 def structure_json(result: RewriteResult) -> str:
     data = result.model_dump(mode="json")
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
@@ -91,8 +160,58 @@ def partial_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}.partial{path.suffix}")
 
 
-def rewrite_command(args: argparse.Namespace) -> int:
-    settings = load_settings()
+def write_file(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+
+
+class Writer:
+    """Writes the run's files after the run; a write that fails (disk full, the folder removed
+    meanwhile) goes to a file of the same name in the working directory (or the temp folder),
+    and stderr says where."""
+
+    def __init__(self, say: dict[str, str]):
+        self.say = say
+        self.fell_back = False
+        self.lost = False
+
+    def write(self, path: Path, text: str) -> Path | None:
+        try:
+            write_file(path, text)
+            return path
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+        for folder in (Path.cwd(), Path(tempfile.gettempdir())):
+            fallback = folder / path.name
+            if fallback.resolve() == path.resolve():
+                continue
+            try:
+                write_file(fallback, text)
+            except OSError:
+                continue
+            self.fell_back = True
+            print(
+                self.say["fallback"].format(path=path, why=why, fallback=fallback), file=sys.stderr
+            )
+            return fallback
+        self.lost = True
+        print(self.say["lost"].format(path=path, why=why, folder=Path.cwd()), file=sys.stderr)
+        return None
+
+
+def require_inputs(args: argparse.Namespace) -> None:
+    missing = [
+        flag
+        for flag, value in (
+            ("--original-doc", args.original_doc),
+            ("--clarifications", args.clarifications),
+        )
+        if value is None
+    ]
+    if missing:
+        args.parser.error(f"the following arguments are required: {', '.join(missing)}")
+
+
+def read_request(args: argparse.Namespace, settings: Settings) -> RewriteRequest:
     try:
         original = load_reference(args.original_doc, max_mb=settings.reference_max_mb).text
     except ReferenceDocumentError as exc:
@@ -100,35 +219,125 @@ def rewrite_command(args: argparse.Namespace) -> int:
     if not original.strip():
         raise UsageError(f"--original-doc: {args.original_doc} holds no text")
     clarifications = read_clarifications(args.clarifications)
+    return RewriteRequest(original_content=original, clarifications=clarifications)
+
+
+async def run_checkpointed(
+    chain: RewriteChain,
+    request: RewriteRequest | None,
+    handler: CLICallbackHandler,
+    settings: Settings,
+    run_id: str,
+    resume: bool,
+) -> RewriteResult:
+    await prepare_checkpoints(settings)
+    async with open_checkpointer(settings) as saver:
+        return await chain.ainvoke(
+            request, handler, checkpointer=saver, run_id=run_id, resume=resume
+        )
+
+
+def rewrite_command(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    language = args.lang or user_language()
+    say = MESSAGES[language]
+    request: RewriteRequest | None = None
+    if args.resume:
+        if args.original_doc is not None or args.clarifications is not None:
+            raise UsageError(
+                "--resume continues the saved run with its own original and clarifications; "
+                "leave out --original-doc and --clarifications"
+            )
+    else:
+        require_inputs(args)
+        request = read_request(args, settings)
     check_writable(args.output_md, "--output-md")
     check_writable(args.output_json, "--output-json")
-    request = RewriteRequest(original_content=original, clarifications=clarifications)
-    handler = CLICallbackHandler()
+    check_distinct(args.output_md, args.output_json)
+    run_id = args.resume or f"rewrite-{uuid.uuid4().hex[:12]}"
+    handler = CLICallbackHandler(language=language)
+    options = RewriteOptions(
+        max_review_rounds=settings.rewrite_max_review_rounds, language=language
+    )
+    writer = Writer(say)
     with AppRuntime(settings) as runtime:
+        chain = RewriteChain(runtime.factory(), options=options)
+        if request is not None:
+            sizes = context_sizes(request, chain.factory)
+            if not sizes.fits:
+                raise UsageError(f"--original-doc: too large for the model: {sizes.describe('en')}")
+            print(say["sizes"].format(sizes=sizes.describe(language)), file=sys.stderr)
+            if sizes.draft_may_not_fit:
+                print(say["may_not_fit"], file=sys.stderr)
+            print(say["run_id"].format(run_id=run_id), file=sys.stderr, flush=True)
+        else:
+            print(say["resuming"].format(run_id=run_id), file=sys.stderr, flush=True)
         try:
-            result = RewriteChain(runtime.factory()).invoke(request, handler)
+            result = run_sync(
+                run_checkpointed(chain, request, handler, settings, run_id, bool(args.resume))
+            )
+        except RewriteResumeError as error:
+            raise UsageError(f"--resume: {error}") from None
         except RewriteStageError as error:
             kept = ""
-            if error.partial is not None and args.output_md is not None:
-                target = partial_path(args.output_md)
-                target.write_text(error.partial.to_markdown(), encoding="utf-8")
-                kept = f" (the document so far: {target})"
+            if error.partial is not None:
+                target = partial_path(args.output_md or Path.cwd() / f"{run_id}.md")
+                written = writer.write(target, error.partial.to_markdown())
+                kept = say["kept"].format(path=written) if written else ""
+            print(say["resume_hint"].format(run_id=run_id), file=sys.stderr)
             print(f"ERROR: {error}{kept}", file=sys.stderr)
-            return 1
-    if args.output_md is not None:
-        args.output_md.write_text(result.rewritten_content, encoding="utf-8")
+            return EXIT_FAILED
+        except KeyboardInterrupt:
+            print(say["resume_hint"].format(run_id=run_id), file=sys.stderr)
+            raise
+    return write_result(args, result, writer, say, run_id)
+
+
+def write_result(
+    args: argparse.Namespace,
+    result: RewriteResult,
+    writer: Writer,
+    say: dict[str, str],
+    run_id: str,
+) -> int:
     if args.output_json is not None:
-        args.output_json.write_text(structure_json(result), encoding="utf-8")
+        writer.write(args.output_json, structure_json(result))
+    if not result.complete:
+        # Never where a complete document is expected: a script reading --output-md (or
+        # stdout) gets nothing rather than a document that is not what the review asked for.
+        target = partial_path(args.output_md or Path.cwd() / f"{run_id}.md")
+        written = writer.write(target, result.rewritten_content)
+        for failure in result.failed_patches:
+            print(
+                say["not_patched"].format(
+                    section_id=failure.section_id, title=failure.title, reason=failure.reason
+                ),
+                file=sys.stderr,
+            )
+        patches = sum(len(r.patches) + len(r.failed_patches) for r in result.review_rounds)
+        print(
+            say["incomplete"].format(
+                failed=len(result.failed_patches), total=patches, path=written or "-"
+            ),
+            file=sys.stderr,
+        )
+        return EXIT_INCOMPLETE
+    if args.output_md is not None:
+        writer.write(args.output_md, result.rewritten_content)
     if args.output_md is None and args.output_json is None:
         sys.stdout.write(result.rewritten_content)
         sys.stdout.flush()
     print(
-        f"INFO: Done: {len(result.structured_document.sections)} sections, "
-        f"{result.rounds} review round(s), {result.issues_fixed} issue(s) fixed, "
-        f"{result.usage.get('total_tokens', 0)} tokens, {result.seconds:.1f} s",
+        say["done"].format(
+            sections=len(result.structured_document.sections),
+            rounds=result.rounds,
+            fixed=result.issues_fixed,
+            tokens=result.usage.get("total_tokens", 0),
+            seconds=result.seconds,
+        ),
         file=sys.stderr,
     )
-    return 0
+    return EXIT_FAILED if writer.fell_back or writer.lost else 0
 
 
 def main(argv: list[str] | None = None) -> int:

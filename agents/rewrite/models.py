@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
@@ -20,6 +20,7 @@ __all__ = [
     "IssueKind",
     "OutlinePlan",
     "OutlineSection",
+    "PatchFailure",
     "ReviewIssue",
     "ReviewReport",
     "ReviewRound",
@@ -29,10 +30,30 @@ __all__ = [
 ]
 
 
-class ClarificationItem(BaseModel):
+class SeedFields(BaseModel):
+    """Seed 003 writes its models as dataclasses: the fields in `positional` may be passed
+    positionally too (`ClarificationItem(q, a)`), besides by name."""
+
+    positional: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, *args: Any, **data: Any) -> None:
+        names = type(self).positional
+        if len(args) > len(names):
+            raise TypeError(
+                f"{type(self).__name__} takes at most {len(names)} positional arguments"
+            )
+        for name, value in zip(names, args, strict=False):
+            if name in data:
+                raise TypeError(f"{type(self).__name__} got two values for {name!r}")
+            data[name] = value
+        super().__init__(**data)
+
+
+class ClarificationItem(SeedFields):
     """One clarifying question and its answer."""
 
     model_config = ConfigDict(extra="forbid")
+    positional = ("question", "answer")
 
     question: str = Field(min_length=1)
     answer: str
@@ -45,8 +66,10 @@ class ClarificationItem(BaseModel):
         return value
 
 
-class RewriteRequest(BaseModel):
+class RewriteRequest(SeedFields):
     """What to rewrite: the original document and the clarifications gathered for it."""
+
+    positional = ("original_content", "clarifications")
 
     original_content: str
     clarifications: list[ClarificationItem] = Field(default_factory=list)
@@ -141,15 +164,31 @@ class SectionPatch(BaseModel):
     issues: list[ReviewIssue]
 
 
+class PatchFailure(BaseModel):
+    """A targeted fix that failed for good: the section stays as it was before the patch."""
+
+    section_id: str
+    title: str
+    reason: str = Field(description="why, in plain words, naming the finish reason if any")
+    reason_zh: str = Field(default="", description="the same reason in Chinese")
+    finish_reason: str | None = Field(
+        default=None, description="length, content_filter, empty, cut; None for other faults"
+    )
+    issues: list[ReviewIssue] = Field(default_factory=list)
+
+
 class ReviewRound(BaseModel):
     """One pass of the review loop: what was found and what was patched."""
 
     round: int
     issues: list[ReviewIssue] = Field(default_factory=list)
     ignored: list[ReviewIssue] = Field(
-        default_factory=list, description="issues naming no section of the document"
+        default_factory=list,
+        description="issues naming no section of the document, also after asking the reviewer "
+        "again with the valid ids: reported, not patched",
     )
     patches: list[SectionPatch] = Field(default_factory=list)
+    failed_patches: list[PatchFailure] = Field(default_factory=list)
 
 
 class RewriteResult(BaseModel):
@@ -159,7 +198,13 @@ class RewriteResult(BaseModel):
     review_rounds: list[ReviewRound] = Field(default_factory=list)
     usage: dict[str, Any] = Field(default_factory=dict)
     seconds: float = 0.0
-    complete: bool = True
+    complete: bool = Field(
+        default=True,
+        description="False: some patches failed (`failed_patches`); those "
+        "sections stay as they were before their patch, every other patch is applied",
+    )
+    failed_patches: list[PatchFailure] = Field(default_factory=list)
+    run_id: str | None = Field(default=None, description="the checkpointed run, if any")
 
     @computed_field  # type: ignore[prop-decorator]
     @property

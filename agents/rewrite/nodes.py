@@ -1,5 +1,6 @@
-"""The rewrite graph's nodes: ContextBuilder, OutlineGenerator, ContentFiller, Reviser (review
-and patch). Each returns only the state keys it changes and reports progress to the handler."""
+"""The rewrite graph's nodes: ContextBuilder, OutlineGenerator, ContentFiller (one section per
+step, so each written section is checkpointed), Reviser (review and patch). Each returns only
+the state keys it changes and reports progress to the handler through the run's context."""
 
 from __future__ import annotations
 
@@ -12,45 +13,30 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from agents.rewrite import embedded
-from agents.rewrite.callbacks import notify
-from agents.rewrite.errors import RewriteStageError
+from agents.rewrite.errors import RewriteStageError, finish_reason_of, reason_for
 from agents.rewrite.models import (
     DocumentSection,
+    DocumentStructure,
     OutlinePlan,
+    PatchFailure,
     ReviewIssue,
     ReviewRound,
     SectionPatch,
 )
+from agents.rewrite.placement import place_issues
 from agents.rewrite.reviewers import ReviewInput, draft_with_ids
 from agents.rewrite.state import RewriteContext, RewriteState
-from reqstudio.calls import IncompleteAnswerError, RetryPolicy, complete_text, policy_for
-from reqstudio.errors import describe_failure
+from agents.rewrite.texts import text
+from reqstudio.calls import RetryPolicy, complete_text, policy_for
+from reqstudio.document_model import document_language
+from reqstudio.llm import estimate_tokens
 from reqstudio.prompts import render_prompt
 from reqstudio.settings import ModelRole
-from reqstudio.structured import StructuredOutputError, ask_structured
+from reqstudio.structured import ask_structured
 
 log = logging.getLogger("reqstudio.rewrite")
 
 OUTLINE, FILLING, REVIEW = "outline_generation", "content_filling", "review_revision"
-
-
-def document_language(text: str) -> str:
-    """ "zh" when Chinese characters carry the text, else "en"."""
-    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
-    letters = sum(1 for ch in text if ch.isascii() and ch.isalpha())
-    return "zh" if cjk * 3 >= letters and cjk > 0 else "en"
-
-
-def reason_for(error: BaseException) -> str:
-    if isinstance(error, StructuredOutputError):
-        return str(error)
-    if type(error) is ValueError:  # our own checks, e.g. an empty section
-        return str(error)
-    if isinstance(error, IncompleteAnswerError):
-        if error.reason == "length":
-            return "the answer was cut off at the length limit, also after continuing"
-        return "the answer stream ended without a finish reason, also after retries"
-    return describe_failure(error, "en")
 
 
 def _policy(ctx: RewriteContext, role: ModelRole) -> RetryPolicy:
@@ -64,6 +50,33 @@ def _model(ctx: RewriteContext, role: ModelRole) -> Any:
         extra = {"grammar": embedded.SECTION_GRAMMAR, "max_tokens": embedded.SECTION_TOKENS}
         return model.bind(extra_body=extra)
     return model
+
+
+def document_of(state: RewriteState) -> DocumentStructure:
+    data = state["document_structure"]
+    assert data is not None  # the outline exists before any node that reads it
+    return DocumentStructure.model_validate(data)
+
+
+def stage_error(
+    stage: str,
+    error: BaseException,
+    *,
+    tries: int | None = None,
+    prompt: str = "",
+    partial: DocumentStructure | None = None,
+    section: DocumentSection | None = None,
+) -> RewriteStageError:
+    tokens = estimate_tokens(prompt) if prompt else None
+    return RewriteStageError(
+        stage,
+        reason_for(error, tries, tokens),
+        partial,
+        section.id if section else None,
+        section_title=section.title if section else None,
+        finish_reason=finish_reason_of(error),
+        reason_zh=reason_for(error, tries, tokens, "zh"),
+    )
 
 
 # --- ContextBuilder -------------------------------------------------------------------
@@ -88,32 +101,31 @@ async def build_context(state: RewriteState, runtime: Runtime[RewriteContext]) -
 
 async def generate_outline(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict[str, Any]:
     ctx = runtime.context
-    await notify(ctx.handler, "on_stage_start", OUTLINE)
+    await ctx.enter(OUTLINE)
     prompt = render_prompt(
         f"rewrite/{state['language']}/outline.md", background=state["background"]
     )
+    policy = _policy(ctx, "RewriteOutline")
     try:
         answer = await ask_structured(
             ctx.factory.for_role("RewriteOutline", callbacks=[ctx.tracker]),
             [HumanMessage(prompt)],
             OutlinePlan,
             response_format=embedded.response_format(ctx.factory, OutlinePlan),
-            policy=_policy(ctx, "RewriteOutline"),
+            policy=policy,
             label="RewriteOutline",
         )
     except Exception as error:
-        raise RewriteStageError(OUTLINE, reason_for(error)) from error
+        raise stage_error(OUTLINE, error, tries=policy.attempts, prompt=prompt) from error
     structure = answer.value.to_structure(state["language"])
     log.info("rewrite: outline with %d sections", len(structure.sections))
-    await notify(
-        ctx.handler,
-        "on_stage_end",
+    await ctx.leave(
         OUTLINE,
         document=structure,
         sections=len(structure.sections),
         repairs=answer.attempts - 1,
     )
-    return {"document_structure": structure}
+    return {"document_structure": structure.model_dump(mode="json"), "filled": 0}
 
 
 # --- ContentFiller ----------------------------------------------------------------------
@@ -132,9 +144,10 @@ async def write_section_text(
     on_retry: Any = None,
     label: str,
 ) -> str:
-    """A section's text, whole: cut streams retried by the role's policy, a `length` finish
-    continued (at most `max_continuations` times), an empty answer refused."""
-    text = await complete_text(
+    """A section's text, whole: only a `stop` finish is taken; cut streams, `content_filter`
+    finishes and empty answers are retried by the role's policy (`reqstudio.calls`), a
+    `length` finish is continued (at most `max_continuations` times)."""
+    text_ = await complete_text(
         _model(ctx, role),
         messages,
         policy=_policy(ctx, role),
@@ -143,69 +156,68 @@ async def write_section_text(
         max_continuations=ctx.options.max_continuations,
         label=label,
     )
-    if not text.strip():
+    if not text_.strip():  # continuations that added nothing
         raise ValueError("the model's answer was empty")
-    return text.strip("\n") + "\n"
+    return text_.strip("\n") + "\n"
 
 
-async def fill_content(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict[str, Any]:
-    """Sections in order; each call sees the background, every section written so far and the
-    current section's goal (the seed's rolling context)."""
+async def fill_section(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict[str, Any]:
+    """The next unwritten section. Its call sees the background, every section written so far
+    and the section's goal (the seed's rolling context). One section per step, so a run that
+    fails at section 14 of 20 resumes at section 14."""
     ctx = runtime.context
-    document = state["document_structure"]
-    assert document is not None
-    await notify(ctx.handler, "on_stage_start", FILLING, sections=len(document.sections))
+    document = document_of(state)
     total = len(document.sections)
-    done: list[DocumentSection] = []
-    for index, section in enumerate(document.sections, start=1):
-        await notify(
-            ctx.handler,
-            "on_stage_progress",
-            FILLING,
-            f"正在生成第 {index}/{total} 节...",
-            index=index,
-            total=total,
-            section_id=section.id,
-            title=section.title,
+    index = state["filled"]
+    await ctx.enter(
+        FILLING, sections=total, document=document, resumed_at=index + 1 if index else None
+    )
+    section = document.sections[index]
+    done = document.sections[:index]
+    await ctx.progress(
+        FILLING,
+        text("filling", ctx.progress_language(state), index=index + 1, total=total),
+        index=index + 1,
+        total=total,
+        section_id=section.id,
+        title=section.title,
+    )
+    prompt = render_prompt(
+        f"rewrite/{state['language']}/fill.md",
+        title=document.title,
+        background=state["background"],
+        previous_sections=written_so_far(done),
+        index=index + 1,
+        total=total,
+        section_title=section.title,
+        level=section.level,
+        goal=section.goal,
+    )
+
+    async def on_token(chunk: str) -> None:
+        await ctx.notify("on_section_token", section.id, chunk)
+
+    async def on_retry(attempt: int, error: BaseException, wait: float) -> None:
+        await ctx.notify("on_section_reset", section.id)
+
+    try:
+        content = await write_section_text(
+            ctx,
+            "RewriteFill",
+            [HumanMessage(prompt)],
+            on_token=on_token,
+            on_retry=on_retry,
+            label=f"RewriteFill {section.id}",
         )
-        prompt = render_prompt(
-            f"rewrite/{state['language']}/fill.md",
-            title=document.title,
-            background=state["background"],
-            previous_sections=written_so_far(done),
-            index=index,
-            total=total,
-            section_title=section.title,
-            level=section.level,
-            goal=section.goal,
-        )
-
-        async def on_token(text: str, section_id: str = section.id) -> None:
-            await notify(ctx.handler, "on_section_token", section_id, text)
-
-        async def on_retry(
-            attempt: int, error: BaseException, wait: float, section_id: str = section.id
-        ) -> None:
-            await notify(ctx.handler, "on_section_reset", section_id)
-
-        try:
-            content = await write_section_text(
-                ctx,
-                "RewriteFill",
-                [HumanMessage(prompt)],
-                on_token=on_token,
-                on_retry=on_retry,
-                label=f"RewriteFill {section.id}",
-            )
-        except Exception as error:
-            partial = document.model_copy(
-                update={"sections": [*done, *document.sections[len(done) :]]}
-            )
-            raise RewriteStageError(FILLING, reason_for(error), partial, section.id) from error
-        done.append(section.model_copy(update={"content": content}))
-    filled = document.model_copy(update={"sections": done})
-    await notify(ctx.handler, "on_stage_end", FILLING, document=filled)
-    return {"document_structure": filled}
+    except Exception as error:
+        tries = _policy(ctx, "RewriteFill").attempts
+        raise stage_error(
+            FILLING, error, tries=tries, prompt=prompt, partial=document, section=section
+        ) from error
+    updated = document.with_content(section.id, content)
+    if index + 1 == total:
+        await ctx.leave(FILLING, document=updated)
+    return {"document_structure": updated.model_dump(mode="json"), "filled": index + 1}
 
 
 # --- Reviser ------------------------------------------------------------------------------
@@ -213,44 +225,53 @@ async def fill_content(state: RewriteState, runtime: Runtime[RewriteContext]) ->
 
 async def review_document(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict[str, Any]:
     ctx = runtime.context
-    document = state["document_structure"]
-    assert document is not None
+    document = document_of(state)
+    language = ctx.progress_language(state)
     round_number = state["review_round"] + 1
-    if round_number == 1:
-        await notify(ctx.handler, "on_stage_start", REVIEW, reviewer=ctx.reviewer.name)
-    await notify(
-        ctx.handler,
-        "on_stage_progress",
-        REVIEW,
-        f"第 {round_number} 轮评审中...",
-        round=round_number,
-    )
+    await ctx.enter(REVIEW, reviewer=ctx.reviewer.name)
+    await ctx.progress(REVIEW, text("reviewing", language, round=round_number), round=round_number)
     try:
         found = await ctx.reviewer.review(
             ReviewInput(state["background"], document, state["language"], round_number),
             [ctx.tracker],
         )
     except Exception as error:
-        raise RewriteStageError(REVIEW, reason_for(error), document) from error
-    known = set(document.section_ids)
-    issues = [i for i in found if i.section_id in known]
-    ignored = [i for i in found if i.section_id not in known]
-    if ignored:
-        log.warning("rewrite: %d review issue(s) name no section of the document", len(ignored))
-    await notify(
-        ctx.handler,
-        "on_stage_progress",
+        tries = _policy(ctx, "RewriteReview").attempts
+        raise stage_error(REVIEW, error, tries=tries, partial=document) from error
+
+    async def reasked(count: int) -> None:
+        await ctx.progress(
+            REVIEW, text("reasking", language, round=round_number, count=count), round=round_number
+        )
+
+    issues, ignored = await place_issues(
+        found, document, state["language"], ctx.factory, [ctx.tracker], on_reask=reasked
+    )
+    await ctx.progress(
         REVIEW,
-        f"第 {round_number} 轮评审：发现 {len(issues)} 个问题",
+        text("found", language, round=round_number, count=len(issues)),
         round=round_number,
         issues=issues,
         ignored=ignored,
     )
+    if ignored:
+        log.warning("rewrite: %d review issue(s) name no section of the document", len(ignored))
+        which = "; ".join(f"“{i.section_id}”: {i.description}" for i in ignored)
+        await ctx.progress(
+            REVIEW,
+            text("unplaced", language, round=round_number, count=len(ignored), which=which),
+            round=round_number,
+            unplaced=ignored,
+        )
     rounds = [
         *state["review_rounds"],
-        ReviewRound(round=round_number, issues=issues, ignored=ignored),
+        ReviewRound(round=round_number, issues=issues, ignored=ignored).model_dump(mode="json"),
     ]
-    return {"revision_issues": issues, "review_round": round_number, "review_rounds": rounds}
+    return {
+        "revision_issues": [i.model_dump(mode="json") for i in issues],
+        "review_round": round_number,
+        "review_rounds": rounds,
+    }
 
 
 def issues_by_section(issues: Sequence[ReviewIssue]) -> dict[str, list[ReviewIssue]]:
@@ -262,23 +283,26 @@ def issues_by_section(issues: Sequence[ReviewIssue]) -> dict[str, list[ReviewIss
 
 async def patch_sections(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict[str, Any]:
     """Targeted repair: each section with issues gets its content rewritten, concurrently;
-    every other section stays exactly as it was."""
+    every other section stays exactly as it was. A patch that fails for good leaves its
+    section as it was and is recorded; the patches that worked are kept."""
     ctx = runtime.context
-    document = state["document_structure"]
-    assert document is not None
-    grouped = issues_by_section(state["revision_issues"])
+    document = document_of(state)
+    language = ctx.progress_language(state)
+    issues = [ReviewIssue.model_validate(i) for i in state["revision_issues"]]
+    grouped = issues_by_section(issues)
     draft = draft_with_ids(document)
     round_number = state["review_round"]
-    await notify(
-        ctx.handler,
-        "on_stage_progress",
+    await ctx.progress(
         REVIEW,
-        f"第 {round_number} 轮修订：{len(grouped)} 节",
+        text("patching", language, round=round_number, count=len(grouped)),
         round=round_number,
         sections=list(grouped),
     )
+    tries = _policy(ctx, "RewritePatch").attempts
 
-    async def patch_one(section: DocumentSection, issues: list[ReviewIssue]) -> SectionPatch:
+    async def patch_one(
+        section: DocumentSection, issues: list[ReviewIssue]
+    ) -> SectionPatch | PatchFailure:
         prompt = render_prompt(
             f"rewrite/{state['language']}/patch.md",
             title=document.title,
@@ -298,8 +322,29 @@ async def patch_sections(state: RewriteState, runtime: Runtime[RewriteContext]) 
                 [HumanMessage(prompt)],
                 label=f"RewritePatch {section.id}",
             )
-        except Exception as error:
-            raise RewriteStageError(REVIEW, reason_for(error), document, section.id) from error
+        except Exception as error:  # CancelledError is no Exception: a stop still stops
+            log.warning("rewrite: patch of %s failed", section.id, exc_info=True)
+            failure = PatchFailure(
+                section_id=section.id,
+                title=section.title,
+                reason=reason_for(error, tries, estimate_tokens(prompt)),
+                reason_zh=reason_for(error, tries, estimate_tokens(prompt), "zh"),
+                finish_reason=finish_reason_of(error),
+                issues=issues,
+            )
+            await ctx.progress(
+                REVIEW,
+                text(
+                    "patch_failed",
+                    language,
+                    title=section.title,
+                    section_id=section.id,
+                    reason=failure.reason_zh if language == "zh" else failure.reason,
+                ),
+                round=round_number,
+                failure=failure,
+            )
+            return failure
         patch = SectionPatch(
             section_id=section.id,
             title=section.title,
@@ -307,38 +352,48 @@ async def patch_sections(state: RewriteState, runtime: Runtime[RewriteContext]) 
             after=content,
             issues=issues,
         )
-        await notify(
-            ctx.handler,
-            "on_stage_progress",
+        await ctx.progress(
             REVIEW,
-            f"已修订「{section.title}」",
+            text("patched", language, title=section.title),
             round=round_number,
             patch=patch,
         )
         return patch
 
-    patches = await asyncio.gather(
-        *(patch_one(document.section(sid), issues) for sid, issues in grouped.items())
+    outcomes = await asyncio.gather(
+        *(patch_one(document.section(sid), found) for sid, found in grouped.items())
     )
+    patches = [o for o in outcomes if isinstance(o, SectionPatch)]
+    failures = [o for o in outcomes if isinstance(o, PatchFailure)]
     patched = document
     for patch in patches:
         patched = patched.with_content(patch.section_id, patch.after)
     rounds = list(state["review_rounds"])
-    rounds[-1] = rounds[-1].model_copy(update={"patches": list(patches)})
-    return {"document_structure": patched, "review_rounds": rounds, "revision_issues": []}
+    rounds[-1] = {
+        **rounds[-1],
+        "patches": [p.model_dump(mode="json") for p in patches],
+        "failed_patches": [f.model_dump(mode="json") for f in failures],
+    }
+    return {
+        "document_structure": patched.model_dump(mode="json"),
+        "review_rounds": rounds,
+        "revision_issues": [],
+        "failed_patches": [
+            *state["failed_patches"],
+            *(f.model_dump(mode="json") for f in failures),
+        ],
+    }
 
 
 async def finish_review(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict[str, Any]:
     ctx = runtime.context
-    rounds = state["review_rounds"]
-    if not rounds:  # review switched off (REWRITE_MAX_REVIEW_ROUNDS=0)
-        await notify(ctx.handler, "on_stage_start", REVIEW, reviewer=ctx.reviewer.name)
-    await notify(
-        ctx.handler,
-        "on_stage_end",
+    rounds = [ReviewRound.model_validate(r) for r in state["review_rounds"]]
+    await ctx.enter(REVIEW, reviewer=ctx.reviewer.name)  # review off: start and end at once
+    await ctx.leave(
         REVIEW,
-        document=state["document_structure"],
+        document=document_of(state),
         rounds=len(rounds),
         issues_fixed=sum(len(p.issues) for r in rounds for p in r.patches),
+        failed_patches=[PatchFailure.model_validate(f) for f in state["failed_patches"]],
     )
     return {}

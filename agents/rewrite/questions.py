@@ -12,8 +12,8 @@ from langchain_core.messages import HumanMessage
 
 from agents.rewrite import embedded
 from agents.rewrite.models import ClarificationItem, ClarifyingQuestions
-from agents.rewrite.nodes import document_language
 from reqstudio.calls import policy_for
+from reqstudio.document_model import document_language
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
 from reqstudio.structured import ask_structured

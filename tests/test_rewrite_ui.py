@@ -1,0 +1,123 @@
+"""What the browser shows of a rewrite's endings (issue 17, items 2 and 6): the engine runs
+for real against the scripted server; Chainlit's steps and messages are stand-ins that record
+what the page would show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import ui.rewrite as rewrite_ui
+import ui.rewrite_progress as progress_ui
+from agents.rewrite import ClarificationItem, RewriteChain, RewriteRequest, RewriteStageError
+from reqstudio.scripted_server import Reply
+from tests.rewrite_support import (
+    BODIES,
+    CLARIFICATIONS,
+    FILL,
+    ORIGINAL_EN,
+    fill_replies,
+    outline_reply,
+    review_reply,
+)
+
+REQUEST = RewriteRequest(ORIGINAL_EN, [ClarificationItem(**c) for c in CLARIFICATIONS])
+
+
+class ShownStep:
+    def __init__(self, name: str) -> None:
+        self.name, self.output, self.is_error, self.updates = name, "", False, 0
+
+    async def update(self) -> None:
+        self.updates += 1
+
+    async def stream_token(self, text: str) -> None:
+        self.output += text
+
+
+class ShownMessage:
+    def __init__(self, content: str = "") -> None:
+        self.content, self.elements, self.actions = content, [], []
+
+    async def send(self) -> None:
+        sent.append(self)
+
+    async def update(self) -> None:
+        pass
+
+    async def stream_token(self, text: str) -> None:
+        self.content += text
+
+
+steps: list[ShownStep] = []
+sent: list[ShownMessage] = []
+
+
+@pytest.fixture(autouse=True)
+def page(monkeypatch):
+    steps.clear()
+    sent.clear()
+
+    async def open_step(name: str, kind: str, **kwargs: Any) -> ShownStep:
+        steps.append(ShownStep(name))
+        return steps[-1]
+
+    async def nothing(*args: Any, **kwargs: Any) -> None:
+        return None
+
+    monkeypatch.setattr(progress_ui, "open_top_level_step", open_step)
+    monkeypatch.setattr(progress_ui, "top_level_message", ShownMessage)
+    monkeypatch.setattr(rewrite_ui, "top_level_message", ShownMessage)
+    monkeypatch.setattr(rewrite_ui, "persist_thread_state", nothing)
+    monkeypatch.setattr(rewrite_ui, "downloads", lambda *a, **k: ["files"])
+
+
+async def test_an_incomplete_rewrite_names_the_sections_not_patched(factory, llm_server):
+    sharper = "The system lets owners book visits; vets see their schedule; nothing else.\n"
+    llm_server.script(
+        outline_reply(),
+        *fill_replies(),
+        review_reply(("sec-01", "Too vague."), ("sec-03", "SMS provider unnamed.")),
+        Reply(content=sharper, match="[sec-01] Overview (heading"),
+        *[Reply(content="", match="[sec-03] Payment and reminders (heading") for _ in range(5)],
+    )
+    progress = rewrite_ui.ChainlitProgress()
+    result = await RewriteChain(factory).ainvoke(REQUEST, progress)
+    await rewrite_ui.finish(progress, result, 1.0)
+    review_step = steps[-1]
+    assert review_step.name == "③ Review · round 1"
+    assert "Could not patch “Payment and reminders” (sec-03); it stays as before" in (
+        review_step.output
+    )
+    assert "Patched “Overview”" in review_step.output
+    summary = sent[-1]
+    assert summary.content.startswith(
+        "⚠️ Rewrite incomplete: these sections could not be patched and stay as drafted: "
+        "sec-03「Payment and reminders」."
+    )
+    assert not summary.content.startswith("✅")
+
+
+async def test_a_failed_section_closes_its_step_as_an_error_naming_the_finish_reason(
+    factory, llm_server
+):
+    llm_server.script(
+        outline_reply(),
+        Reply(content=BODIES[0], match=FILL),
+        *[
+            Reply(content="Owners pick", match=FILL, finish_reason="content_filter")
+            for _ in range(5)
+        ],
+    )
+    progress = rewrite_ui.ChainlitProgress()
+    with pytest.raises(RewriteStageError):
+        await RewriteChain(factory).ainvoke(REQUEST, progress)
+    filling = steps[-1]
+    assert filling.name == "② Sections"
+    assert filling.is_error
+    assert (
+        "This stage failed: the provider's content filter stopped the answer (finish reason: "
+        in (filling.output)
+    )
+    assert progress.step is None  # closed: the page no longer shows it running

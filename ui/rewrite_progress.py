@@ -1,0 +1,203 @@
+"""Rewrite mode's rendering of the engine's progress in the browser: a Step per stage (the
+outline as a table, the sections streaming into one message, each review round with its
+issues, per-section diffs, failed patches and unplaced issues)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import chainlit as cl
+
+from agents.rewrite import DocumentStructure
+from agents.rewrite.models import PatchFailure, ReviewIssue, SectionPatch
+from ui.rewrite_texts import tr
+from ui.session import diff_block, open_top_level_step, top_level_message
+from ui.texts import lang
+
+KINDS = {
+    "contradiction": ("矛盾", "contradiction"),
+    "omission": ("遗漏", "omission"),
+    "unresolved_clarification": ("未采纳澄清", "clarification ignored"),
+    "inconsistency": ("前后不一致", "inconsistency"),
+    "other": ("其他", "other"),
+}
+
+
+def kind_label(kind: str) -> str:
+    zh, en = KINDS.get(kind, (kind, kind))
+    return zh if lang() == "zh" else en
+
+
+def cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "/")
+
+
+def outline_table(document: DocumentStructure) -> str:
+    rows = [tr("outline_head", title=cell(document.title))]
+    for number, section in enumerate(document.sections, start=1):
+        rows.append(
+            f"| {number} | {cell(section.title)} | {cell(section.goal)} | {section.level} |"
+        )
+    return "\n".join(rows)
+
+
+def issues_table(issues: list[ReviewIssue], document: DocumentStructure | None) -> str:
+    titles = {s.id: s.title for s in document.sections} if document else {}
+    rows = [tr("issues_head", count=len(issues))]
+    for issue in issues:
+        where = f"{issue.section_id} {titles.get(issue.section_id, '')}".strip()
+        rows.append(
+            f"| {cell(where)} | {kind_label(issue.kind)} | {cell(issue.description)} | {cell(issue.suggestion)} |"
+        )
+    return "\n".join(rows)
+
+
+def section_diff(patch: SectionPatch) -> str:
+    return diff_block(patch.section_id, patch.before, patch.after)
+
+
+class ChainlitProgress:
+    """The engine's progress handler for the browser: Steps, the streaming draft, diffs."""
+
+    def __init__(self) -> None:
+        self.step: cl.Step | None = None
+        self.document: DocumentStructure | None = None
+        self.draft = top_level_message()
+        self.written: dict[str, str] = {}  # section id -> text streamed so far
+        self.current: str | None = None
+        self.max_rounds = 0
+        self.last_issues = 0
+        self.step_round = 0  # the review round whose step is open
+
+    async def close_step(self, output: str | None = None, error: bool = False) -> None:
+        if self.step is not None:
+            if output is not None:
+                self.step.output = output
+            self.step.is_error = error
+            await self.step.update()
+            self.step = None
+
+    def draft_markdown(self) -> str:
+        """The document as far as it was written (also what a stop keeps)."""
+        if self.document is None:
+            return ""
+        parts = [f"# {self.document.title}\n"]
+        for section in self.document.sections:
+            if section.id in self.written:
+                body = self.written[section.id].strip("\n")
+                parts.append(f"{'#' * section.level} {section.title}\n\n{body}\n")
+        return "\n".join(parts)
+
+    # --- ProgressCallbackHandler --------------------------------------------------------
+
+    async def on_stage_start(self, stage_name: str, **kwargs: Any) -> None:
+        if stage_name == "outline_generation":
+            self.step = await open_top_level_step(tr("step_outline"), "llm", icon="list-tree")
+        elif stage_name == "content_filling":
+            self.step = await open_top_level_step(tr("step_filling"), "llm", icon="pen-line")
+            self.document = kwargs.get("document") or self.document
+            self.draft = top_level_message()
+            if kwargs.get("resumed_at") and self.document is not None:
+                # a resumed run: the sections written before the stop come from the checkpoint
+                done = [s for s in self.document.sections if s.content.strip()]
+                self.written.update({s.id: s.content for s in done})
+                self.draft.content = self.draft_markdown()
+            await self.draft.send()
+
+    async def on_stage_end(self, stage_name: str, **kwargs: Any) -> None:
+        if stage_name == "outline_generation":
+            self.document = kwargs["document"]
+            await self.close_step(outline_table(self.document))
+        elif stage_name == "content_filling":
+            self.document = kwargs["document"]
+            await self.close_step(tr("filled", total=len(self.document.sections)))
+        elif stage_name == "review_revision":
+            self.document = kwargs.get("document") or self.document
+            rounds = int(kwargs.get("rounds") or 0)
+            if not rounds:
+                step = await open_top_level_step(tr("step_review_off"), "llm", icon="search-check")
+                await step.update()
+            elif self.step is not None:
+                if rounds >= self.max_rounds and self.last_issues:
+                    note = tr("last_round", limit=self.max_rounds)
+                    self.step.output = f"{self.step.output or ''}\n\n{note}"
+                await self.close_step()
+
+    async def on_stage_error(self, stage_name: str, reason: str = "", **kwargs: Any) -> None:
+        if reason == "cancelled":
+            await self.close_step(tr("stopped"), error=True)
+            return
+        # names the section's fault and its finish reason, in the user's language
+        note = tr("stage_failed", reason=kwargs.get("reason_zh") if lang() == "zh" else reason)
+        output = f"{self.step.output}\n\n{note}" if self.step and self.step.output else note
+        await self.close_step(output, error=True)
+
+    async def on_stage_progress(self, stage_name: str, message: str, **kwargs: Any) -> None:
+        if stage_name == "content_filling" and self.step is not None:
+            self.current = kwargs["section_id"]
+            self.written[self.current] = ""
+            self.step.output = tr(
+                "filling", index=kwargs["index"], total=kwargs["total"], title=kwargs["title"]
+            )
+            await self.step.update()
+            section = self.document.section(self.current) if self.document else None
+            if section is not None:
+                await self.draft.stream_token(
+                    ("\n\n" if self.draft.content else "")
+                    + f"{'#' * section.level} {section.title}\n\n"
+                )
+        elif stage_name == "review_revision":
+            await self.review_progress(kwargs)
+
+    async def review_progress(self, kwargs: dict[str, Any]) -> None:
+        round_number = int(kwargs["round"])
+        if "issues" in kwargs:
+            issues = kwargs["issues"]
+            self.last_issues = len(issues)
+            self.step.output = issues_table(issues, self.document) if issues else tr("no_issues")
+            await self.step.update()
+        elif "failure" in kwargs:
+            failure: PatchFailure = kwargs["failure"]
+            note = tr(
+                "patch_failed",
+                title=cell(failure.title),
+                section_id=failure.section_id,
+                reason=failure.reason_zh if lang() == "zh" else failure.reason,
+            )
+            self.step.output = f"{self.step.output or ''}\n\n{note}"
+            self.step.is_error = True
+            await self.step.update()
+        elif "unplaced" in kwargs:
+            unplaced: list[ReviewIssue] = kwargs["unplaced"]
+            which = "; ".join(f"“{cell(i.section_id)}”: {cell(i.description)}" for i in unplaced)
+            note = tr("unplaced", count=len(unplaced), which=which)
+            self.step.output = f"{self.step.output or ''}\n\n{note}"
+            await self.step.update()
+        elif "patch" in kwargs:
+            patch: SectionPatch = kwargs["patch"]
+            self.step.output = (
+                (self.step.output or "")
+                + f"\n\n**{tr('patched', title=cell(patch.title))}**\n\n"
+                + section_diff(patch)
+            )
+            await self.step.update()
+        elif "sections" not in kwargs and self.step_round != round_number:  # a round starts
+            self.step_round = round_number
+            await self.close_step()
+            self.step = await open_top_level_step(
+                tr("step_review", round=round_number), "llm", icon="search-check"
+            )
+            self.step.output = tr("reviewing")
+            await self.step.update()
+
+    async def on_section_token(self, section_id: str, text: str) -> None:
+        self.written[section_id] = self.written.get(section_id, "") + text
+        await self.draft.stream_token(text)
+
+    async def on_section_reset(self, section_id: str) -> None:
+        # The stream broke: drop what arrived of this section; it is written again.
+        partial = self.written.get(section_id, "")
+        if partial and self.draft.content.endswith(partial):
+            self.draft.content = self.draft.content[: len(self.draft.content) - len(partial)]
+            await self.draft.update()
+        self.written[section_id] = ""
