@@ -28,12 +28,19 @@ from reqstudio.runtime import (
     keep_data_private,
 )
 from reqstudio.settings import SettingsError, get_settings
-from ui.agent import AGENT_MODE, close_agent_session, on_mcp_connect, on_mcp_disconnect
+from ui.agent import (
+    AGENT_MODE,
+    SHARED_MCP_SERVERS,
+    close_agent_session,
+    on_mcp_connect,
+    on_mcp_disconnect,
+)
 from ui.chat import CHAT_MODE
 from ui.history import HistoryDataLayer, create_schema
 from ui.lag_route import expose_loop_lag
 from ui.local_login import serve_local_user
 from ui.login_guard import limit_failed_logins
+from ui.mcp_limits import cap_user_mcp_servers
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.origins import ForeignOriginGuard
 from ui.ownership import guard_writes
@@ -90,6 +97,7 @@ silence_chainlit_stop_line()
 keep_running_task_shown_on_reconnect()
 show_uploaded_pdfs_as_files()
 guard_writes()
+cap_user_mcp_servers(settings.mcp_user_servers)
 set_session_cookie_by_scheme()
 cl_server.app.add_middleware(RevokedTokenGuard)
 cl_server.app.add_middleware(SecureCookiesOverHttps)
@@ -130,6 +138,7 @@ async def stop_app() -> None:
     layer = get_data_layer()
     if isinstance(layer, HistoryDataLayer):
         await layer.flush()  # history writes still in flight are saved, not dropped
+    await SHARED_MCP_SERVERS.aclose()
     runtime().stop()
 
 

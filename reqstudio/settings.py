@@ -182,6 +182,9 @@ class Settings(BaseSettings):
     allow_anonymous_network: bool = Field(
         default=False, validation_alias=AliasChoices("REQSTUDIO_ALLOW_ANONYMOUS_NETWORK")
     )
+    mcp_user_servers: int = Field(
+        default=3, ge=0, le=50, validation_alias=AliasChoices("REQSTUDIO_MCP_USER_SERVERS")
+    )
     # Origins besides the app's own whose browser requests it accepts (comma-separated).
     allowed_origins: str = Field(
         default="", validation_alias=AliasChoices("REQSTUDIO_ALLOWED_ORIGINS")

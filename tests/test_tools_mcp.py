@@ -316,3 +316,56 @@ async def test_closing_the_toolbox_does_not_swallow_the_callers_cancellation():
     holder.cancel()
     with pytest.raises(asyncio.CancelledError):
         await holder
+
+
+def time_servers_running() -> list:
+    import psutil
+
+    return [
+        child
+        for child in psutil.Process().children(recursive=True)
+        if "mcp-server-time" in " ".join(child.cmdline()) and child.is_running()
+    ]
+
+
+async def test_configured_servers_are_started_once_per_process_and_shared_by_sessions():
+    from tools.mcp_tools import SharedMcpServers
+
+    shared = SharedMcpServers()
+    # twenty sessions opening at once, as twenty Agent sockets do
+    boxes = [
+        McpToolbox.for_session(toolbox)
+        for toolbox in await asyncio.gather(*(shared.get(BUNDLED_CONFIG) for _ in range(20)))
+    ]
+    try:
+        assert len(time_servers_running()) == 1
+        assert all("get_current_time" in {t.name for t in box.tools} for box in boxes)
+        for box in boxes[:10]:  # sessions ending leave the shared server running for the rest
+            await box.aclose()
+        tool = next(t for t in boxes[-1].tools if t.name == "get_current_time")
+        answer = await tool.ainvoke(tool_call("get_current_time", {"timezone": "UTC"}))
+        assert "datetime" in content_to_text(answer.content)
+        assert len(time_servers_running()) == 1
+    finally:
+        await shared.aclose()
+    for _ in range(50):  # the process is reaped asynchronously once its session closes
+        if not time_servers_running():
+            break
+        await asyncio.sleep(0.1)
+    assert time_servers_running() == []
+
+
+async def test_a_sessions_own_servers_stay_its_own(tmp_path: Path):
+    from tools.mcp_tools import SharedMcpServers
+
+    shared = SharedMcpServers()
+    base = await shared.get(None)  # no configured servers
+    mine, yours = McpToolbox.for_session(base), McpToolbox.for_session(base)
+    params = StdioServerParameters(command=resolve_command("mcp-server-time"), args=[])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        status = await mine.add_session("time-ui", session)
+        assert status.ok
+        assert "get_current_time" in {t.name for t in mine.tools}
+        assert yours.tools == []
+    await shared.aclose()

@@ -226,6 +226,7 @@ class McpToolbox:
         self.start_timeout = start_timeout
         self.call_timeout = call_timeout
         self.statuses: list[McpServerStatus] = []
+        self.shared: McpToolbox | None = None  # the process's configured servers (for_session)
         self._tools: dict[str, list[BaseTool]] = {}
         self._holders: dict[str, asyncio.Task[None]] = {}
         self._stop = asyncio.Event()
@@ -252,6 +253,14 @@ class McpToolbox:
             yield toolbox
         finally:
             await toolbox.aclose()
+
+    @classmethod
+    def for_session(cls, shared: McpToolbox) -> McpToolbox:
+        """One chat session's toolbox: the `shared` servers' tools, which it neither starts nor
+        stops, plus the sessions it is handed (`add_session`, e.g. connected in the UI)."""
+        toolbox = cls(None, start_timeout=shared.start_timeout, call_timeout=shared.call_timeout)
+        toolbox.shared = shared
+        return toolbox
 
     @classmethod
     async def start(
@@ -397,7 +406,8 @@ class McpToolbox:
     def tools(self) -> list[BaseTool]:
         seen: set[str] = set()
         tools: list[BaseTool] = []
-        for server, server_tools in self._tools.items():
+        servers = {**(self.shared._tools if self.shared else {}), **self._tools}
+        for server, server_tools in servers.items():
             for tool in server_tools:
                 if tool.name in seen:
                     log.warning("MCP tool %r of %r hidden: the name is taken", tool.name, server)
@@ -408,4 +418,30 @@ class McpToolbox:
 
     @property
     def failed(self) -> list[McpServerStatus]:
-        return [s for s in self.statuses if not s.ok]
+        shared = self.shared.statuses if self.shared else []
+        return [s for s in [*shared, *self.statuses] if not s.ok]
+
+
+class SharedMcpServers:
+    """The MCP servers of the app's own configuration, started once per process at the first
+    Agent session that needs them and shared by every session after it (a server per socket
+    let anyone who reached the app start processes without limit). Closed at app shutdown."""
+
+    def __init__(self, **toolbox_options: Any):
+        self.toolbox_options = toolbox_options
+        self._started: dict[str, McpToolbox] = {}
+        self._lock = asyncio.Lock()
+
+    async def get(self, config: Path | None) -> McpToolbox:
+        """The shared toolbox for `config` (None: no configured servers). A bad config file
+        raises `McpConfigError` each time it is asked for."""
+        key = str(config) if config is not None else ""
+        async with self._lock:
+            if key not in self._started:
+                self._started[key] = await McpToolbox.start(config, **self.toolbox_options)
+            return self._started[key]
+
+    async def aclose(self) -> None:
+        started, self._started = list(self._started.values()), {}
+        for toolbox in started:
+            await toolbox.aclose()

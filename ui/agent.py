@@ -31,7 +31,7 @@ from agents.react.events import (
 from agents.react.state import AgentConfig, AgentMemory
 from reqstudio.errors import describe_failure
 from reqstudio.settings import ModelSpec, SettingsError
-from tools.mcp_tools import McpConfigError, McpToolbox, resolve_mcp_config
+from tools.mcp_tools import McpConfigError, McpToolbox, SharedMcpServers, resolve_mcp_config
 from tools.web_search import WebSearch, load_backend
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import (
@@ -144,6 +144,10 @@ TEXT = {
 tr = Catalog(TEXT)
 
 
+# mcp.json's servers: one set per process, shared by every Agent session (closed at shutdown).
+SHARED_MCP_SERVERS = SharedMcpServers()
+
+
 def model_choices() -> list[str]:
     settings = runtime().settings
     names = [DEFAULT_CHOICE, runtime().endpoint.model]
@@ -195,10 +199,11 @@ async def open_toolbox() -> McpToolbox:
     if toolbox is not None:
         return toolbox
     try:
-        toolbox = await McpToolbox.start(resolve_mcp_config(runtime().settings.mcp_config))
+        shared = await SHARED_MCP_SERVERS.get(resolve_mcp_config(runtime().settings.mcp_config))
     except McpConfigError as error:
         await cl.Message(content=f"⚠️ {error}").send()
-        toolbox = await McpToolbox.start(None)
+        shared = await SHARED_MCP_SERVERS.get(None)
+    toolbox = McpToolbox.for_session(shared)
     for status in toolbox.failed:
         await send_notice(tr("mcp_failed", name=status.name, error=status.error))
     cl.user_session.set("mcp_toolbox", toolbox)
