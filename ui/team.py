@@ -256,6 +256,7 @@ class TeamRunView:
         self.society = run.society
         self.picture: cl.Message | None = None
         self.answer: cl.Message | None = None
+        self.answer_id: int | None = None  # the delivered message `answer` shows
 
     async def note(self, content: str) -> None:
         message = top_level_message(content)
@@ -319,8 +320,13 @@ class TeamRunView:
         elif isinstance(event, AgentFailed):
             await self.note(tr("failed_agent", agent=event.agent_id, error=event.error))
         elif isinstance(event, AnswerToken):
+            # one delivered answer per message: a second answer root delivers gets its own
+            if self.answer is not None and event.message_id != self.answer_id:
+                await self.answer.send()
+                self.answer = None
             if self.answer is None:
                 self.answer = top_level_message()
+                self.answer_id = event.message_id
                 sign(self.answer, author(self.society, ROOT_ID), "bot")
             await self.answer.stream_token(event.text)
 

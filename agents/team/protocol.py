@@ -244,20 +244,25 @@ def reply_hint(sender: str) -> str:
     return f"如需回复，请使用 send_message(to='{sender}', ...)"
 
 
+def unforgeable(text: str) -> str:
+    """Text an agent wrote, with nothing in it able to pass for the society's source line."""
+    return text.replace("【来自", "[来自")
+
+
 def format_delivery(message: Message) -> str:
     """The text an agent sees for a delivered message (requirement 10)."""
     parts = [source_line(message.sender, message.sender_role)]
     if message.self_introduction:
-        parts.append(f"自我介绍：{message.self_introduction}")
+        parts.append(unforgeable(f"自我介绍：{message.self_introduction}"))
     parts.append(f"消息类型：{message.message_type}")
     if message.content.strip():
-        parts.append(message.content.strip())
+        parts.append(unforgeable(message.content.strip()))
     if message.message_type == "task_assignment" and message.payload:
         brief = TaskBrief.model_validate(message.payload)
-        parts.append("任务委托书（Task Brief）：\n" + brief.as_text())
+        parts.append(unforgeable("任务委托书（Task Brief）：\n" + brief.as_text()))
     elif message.payload:
         details = "\n".join(f"{k}: {_payload_value(v)}" for k, v in message.payload.items())
-        parts.append(details)
+        parts.append(unforgeable(details))
     parts.append(reply_hint(message.sender))
     return "\n".join(parts)
 

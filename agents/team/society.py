@@ -7,11 +7,9 @@ tool result. Nothing here raises at an agent. Events are recorded as they happen
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -27,6 +25,8 @@ from agents.team.events import (
     RoleCreated,
     TeamEvent,
 )
+from agents.team.integrity import duplicate_of, fingerprint, rename_envelope_keys
+from agents.team.members import Agent, Halt, Outcome, Role, SocietyLimits
 from agents.team.protocol import (
     BRIEF_REQUIRED,
     MESSAGE_TYPES,
@@ -49,59 +49,6 @@ ROOT_ROLE = "根智能体 / root"
 ROOT_DUTIES = "接收用户的任务，组建团队并分派工作，汇总结果后答复用户"
 
 
-@dataclass
-class Role:
-    name: str
-    role_prompt: str
-    duties: str
-    interface_spec: InterfaceSpec | None = None
-    created_by: str = "society"
-
-
-@dataclass
-class SocietyLimits:
-    max_agents: int = 8  # root included
-    max_depth: int = 3  # root is depth 0
-    max_messages: int = 100
-
-
-@dataclass
-class Agent:
-    id: str
-    role: Role
-    parent: str | None
-    depth: int
-    brief: TaskBrief | None = None
-    inbox: list[Message] = field(default_factory=list)
-    stats: AgentStats | None = None
-    children: int = 0
-
-
-@dataclass
-class Outcome:
-    """What a society operation answers; `text()` is what the calling agent reads."""
-
-    ok: bool
-    code: str
-    message: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def text(self) -> str:
-        body: dict[str, Any] = {"ok": self.ok}
-        body["result" if self.ok else "error"] = self.code
-        body["message"] = self.message
-        body.update(self.data)
-        return json.dumps(body, ensure_ascii=False)
-
-
-@dataclass
-class Halt:
-    """The society asks the scheduler to end the run."""
-
-    reason: str  # "messages" | "loop"
-    detail: str
-
-
 class AgentSociety:
     def __init__(
         self,
@@ -115,7 +62,8 @@ class AgentSociety:
         self.registries: dict[str, dict[str, ContactEntry]] = {}
         self.events: list[TeamEvent] = []
         self.messages: list[Message] = []
-        self.answer: Message | None = None
+        self.answer: Message | None = None  # the last message root delivered to the user
+        self.answers: list[Message] = []  # every one, in order
         self.halt: Halt | None = None
         self.limits_hit: list[str] = []
         self._listeners: list[Callable[[TeamEvent], None]] = [on_event] if on_event else []
@@ -305,6 +253,9 @@ class AgentSociety:
                 unknown=unknown,
             )
 
+        full = self._no_room(parent, tool)  # the brief is a delivered message too
+        if full is not None:
+            return full
         child_id = self._new_agent_id()
         the_role = self.roles[role]
         child = Agent(child_id, the_role, parent, parent_agent.depth + 1, brief=task_brief)
@@ -373,6 +324,17 @@ class AgentSociety:
                 note,
             )
 
+    def _no_room(self, agent_id: str, tool: str) -> Outcome | None:
+        """The refusal when the run has delivered its maximum of messages; every delivery
+        counts (the user's task, briefs, reports the society sends, forwarded words)."""
+        if len(self.messages) < self.limits.max_messages:
+            return None
+        detail = f"{self.limits.max_messages} messages"
+        self._limit("messages", detail)
+        if self.halt is None:
+            self.halt = Halt("messages", detail)
+        return self.refuse(agent_id, tool, "message_limit", f"not sent: the run reached {detail}")
+
     def _limit(self, limit: str, detail: str) -> None:
         if limit not in self.limits_hit:
             self.limits_hit.append(limit)
@@ -420,7 +382,8 @@ class AgentSociety:
             checked = validate_payload(message_type, payload)
         except PayloadError as exc:
             return self.refuse(sender, tool, "invalid_payload", str(exc))
-        body = checked.model_dump(exclude_none=True)
+        # the sender is the society's to say: envelope keys in a payload are renamed
+        body, renamed = rename_envelope_keys(checked.model_dump(exclude_none=True))
 
         if isinstance(checked, IntroductionResponse):
             target = checked.target_id
@@ -459,11 +422,9 @@ class AgentSociety:
                     "collaborators must be agents you know: " + ", ".join(unknown),
                 )
 
-        if len(self.messages) >= self.limits.max_messages:
-            detail = f"{self.limits.max_messages} messages"
-            self._limit("messages", detail)
-            self.halt = Halt("messages", detail)
-            return self.refuse(sender, tool, "message_limit", f"not sent: the run reached {detail}")
+        full = self._no_room(sender, tool)
+        if full is not None:
+            return full
 
         first_contact = to != USER_ID and not self.knows(to, sender)
         introduction = None
@@ -483,6 +444,14 @@ class AgentSociety:
             payload=body,
             self_introduction=introduction,
         )
+        if to == USER_ID and (earlier := duplicate_of(message, self.answers)) is not None:
+            return self.refuse(
+                sender,
+                tool,
+                "duplicate_message",
+                f"not sent: the user already has this message (message {earlier.id}); "
+                "the user hears each answer once",
+            )
         self._deliver(message, first_contact=first_contact)
         if first_contact:
             # One-sided acquaintance becomes mutual (requirement 5.2).
@@ -499,7 +468,13 @@ class AgentSociety:
         if isinstance(checked, TaskBrief) and to != USER_ID:
             self._add_collaborators(sender, to, checked.collaborators)
         self._watch_for_loop(message)
-        return Outcome(True, "sent", f"message {message.id} delivered to {to}")
+        note = f"message {message.id} delivered to {to}"
+        if renamed:
+            note += (
+                f"; payload key(s) {', '.join(renamed)} renamed payload_<key>: "
+                "the society fills in who sent a message"
+            )
+        return Outcome(True, "sent", note)
 
     def _introduce(self, requester: str, target: str, introducer: str) -> None:
         if requester == USER_ID or target == requester:
@@ -535,6 +510,7 @@ class AgentSociety:
         if message.to == USER_ID:
             if message.sender == ROOT_ID:
                 self.answer = message
+                self.answers.append(message)
         else:
             recipient = self.agents[message.to]
             recipient.inbox.append(message)
@@ -547,13 +523,8 @@ class AgentSociety:
         """The same exchange between two agents twice over is a loop (A→B x, B→A y, A→B x,
         B→A y), and so is one agent sending the same message to another three times running."""
         pair = frozenset((message.sender, message.to))
-        fingerprint = json.dumps(
-            [message.message_type, " ".join(message.content.split()), message.payload],
-            ensure_ascii=False,
-            sort_keys=True,
-        )
         history = self._exchanges.setdefault(pair, [])
-        history.append((message.sender, fingerprint))
+        history.append((message.sender, fingerprint(message)))
         del history[:-4]
         looped = len(history) == 4 and history[0] == history[2] and history[1] == history[3]
         same = len(history) >= 3 and history[-1] == history[-2] == history[-3]
@@ -569,6 +540,8 @@ class AgentSociety:
         agent = self.agents[agent_id]
         if agent.parent is None or self.halt is not None:
             return
+        if self._no_room(agent_id, "report_failure") is not None:
+            return
         self._deliver(
             Message(
                 id=len(self.messages) + 1,
@@ -581,6 +554,30 @@ class AgentSociety:
             ),
             first_contact=False,
         )
+
+    def forward_unsent_words(self, agent_id: str, words: str) -> bool:
+        """A child that ended its turn with plain text and delivered nothing, while the team
+        had nothing else to do: its words go to its parent, marked as forwarded, instead of
+        reaching no one. False when nothing was delivered (root, a halt, the limit)."""
+        agent = self.agents[agent_id]
+        if agent.parent is None or self.halt is not None:
+            return False
+        if self._no_room(agent_id, "forward_unsent_words") is not None:
+            return False
+        self._deliver(
+            Message(
+                id=len(self.messages) + 1,
+                sender=agent_id,
+                sender_role=agent.role.name,
+                to=agent.parent,
+                message_type="status_report",
+                content=f"（系统转交）{agent_id} 结束本轮时没有调用 send_message，"
+                f"以下是它的原话：\n{words}",
+                payload={"status": "in_progress", "forwarded_by": "society"},
+            ),
+            first_contact=False,
+        )
+        return True
 
     # --- user side ---------------------------------------------------------------------
 
@@ -603,6 +600,16 @@ class AgentSociety:
         agent = self.agents[agent_id]
         waiting, agent.inbox = agent.inbox, []
         return waiting
+
+    def read_inbox(self, agent_id: str) -> list[Message]:
+        """The waiting messages, left in the inbox until `done_reading` (a turn that fails
+        half-way loses nothing)."""
+        return list(self.agents[agent_id].inbox)
+
+    def done_reading(self, agent_id: str, read: list[Message]) -> None:
+        agent = self.agents[agent_id]
+        ids = {m.id for m in read}
+        agent.inbox = [m for m in agent.inbox if m.id not in ids]
 
     def with_inbox(self) -> list[str]:
         return [a.id for a in self.agents.values() if a.inbox]

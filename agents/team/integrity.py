@@ -1,0 +1,71 @@
+"""What keeps a message honest: who sent it comes only from the society, never from what an
+agent wrote, and the same message is not delivered twice to the user.
+
+- Payload keys that name a sender or the envelope (`from`, `sender`, `to`, ...) are renamed
+  `payload_<key>` before delivery, and the sender is told so in its tool result.
+- A line of content or payload that starts like the society's source line ("【来自") is shown
+  with a plain bracket ("[来自"), so no text can pose as a source line.
+- Two messages are the same when type, whitespace-normalised content and payload match."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agents.team.protocol import Message, unforgeable
+
+__all__ = ["ENVELOPE_KEYS", "duplicate_of", "fingerprint", "rename_envelope_keys", "unforgeable"]
+
+# keys of the envelope the society fills itself (requirements 9.1, 9.5)
+ENVELOPE_KEYS = frozenset(
+    {
+        "from",
+        "from_id",
+        "sender",
+        "sender_id",
+        "sender_role",
+        "to",
+        "id",
+        "message_type",
+        "self_introduction",
+        "来自",
+        "发送者",
+    }
+)
+
+
+def rename_envelope_keys(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`payload` with envelope keys renamed `payload_<key>`, and the keys renamed."""
+    renamed: list[str] = []
+    clean: dict[str, Any] = {}
+    for key, value in payload.items():
+        if key.strip().lower() in ENVELOPE_KEYS:
+            new = f"payload_{key.strip()}"
+            while new in payload or new in clean:
+                new = f"payload_{new}"
+            clean[new] = value
+            renamed.append(key)
+        else:
+            clean[key] = value
+    return clean, renamed
+
+
+def fingerprint(message: Message) -> str:
+    return json.dumps(
+        [message.message_type, " ".join(message.content.split()), message.payload],
+        ensure_ascii=False,
+        sort_keys=True,
+    )
+
+
+def duplicate_of(message: Message, delivered: list[Message]) -> Message | None:
+    """An earlier message from the same sender to the same receiver with the same words."""
+    mark = fingerprint(message)
+    for earlier in delivered:
+        if (
+            earlier.sender == message.sender
+            and earlier.to == message.to
+            and fingerprint(earlier) == mark
+        ):
+            return earlier
+    return None
