@@ -14,7 +14,14 @@ from typing import Any
 
 from agents.team.protocol import Message, unforgeable
 
-__all__ = ["ENVELOPE_KEYS", "duplicate_of", "fingerprint", "rename_envelope_keys", "unforgeable"]
+__all__ = [
+    "ENVELOPE_KEYS",
+    "LoopWatch",
+    "duplicate_of",
+    "fingerprint",
+    "rename_envelope_keys",
+    "unforgeable",
+]
 
 # keys of the envelope the society fills itself (requirements 9.1, 9.5)
 ENVELOPE_KEYS = frozenset(
@@ -69,3 +76,24 @@ def duplicate_of(message: Message, delivered: list[Message]) -> Message | None:
         ):
             return earlier
     return None
+
+
+class LoopWatch:
+    """The same exchange between two agents twice over is a loop (A→B x, B→A y, A→B x,
+    B→A y), and so is one agent sending the same message to another three times running."""
+
+    def __init__(self) -> None:
+        self._exchanges: dict[frozenset[str], list[tuple[str, str]]] = {}
+
+    def see(self, message: Message) -> str | None:
+        """What looped, once `message` closes a loop; otherwise None."""
+        pair = frozenset((message.sender, message.to))
+        history = self._exchanges.setdefault(pair, [])
+        history.append((message.sender, fingerprint(message)))
+        del history[:-4]
+        looped = len(history) == 4 and history[0] == history[2] and history[1] == history[3]
+        same = len(history) >= 3 and history[-1] == history[-2] == history[-3]
+        if not (looped or same):
+            return None
+        a, b = sorted(pair)
+        return f"{a} and {b} repeated the same exchange"

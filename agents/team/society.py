@@ -7,13 +7,13 @@ tool result. Nothing here raises at an agent. Events are recorded as they happen
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agents.team.cards import unknown_skill
 from agents.team.events import (
     AgentSpawned,
     AgentStats,
@@ -25,7 +25,7 @@ from agents.team.events import (
     RoleCreated,
     TeamEvent,
 )
-from agents.team.integrity import duplicate_of, fingerprint, rename_envelope_keys
+from agents.team.integrity import LoopWatch, duplicate_of, rename_envelope_keys
 from agents.team.members import Agent, Halt, Outcome, Role, SocietyLimits
 from agents.team.protocol import (
     BRIEF_REQUIRED,
@@ -40,6 +40,7 @@ from agents.team.protocol import (
     PayloadError,
     TaskBrief,
     describe_validation,
+    first_sentence,
     format_delivery,
     missing_brief_fields,
     validate_payload,
@@ -69,7 +70,7 @@ class AgentSociety:
         self._listeners: list[Callable[[TeamEvent], None]] = [on_event] if on_event else []
         self._on_delivery = on_delivery
         self._started = time.monotonic()
-        self._exchanges: dict[frozenset[str], list[tuple[str, str]]] = {}
+        self._loops = LoopWatch()
         self._create_root()
 
     # --- events ----------------------------------------------------------------------
@@ -252,6 +253,9 @@ class AgentSociety:
                 "collaborators must be agents you know: " + ", ".join(unknown),
                 unknown=unknown,
             )
+        misfit = unknown_skill(self.roles[role].interface_spec, task_brief.skill, f"role {role}")
+        if misfit:
+            return self.refuse(parent, tool, "unknown_skill", f"no agent was created: {misfit}")
 
         full = self._no_room(parent, tool)  # the brief is a delivered message too
         if full is not None:
@@ -385,6 +389,9 @@ class AgentSociety:
         # the sender is the society's to say: envelope keys in a payload are renamed
         body, renamed = rename_envelope_keys(checked.model_dump(exclude_none=True))
 
+        misfit = unknown_skill(self._spec_of(to), body.get("skill"), to)
+        if misfit:
+            return self.refuse(sender, tool, "unknown_skill", f"not sent: {misfit}")
         if isinstance(checked, IntroductionResponse):
             target = checked.target_id
             if target == to or target not in self.agents:
@@ -405,8 +412,9 @@ class AgentSociety:
             # The introduction carries who the target is and its interface (requirements 3.8, 4.3).
             body.setdefault("role_name", self.role_name_of(target))
             body["role_name"] = body["role_name"] or self.role_name_of(target)
+            # the card comes from the society, not from what the introducer wrote
             spec = self.registries[sender][target].interface_spec or self._spec_of(target)
-            if "interface_spec" not in body and spec is not None:
+            if spec is not None:
                 body["interface_spec"] = spec.model_dump()
             if not body.get("usage_advice"):
                 body["usage_advice"] = "按其接口说明发送 collaboration_request，说明你的需要"
@@ -430,7 +438,7 @@ class AgentSociety:
         introduction = None
         if first_contact:
             agent = self.agents[sender]
-            why = (reason or "").strip() or f"{message_type}：{_first_sentence(content)}"
+            why = (reason or "").strip() or f"{message_type}：{first_sentence(content)}"
             introduction = (
                 f"我是 {agent.role.name}（{sender}），职责：{agent.role.duties}。联系原因：{why}"
             )
@@ -520,17 +528,8 @@ class AgentSociety:
             self._on_delivery(message)
 
     def _watch_for_loop(self, message: Message) -> None:
-        """The same exchange between two agents twice over is a loop (A→B x, B→A y, A→B x,
-        B→A y), and so is one agent sending the same message to another three times running."""
-        pair = frozenset((message.sender, message.to))
-        history = self._exchanges.setdefault(pair, [])
-        history.append((message.sender, fingerprint(message)))
-        del history[:-4]
-        looped = len(history) == 4 and history[0] == history[2] and history[1] == history[3]
-        same = len(history) >= 3 and history[-1] == history[-2] == history[-3]
-        if looped or same:
-            a, b = sorted(pair)
-            detail = f"{a} and {b} repeated the same exchange"
+        detail = self._loops.see(message)
+        if detail:
             self._limit("loop", detail)
             self.halt = Halt("loop", detail)
 
@@ -556,9 +555,8 @@ class AgentSociety:
         )
 
     def forward_unsent_words(self, agent_id: str, words: str) -> bool:
-        """A child that ended its turn with plain text and delivered nothing, while the team
-        had nothing else to do: its words go to its parent, marked as forwarded, instead of
-        reaching no one. False when nothing was delivered (root, a halt, the limit)."""
+        """A child's plain-text words that reached no one go to its parent, marked as
+        forwarded; False when not delivered (root, a halt, the limit)."""
         agent = self.agents[agent_id]
         if agent.parent is None or self.halt is not None:
             return False
@@ -616,8 +614,3 @@ class AgentSociety:
 
     def stats(self) -> list[AgentStats]:
         return [a.stats for a in self.agents.values() if a.stats is not None]
-
-
-def _first_sentence(text: str, limit: int = 80) -> str:
-    sentence = re.split(r"(?<=[。！？.!?])\s*|\n", (text or "").strip(), maxsplit=1)[0]
-    return sentence[:limit] or "协作"
