@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from agents.team.events import (
     AgentFailed,
     AnswerToken,
@@ -97,6 +99,46 @@ async def test_an_answer_whose_tool_call_json_was_cut_is_retried_not_delivered(
     assert not [e for e in events if isinstance(e, Refused)]  # a fault, not the agent's error
 
 
+@pytest.mark.parametrize("fault", ["cut", "truncated"])
+async def test_an_answer_stream_that_stops_half_way_is_retried_not_delivered(
+    factory, llm_server: ScriptedLLMServer, fault
+):
+    whole = "最终答复：FR-1 登录，FR-2 注册，FR-3 找回密码。"
+    llm_server.script(
+        Reply(
+            match="流中断重试",
+            fault=fault,
+            tool_calls=[send("user", "status_report", whole, {"status": "done"})],
+        ),
+        answer(whole, "流中断重试"),
+    )
+    _, events = await run_team(factory, "流中断重试")
+    assert events[-1].reason == "answered" and events[-1].answers == [whole]
+    assert tokens(events) == [whole]
+
+
+async def test_a_childs_cut_tool_call_is_retried_and_its_whole_report_delivered(
+    factory, llm_server: ScriptedLLMServer
+):
+    cut = '{"to": "root", "message_type": "status_report", "content": "FR-1 登录，FR-2 注'
+    llm_server.script(
+        *turn("root", role("分析师"), spawn("分析师"), match="子截断重试"),
+        Reply(match=me("agent-1"), tool_calls=[ToolCallScript("send_message", cut)]),
+        *turn(
+            "agent-1", send("root", "status_report", "FR-1 登录，FR-2 注册。", {"status": "done"})
+        ),
+        answer("FR-1 登录，FR-2 注册。", "子截断重试"),
+    )
+    _, events = await run_team(factory, "子截断重试")
+    assert events[-1].reason == "answered", events[-1]
+    reports = [
+        e.message["content"] for e in events
+        if isinstance(e, MessageDelivered) and e.message["from"] == "agent-1"
+    ]  # fmt: skip
+    assert reports == ["FR-1 登录，FR-2 注册。"]
+    assert not [e for e in events if isinstance(e, Refused)]
+
+
 # --- item 10: a failed turn keeps its memory ----------------------------------------------------
 
 
@@ -115,7 +157,7 @@ async def test_a_turn_that_fails_half_way_keeps_what_it_read_for_the_next_turn(
     _, events = await run_team(factory, "失败回合记忆")
     assert events[-1].reason == "answered", events[-1]
     assert [e.agent_id for e in events if isinstance(e, AgentFailed)] == ["agent-1"]
-    retried = requests_of(llm_server, "agent-1")[3]  # the turn after the failed one
+    retried = requests_of(llm_server, "agent-1")[2]  # the first call of the next turn
     said = [str(m.get("content")) for m in retried]
     assert any("请重试你的任务" in text for text in said)
     # the brief it read in the failed turn, and what it did there, are still in its memory
@@ -229,3 +271,27 @@ async def test_a_child_that_delivered_something_is_not_forwarded_again(
     ]
     assert len(from_child) == 1 and "系统转交" not in from_child[0].text
     assert json.loads(json.dumps(events[-1].model_dump())) == events[-1].model_dump()
+
+
+# --- item 14: every ending is a recorded ending -------------------------------------------------
+
+
+async def test_a_broken_scheduler_still_ends_the_run_with_a_record(
+    factory, llm_server: ScriptedLLMServer, tmp_path
+):
+    from agents.team import EventStore, TeamConfig, TeamRun
+
+    store = EventStore.in_data_dir(tmp_path)
+    run = TeamRun(factory, TeamConfig(), store=store)
+
+    def broken() -> list[str]:
+        raise RuntimeError("scheduler bug")
+
+    run.society.with_inbox = broken  # type: ignore[method-assign]
+    events = [e async for e in run.events("调度出错")]
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.reason == "failed"
+    assert "RuntimeError" in finished.detail  # in plain words, without a traceback
+    record = await run.export()
+    assert record["reason"] == "failed" and record["events"][-1]["type"] == "run_finished"
+    store.close()
