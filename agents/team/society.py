@@ -25,7 +25,7 @@ from agents.team.events import (
     RoleCreated,
     TeamEvent,
 )
-from agents.team.integrity import LoopWatch, duplicate_of, rename_envelope_keys
+from agents.team.integrity import LoopWatch, duplicate_of, plain_name, rename_envelope_keys
 from agents.team.members import Agent, Halt, Outcome, Role, SocietyLimits
 from agents.team.protocol import (
     BRIEF_REQUIRED,
@@ -151,10 +151,9 @@ class AgentSociety:
         interface_spec: dict[str, Any] | InterfaceSpec | None = None,
     ) -> Outcome:
         name = (name or "").strip()
-        if not name or not (role_prompt or "").strip():
-            return self.refuse(
-                by, "create_role", "invalid_role", "a role needs a name and a role_prompt"
-            )
+        if not name or not (role_prompt or "").strip() or not plain_name(name):
+            why = "a role needs a name (one line, no 【】) and a role_prompt"
+            return self.refuse(by, "create_role", "invalid_role", why)
         spec: InterfaceSpec | None = None
         if interface_spec is not None:
             try:
