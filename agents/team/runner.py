@@ -295,6 +295,7 @@ class TeamRun:
         all the turn did before it ended, so a later turn still has them."""
         mind = self.mind(agent_id)
         inbox = self.society.read_inbox(agent_id)
+        self._unheard.pop(agent_id, None)  # words of an earlier turn are overtaken by this one
         self.society.emit(TurnStarted(agent_id=agent_id, inbox=len(inbox)))
         stats = self.society.agents[agent_id].stats
         calls_before = (stats.model_calls, stats.tool_calls) if stats else (0, 0)
@@ -424,7 +425,7 @@ class TeamRun:
                 yield event
             await scheduler
         except Exception as exc:  # a bug in the scheduler: the run still ends, recorded
-            log.error("team run %s failed: %s", self.run_id, exc)
+            log.info("team run %s failed: %s", self.run_id, exc)  # the [end] line says so
             log.debug("team run failure", exc_info=exc)
             self._stop_reason = "failed"
             self._stop_detail = describe_failure(exc, "en")
