@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
+
+import pytest
 
 from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.test_team_run import answer, role, send, spawn, turn
@@ -15,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]
 
 
-def run_cli(server: ScriptedLLMServer, tmp_path: Path, *args: str):
+def cli_env(server: ScriptedLLMServer, tmp_path: Path) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -28,6 +32,11 @@ def run_cli(server: ScriptedLLMServer, tmp_path: Path, *args: str):
         OPENAI_MAX_RETRIES="0",
         REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
     )
+    return env
+
+
+def run_cli(server: ScriptedLLMServer, tmp_path: Path, *args: str):
+    env = cli_env(server, tmp_path)
     return subprocess.run(
         [*REQSTUDIO, "team", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
@@ -74,3 +83,102 @@ def test_bad_arguments_exit_2_with_one_line(llm_server, tmp_path):
         assert result.returncode == 2, (args, result.stderr)
         assert words in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+# --- issue 17: what the user sees, and how every run ends -----------------------------------
+
+
+def test_two_refused_answers_then_one_delivered_print_that_answer_once_and_exit_0(
+    llm_server, tmp_path
+):
+    llm_server.script(
+        Reply(match="你的 ID：root；", chunk_delay=0.001, tool_calls=[
+            send("users", "status_report", "错误答复甲", {"status": "done"})]),
+        Reply(match="你的 ID：root；", chunk_delay=0.001, tool_calls=[
+            send("user", "status_report", "错误答复乙", {"status": "finished"})]),
+        Reply(match="你的 ID：root；", chunk_delay=0.001, tool_calls=[
+            send("user", "status_report", "最终答复：FR-1 登录。", {"status": "done"})] * 3),
+    )  # fmt: skip
+    result = run_cli(llm_server, tmp_path, "写登录需求")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "最终答复：FR-1 登录。\n"
+    assert "[refused] root send_message: unknown_contact" in result.stderr
+    assert "[refused] root send_message: invalid_payload" in result.stderr
+
+
+def test_a_childs_failure_is_one_line_without_a_traceback(llm_server, tmp_path):
+    llm_server.script(
+        *turn("root", role("分析师"), spawn("分析师")),
+        Reply(match="你的 ID：agent-1；", fault="401"),
+        answer("分析师失败，需求未完成。"),
+    )
+    result = run_cli(llm_server, tmp_path, "写 SRS")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    failed = [line for line in lines if line.startswith("[failed]")]
+    assert failed == [
+        "[failed] agent-1: The model provider rejected the API key (401). "
+        "Check OPENAI_API_KEY and OPENAI_BASE_URL."
+    ]
+    # root heard of it in one message, and no other line speaks of it
+    about = [line for line in lines if "401" in line and not line.startswith("[failed]")]
+    assert len(about) == 1 and about[0].startswith("[message] agent-1 → root status_report")
+    assert result.stdout == "分析师失败，需求未完成。\n"
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason", "code"),
+    [
+        (Reply(match="你的 ID：root；", content="想想", delay=5), "time", 1),
+        (Reply(match="你的 ID：root；", fault="401"), "failed", 1),
+        (Reply(match="你的 ID：root；", content="我不答复用户。"), "idle", 1),
+    ],
+)
+def test_every_ending_prints_one_end_line_and_writes_the_log(
+    llm_server, tmp_path, reply, reason, code
+):
+    llm_server.script(reply)
+    log = tmp_path / "team.json"
+    result = run_cli(llm_server, tmp_path, "写 SRS", "--time-limit", "1", "--log", str(log))
+    assert result.returncode == code, result.stderr
+    ends = [line for line in result.stderr.splitlines() if line.startswith("[end] ")]
+    assert len(ends) == 1 and ends[0].startswith(f"[end] {reason}: ")
+    assert "Traceback" not in result.stderr
+    record = json.loads(log.read_text())
+    assert record["reason"] == reason and record["events"][-1]["type"] == "run_finished"
+    assert result.stdout == ""
+
+
+def test_ctrl_c_stops_the_team_writes_the_log_and_exits_130(llm_server, tmp_path):
+    llm_server.script(Reply(match="你的 ID：root；", content="想很久", delay=30))
+    log = tmp_path / "team.json"
+    process = subprocess.Popen(
+        [*REQSTUDIO, "team", "写 SRS", "--log", str(log)],
+        cwd=ROOT,
+        env=cli_env(llm_server, tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    watchdog = threading.Timer(60, process.kill)
+    watchdog.start()
+    try:
+        seen = []
+        for line in process.stderr:  # the run has started once root's turn has
+            seen.append(line)
+            if line.startswith("[spawn] root"):
+                break
+        assert seen and seen[-1].startswith("[spawn] root"), seen
+        process.send_signal(signal.SIGINT)
+        stdout, rest = process.communicate(timeout=60)
+    finally:
+        watchdog.cancel()
+    stderr = "".join(seen) + rest
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and stdout == ""
+    ends = [line for line in stderr.splitlines() if line.startswith("[end] ")]
+    assert len(ends) == 1 and ends[0].startswith("[end] stopped: ")
+    record = json.loads(log.read_text())
+    assert record["reason"] == "stopped" and record["events"][-1]["type"] == "run_finished"
+    assert f"[record] {log}" in stderr

@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 import chainlit as cl
+from pydantic import ValidationError
 
 from agents.team.events import (
     AgentFailed,
@@ -25,7 +26,7 @@ from agents.team.events import (
     RunFinished,
     TeamEvent,
 )
-from agents.team.protocol import ROOT_ID, USER_ID, TaskBrief
+from agents.team.protocol import ROOT_ID, USER_ID, InterfaceSpec, TaskBrief
 from agents.team.runner import TeamConfig, TeamRun
 from agents.team.society import AgentSociety
 from agents.team.store import EventStore
@@ -61,6 +62,19 @@ TEXT = {
         "en": "🧩 {by} defined the role **{role}**: {duties}{spec}",
     },
     "with_spec": {"zh": "（含接口说明）", "en": " (with an interface spec)"},
+    "card_title": {"zh": "🪪 名片：**{name}**", "en": "🪪 Card: **{name}**"},
+    "card_modes": {
+        "zh": "输入：{inputs} · 输出：{outputs}",
+        "en": "Input: {inputs} · Output: {outputs}",
+    },
+    "card_header": {
+        "zh": "| 技能 | 说明 | 示例 | 输入 | 输出 |\n|---|---|---|---|---|",
+        "en": "| Skill | Description | Examples | Input | Output |\n|---|---|---|---|---|",
+    },
+    "card_formats": {
+        "zh": "请求格式：{input_format} · 答复格式：{output_format}",
+        "en": "Request format: {input_format} · Answer format: {output_format}",
+    },
     "spawned": {
         "zh": "🐣 {parent} 创建了 **{agent}**（{role}），任务委托书：\n\n{brief}",
         "en": "🐣 {parent} created **{agent}** ({role}) with this task brief:\n\n{brief}",
@@ -142,6 +156,8 @@ REFUSALS = {
     "message_limit": {"zh": "消息数已达上限", "en": "message limit reached"},
     "self_message": {"zh": "不能给自己发消息", "en": "a message to oneself"},
     "run_ended": {"zh": "运行正在结束", "en": "the run is ending"},
+    "duplicate_message": {"zh": "用户已收到同样的消息", "en": "the user has that message already"},
+    "unknown_skill": {"zh": "对方名片上没有这项技能", "en": "not a skill on the receiver's card"},
 }
 
 tr = Catalog({k: v for k, v in TEXT.items() if k != "end"})
@@ -173,6 +189,7 @@ BRIEF_LABELS = {
     "collaborators": {"zh": "协作联系人", "en": "Collaborators"},
     "references": {"zh": "参考资料", "en": "References"},
     "priority": {"zh": "优先级", "en": "Priority"},
+    "skill": {"zh": "所需技能", "en": "Skill asked for"},
 }
 
 
@@ -198,6 +215,48 @@ def brief_markdown(brief: dict[str, Any] | None) -> str:
         else:
             blocks.append(f"{label}: {value}")
     return "\n\n".join(blocks)
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def card_markdown(spec: dict[str, Any] | None, fallback_name: str = "") -> str:
+    """An interface spec as the agent card it is: name and description, input and output
+    modes, then one row per skill with its examples. Old flat specs show as cards too."""
+    if not spec:
+        return ""
+    try:
+        card = InterfaceSpec.model_validate(spec)
+    except ValidationError:
+        return f"```json\n{json.dumps(spec, ensure_ascii=False, indent=1)}\n```"
+    lines = [tr("card_title", name=_cell(card.name or fallback_name or "?"))]
+    if card.description:
+        lines.append(f"> {_cell(card.description)}")
+    lines.append(
+        tr(
+            "card_modes",
+            inputs=", ".join(card.default_input_modes),
+            outputs=", ".join(card.default_output_modes),
+        )
+    )
+    lines.append(
+        tr(
+            "card_formats",
+            input_format=_cell(card.input_format),
+            output_format=_cell(card.output_format),
+        )
+    )
+    rows = [
+        f"| `{_cell(s.id)}` {_cell(s.name)} | {_cell(s.description)} | "
+        f"{'<br>'.join(_cell(e) for e in s.examples)} | "
+        f"{', '.join(s.input_modes or card.default_input_modes)} | "
+        f"{', '.join(s.output_modes or card.default_output_modes)} |"
+        for s in card.skills
+    ]
+    if rows:
+        lines += ["", tr("card_header"), *rows]
+    return "\n".join(lines)
 
 
 def society_markdown(society: AgentSociety) -> str:
@@ -256,6 +315,7 @@ class TeamRunView:
         self.society = run.society
         self.picture: cl.Message | None = None
         self.answer: cl.Message | None = None
+        self.answer_id: int | None = None  # the delivered message `answer` shows
 
     async def note(self, content: str) -> None:
         message = top_level_message(content)
@@ -288,7 +348,11 @@ class TeamRunView:
                 )
             await self.redraw()
         elif isinstance(event, RoleCreated):
-            spec = tr("with_spec") if event.interface_spec else ""
+            spec = ""
+            if event.interface_spec:
+                spec = (
+                    tr("with_spec") + "\n\n" + card_markdown(event.interface_spec, event.role_name)
+                )
             await self.note(
                 tr(
                     "role_created",
@@ -319,8 +383,13 @@ class TeamRunView:
         elif isinstance(event, AgentFailed):
             await self.note(tr("failed_agent", agent=event.agent_id, error=event.error))
         elif isinstance(event, AnswerToken):
+            # one delivered answer per message: a second answer root delivers gets its own
+            if self.answer is not None and event.message_id != self.answer_id:
+                await self.answer.send()
+                self.answer = None
             if self.answer is None:
                 self.answer = top_level_message()
+                self.answer_id = event.message_id
                 sign(self.answer, author(self.society, ROOT_ID), "bot")
             await self.answer.stream_token(event.text)
 
@@ -340,6 +409,10 @@ class TeamRunView:
             body.append(m["content"].strip())
         if m["message_type"] == "task_assignment" and m["payload"]:
             body.append(brief_markdown(m["payload"]))
+        elif m["message_type"] == "introduction_response" and m["payload"].get("interface_spec"):
+            rest = {k: v for k, v in m["payload"].items() if k != "interface_spec"}
+            body.append(f"```json\n{json.dumps(rest, ensure_ascii=False, indent=1)}\n```")
+            body.append(card_markdown(m["payload"]["interface_spec"], rest.get("role_name", "")))
         elif m["payload"]:
             body.append(f"```json\n{json.dumps(m['payload'], ensure_ascii=False, indent=1)}\n```")
         message = top_level_message("\n\n".join(body))

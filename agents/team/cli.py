@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -82,19 +84,61 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def work(team: TeamRun, args: argparse.Namespace) -> int:
+    """Run the team; every ending (answered, a limit, a failure, Ctrl-C) prints one `[end]`
+    line, keeps the record in the store and writes `--log`. Exit 0 only when root's answer
+    reached the user; 130 after Ctrl-C; 1 otherwise."""
     printer = EventPrinter(sys.stderr, sys.stdout)
     if team.store is not None:
         printer.line(f"[run] {team.run_id} · saved as it happens in {team.store.path}")
+    interrupted = on_ctrl_c(team)
     finished: RunFinished | None = None
-    async for event in team.events(args.task):
-        printer.show(event)
-        if isinstance(event, RunFinished):
-            finished = event
-    if args.log is not None:
-        record = await team.export()
-        args.log.write_text(json.dumps(record, ensure_ascii=False, indent=2))
-        print(f"[record] {args.log}", file=sys.stderr)
+    try:
+        async for event in team.events(args.task):
+            printer.show(event)
+            if isinstance(event, RunFinished):
+                finished = event
+    finally:
+        restore_ctrl_c()
+        if args.log is not None:
+            await write_log(team, args.log)
+    if interrupted.is_set():
+        return 130
     return 0 if finished is not None and finished.reason == "answered" else 1
+
+
+def on_ctrl_c(team: TeamRun) -> asyncio.Event:
+    """The first Ctrl-C stops the team the way the stop button does (the run ends as
+    "stopped", with its record); a second one interrupts at once."""
+    interrupted = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        if interrupted.is_set():
+            restore_ctrl_c()
+            signal.raise_signal(signal.SIGINT)
+            return
+        interrupted.set()
+        print("[interrupt] stopping every agent (Ctrl-C again to quit at once)", file=sys.stderr)
+        team.stop()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows, not main thread
+        loop.add_signal_handler(signal.SIGINT, stop)
+    return interrupted
+
+
+def restore_ctrl_c() -> None:
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+
+async def write_log(team: TeamRun, path: Path) -> None:
+    try:
+        record = await team.export()
+        path.write_text(json.dumps(record, ensure_ascii=False, indent=2))
+    except (OSError, KeyError) as exc:
+        print(f"[record] could not write {path}: {exc}", file=sys.stderr)
+        return
+    print(f"[record] {path}", file=sys.stderr)
 
 
 def one_line(text: str, limit: int = 160) -> str:
@@ -109,6 +153,7 @@ class EventPrinter:
         self.log = log
         self.answer = answer
         self.streamed = ""
+        self.answers: list[int | None] = []
 
     def line(self, text: str) -> None:
         print(text, file=self.log, flush=True)
@@ -143,7 +188,11 @@ class EventPrinter:
                 self.line(f"[failed] {agent_id}: {error}")
             case TurnFinished(agent_id=agent_id, model_calls=calls, tool_calls=tools):
                 self.line(f"[turn] {agent_id}: {calls} model call(s), {tools} tool call(s)")
-            case AnswerToken(text=text):
+            case AnswerToken(text=text, message_id=message_id):
+                # one delivered message to the user, whole; answers are separated by a line
+                if self.answers:
+                    self.answer.write("\n")
+                self.answers.append(message_id)
                 self.streamed += text
                 self.answer.write(text)
                 self.answer.flush()
@@ -151,12 +200,10 @@ class EventPrinter:
                 self.finish(done)
 
     def finish(self, done: RunFinished) -> None:
-        if done.answer and done.answer != self.streamed:
-            # what streamed was not the final text (a retry): print the answer whole
-            if self.streamed:
-                self.answer.write("\n")
+        if done.answer and not self.answers:  # a record replayed without its tokens
             self.answer.write(done.answer)
-        if done.answer:
+            self.answers.append(None)
+        if self.answers:
             self.answer.write("\n")
             self.answer.flush()
         if done.root_note:

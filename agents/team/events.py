@@ -95,10 +95,13 @@ class AgentFailed(TeamEvent):
 
 
 class AnswerToken(TeamEvent):
-    """A piece of root's answer to the user as it streams (not recorded)."""
+    """Root's answer to the user, sent when the society delivered it (not recorded; the
+    `message_delivered` event is): the user sees delivered messages only, each once.
+    `message_id` tells one answer from the next when root sends the user more than one."""
 
     type: Literal["answer_token"] = "answer_token"
     text: str
+    message_id: int | None = None
 
 
 class AgentStats(BaseModel):
@@ -117,7 +120,8 @@ class RunFinished(TeamEvent):
     type: Literal["run_finished"] = "run_finished"
     reason: StopReason
     detail: str = ""
-    answer: str = ""
+    answer: str = ""  # the last message root delivered to the user
+    answers: list[str] = Field(default_factory=list)  # every one, in order
     root_note: str = ""  # idle runs: root's last words, said without a tool call
     agents: list[AgentStats] = Field(default_factory=list)
     limits_hit: list[str] = Field(default_factory=list)

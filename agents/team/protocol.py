@@ -3,9 +3,12 @@ types and their payloads, and how a message is presented to the agent that recei
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agents.team.cards import AgentCard
 
 USER_ID = "user"
 ROOT_ID = "root"
@@ -21,7 +24,7 @@ MessageType = Literal[
 MESSAGE_TYPES: tuple[str, ...] = MessageType.__args__  # type: ignore[attr-defined]
 
 BRIEF_REQUIRED = ("objective", "constraints", "inputs", "outputs", "completion_criteria")
-BRIEF_OPTIONAL = ("collaborators", "references", "priority")
+BRIEF_OPTIONAL = ("collaborators", "references", "priority", "skill")
 
 
 def _as_list(value: Any) -> Any:
@@ -31,24 +34,9 @@ def _as_list(value: Any) -> Any:
     return value
 
 
-class InterfaceSpec(BaseModel):
-    """What an agent offers and how to ask for it (requirement 4.2)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    services: list[str] = Field(description="services this role provides")
-    input_format: str = Field(description="what a request to this role should contain")
-    output_format: str = Field(description="what this role sends back")
-    examples: list[str] = Field(default_factory=list, description="example requests")
-
-    _lists = field_validator("services", "examples", mode="before")(_as_list)
-
-    def as_text(self) -> str:
-        lines = [f"服务：{'；'.join(self.services)}", f"输入格式：{self.input_format}"]
-        lines.append(f"输出格式：{self.output_format}")
-        if self.examples:
-            lines.append(f"示例：{'；'.join(self.examples)}")
-        return "\n".join(lines)
+# A role's Interface_Spec is also an A2A agent card (agents/team/cards.py); either shape is
+# accepted.
+InterfaceSpec = AgentCard
 
 
 class Collaborator(BaseModel):
@@ -77,6 +65,8 @@ class TaskBrief(BaseModel):
     collaborators: list[Collaborator] = Field(default_factory=list)
     references: list[str] = Field(default_factory=list)
     priority: Literal["low", "normal", "high", "urgent"] | None = None
+    # optional: the skill of the receiver's card the task asks for (checked against it)
+    skill: str | None = None
 
     _lists = field_validator(
         "constraints", "inputs", "outputs", "completion_criteria", "references", mode="before"
@@ -103,6 +93,8 @@ class TaskBrief(BaseModel):
             lines.append(f"参考资料（references）：\n{items(self.references)}")
         if self.priority:
             lines.append(f"优先级（priority）：{self.priority}")
+        if self.skill:
+            lines.append(f"所需技能（skill）：{self.skill}")
         return "\n".join(lines)
 
 
@@ -244,20 +236,25 @@ def reply_hint(sender: str) -> str:
     return f"如需回复，请使用 send_message(to='{sender}', ...)"
 
 
+def unforgeable(text: str) -> str:
+    """Text an agent wrote, with nothing in it able to pass for the society's source line."""
+    return text.replace("【来自", "[来自")
+
+
 def format_delivery(message: Message) -> str:
     """The text an agent sees for a delivered message (requirement 10)."""
     parts = [source_line(message.sender, message.sender_role)]
     if message.self_introduction:
-        parts.append(f"自我介绍：{message.self_introduction}")
+        parts.append(unforgeable(f"自我介绍：{message.self_introduction}"))
     parts.append(f"消息类型：{message.message_type}")
     if message.content.strip():
-        parts.append(message.content.strip())
+        parts.append(unforgeable(message.content.strip()))
     if message.message_type == "task_assignment" and message.payload:
         brief = TaskBrief.model_validate(message.payload)
-        parts.append("任务委托书（Task Brief）：\n" + brief.as_text())
+        parts.append(unforgeable("任务委托书（Task Brief）：\n" + brief.as_text()))
     elif message.payload:
         details = "\n".join(f"{k}: {_payload_value(v)}" for k, v in message.payload.items())
-        parts.append(details)
+        parts.append(unforgeable(details))
     parts.append(reply_hint(message.sender))
     return "\n".join(parts)
 
@@ -271,3 +268,8 @@ def _payload_value(value: Any) -> str:
     if isinstance(value, list):
         return "；".join(str(v) for v in value)
     return str(value)
+
+
+def first_sentence(text: str, limit: int = 80) -> str:
+    sentence = re.split(r"(?<=[。！？.!?])\s*|\n", (text or "").strip(), maxsplit=1)[0]
+    return sentence[:limit] or "协作"

@@ -12,13 +12,12 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.messages import (
     AIMessage,
-    AIMessageChunk,
     BaseMessage,
     SystemMessage,
     ToolMessage,
@@ -29,6 +28,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 
+from agents.team.calling import agent_answer
 from agents.team.context import delivered, system_prompt
 from agents.team.events import (
     STOP_NOTICES,
@@ -43,7 +43,7 @@ from agents.team.protocol import ROOT_ID, USER_ID, Message
 from agents.team.society import AgentSociety, SocietyLimits
 from agents.team.store import EventStore
 from agents.team.tools import society_tools
-from reqstudio.calls import RetryPolicy, complete, policy_for
+from reqstudio.calls import RetryPolicy, policy_for
 from reqstudio.errors import describe_failure
 from reqstudio.llm import ModelFactory
 from reqstudio.settings import Settings
@@ -93,22 +93,6 @@ class TurnState(TypedDict):
 class TurnContext:
     run: TeamRun
     agent_id: str
-
-
-class _Watched:
-    """The model seen through `complete`: the merged chunk so far goes to `on_partial`, so
-    root's answer to the user can stream while its tool call's arguments arrive."""
-
-    def __init__(self, model: Runnable, on_partial: Callable[[AIMessageChunk], None]):
-        self.model = model
-        self.on_partial = on_partial
-
-    async def astream(self, messages: list[BaseMessage]) -> AsyncIterator[AIMessageChunk]:
-        merged: AIMessageChunk | None = None
-        async for chunk in self.model.astream(messages):
-            merged = chunk if merged is None else merged + chunk
-            self.on_partial(merged)
-            yield chunk
 
 
 # --- the turn graph ------------------------------------------------------------------------
@@ -224,7 +208,8 @@ class TeamRun:
         self._stop_reason: str | None = None
         self._stop_detail = ""
         self._started = time.monotonic()
-        self._answer_streamed = ""
+        # children whose last turn ended in plain text and delivered nothing: their words
+        self._unheard: dict[str, str] = {}
         self._root_note = ""
         self._task = ""
         self._early: list[TeamEvent] = list(self.society.events)  # root's creation
@@ -237,6 +222,10 @@ class TeamRun:
         self._queue.put_nowait(event)
 
     def _on_delivery(self, message: Message) -> None:
+        if message.to == USER_ID:  # what the user hears is what was delivered, once
+            self._queue.put_nowait(AnswerToken(text=message.content, message_id=message.id))
+        if message.sender in self._unheard:
+            del self._unheard[message.sender]
         self._wake.set()
 
     def ending(self) -> bool:
@@ -257,8 +246,8 @@ class TeamRun:
     def mind(self, agent_id: str) -> Mind:
         if agent_id not in self.minds:
             tools = society_tools(self.society, agent_id)
-            # Only root's answer streams to anyone; the others' whole answers come faster in
-            # one piece (streamed tool-call arguments cost LangChain a re-parse per chunk).
+            # Root streams (a slow first token is not a hang); the others' whole answers come
+            # faster in one piece (streamed tool-call arguments cost a re-parse per chunk).
             streaming = agent_id == ROOT_ID
             model = self.factory.for_role("team", streaming=streaming).bind_tools(tools)
             self.minds[agent_id] = Mind(model, {t.name: t for t in tools})
@@ -267,19 +256,11 @@ class TeamRun:
     async def call_model(self, agent_id: str, messages: list[BaseMessage]) -> AIMessage:
         mind = self.mind(agent_id)
         context = [SystemMessage(system_prompt(self.society, agent_id)), *messages]
-        model: Any = mind.model
-        if agent_id == ROOT_ID:
-            self._answer_streamed = ""
-            model = _Watched(mind.model, self._stream_answer)
         started = time.monotonic()
         stats = self.society.agents[agent_id].stats
         try:
-            reply = await complete(
-                model,
-                context,
-                policy=self.policy,
-                on_retry=self._on_retry,
-                label=f"team {agent_id}",
+            reply = await agent_answer(
+                mind.model, context, policy=self.policy, label=f"team {agent_id}"
             )
         finally:
             ended = time.monotonic()
@@ -299,22 +280,6 @@ class TeamRun:
             self._halt("tokens", f"{used} tokens used, limit {self.config.max_tokens}")
         return reply
 
-    def _on_retry(self, attempt: int, error: BaseException, wait: float) -> None:
-        self._answer_streamed = ""
-
-    def _stream_answer(self, merged: AIMessageChunk) -> None:
-        """Root's answer to the user streams from its send_message call's arguments."""
-        for call in merged.tool_calls:
-            args = call.get("args") or {}
-            if call.get("name") != "send_message" or args.get("to") != USER_ID:
-                continue
-            content = args.get("content")
-            if isinstance(content, str) and len(content) > len(self._answer_streamed):
-                piece = content[len(self._answer_streamed) :]
-                if content.startswith(self._answer_streamed):
-                    self._answer_streamed = content
-                    self._queue.put_nowait(AnswerToken(text=piece))
-
     def _halt(self, reason: str, detail: str) -> None:
         if reason in ("tokens", "time"):
             self.society._limit(reason, detail)
@@ -325,21 +290,34 @@ class TeamRun:
     # --- turns and scheduling -----------------------------------------------------------------
 
     async def _turn(self, agent_id: str) -> None:
+        """One turn. The messages it reads stay in the inbox until the turn ends, and then,
+        whatever the ending (done, failed, cancelled), they are in the agent's memory with
+        all the turn did before it ended, so a later turn still has them."""
         mind = self.mind(agent_id)
-        inbox = self.society.take_inbox(agent_id)
+        inbox = self.society.read_inbox(agent_id)
+        self._unheard.pop(agent_id, None)  # words of an earlier turn are overtaken by this one
         self.society.emit(TurnStarted(agent_id=agent_id, inbox=len(inbox)))
         stats = self.society.agents[agent_id].stats
         calls_before = (stats.model_calls, stats.tool_calls) if stats else (0, 0)
-        state = await TURN_GRAPH.ainvoke(
-            {"messages": [*mind.history, *delivered(inbox)], "steps": 0},
-            context=TurnContext(self, agent_id),
-            config={"recursion_limit": 2 * self.config.max_steps_per_turn + 4},
-        )
-        mind.history = state["messages"]
+        sent_before = self._sent_by(agent_id)
+        seen: list[BaseMessage] = [*mind.history, *delivered(inbox)]
+        try:
+            async for state in TURN_GRAPH.astream(
+                {"messages": seen, "steps": 0},
+                context=TurnContext(self, agent_id),
+                config={"recursion_limit": 2 * self.config.max_steps_per_turn + 4},
+                stream_mode="values",
+            ):
+                seen = state["messages"]
+        finally:
+            mind.history = answered_calls_only(seen)
+            self.society.done_reading(agent_id, inbox)
         last = mind.history[-1]
         note = str(last.content) if isinstance(last, AIMessage) and not last.tool_calls else ""
         if agent_id == ROOT_ID and note.strip():
             self._root_note = note.strip()
+        elif note.strip() and self._sent_by(agent_id) == sent_before:
+            self._unheard[agent_id] = note.strip()
         self.society.emit(
             TurnFinished(
                 agent_id=agent_id,
@@ -369,6 +347,8 @@ class TeamRun:
                         running[agent_id] = asyncio.create_task(
                             self._turn(agent_id), name=f"team-{agent_id}"
                         )
+                if not running and self._forward_unheard():
+                    continue
                 if not running:
                     self._stop_reason = "idle"
                     break
@@ -396,11 +376,25 @@ class TeamRun:
                 turn.cancel()
             await asyncio.gather(*running.values(), return_exceptions=True)
 
+    def _sent_by(self, agent_id: str) -> int:
+        return sum(1 for m in self.society.messages if m.sender == agent_id)
+
+    def _forward_unheard(self) -> bool:
+        """When nothing else is going on, children's plain-text last words reach their
+        parents (marked as forwarded) instead of no one; True if any was delivered."""
+        forwarded = False
+        for agent_id, words in list(self._unheard.items()):
+            del self._unheard[agent_id]
+            forwarded = self.society.forward_unsent_words(agent_id, words) or forwarded
+        return forwarded
+
     def _turn_ended(self, agent_id: str, turn: asyncio.Task) -> None:
         error = turn.exception() if not turn.cancelled() else None
         if error is None:
             return
-        log.warning("team agent %s failed: %s", agent_id, error, exc_info=error)
+        # one line, no traceback: the failure is an event the user reads in plain words
+        log.info("team agent %s failed: %s", agent_id, describe_failure(error, "en"))
+        log.debug("team agent %s failure", agent_id, exc_info=error)
         reason = describe_failure(error, "en")
         self.society.emit(AgentFailed(agent_id=agent_id, error=reason))
         if agent_id == ROOT_ID and self._stop_reason is None:
@@ -429,7 +423,12 @@ class TeamRun:
                 if event is None:
                     break
                 yield event
-            await scheduler  # re-raises a bug in the scheduler itself
+            await scheduler
+        except Exception as exc:  # a bug in the scheduler: the run still ends, recorded
+            log.info("team run %s failed: %s", self.run_id, exc)  # the [end] line says so
+            log.debug("team run failure", exc_info=exc)
+            self._stop_reason = "failed"
+            self._stop_detail = describe_failure(exc, "en")
         finally:
             if not scheduler.done():
                 self.stop()
@@ -449,11 +448,13 @@ class TeamRun:
             return self.finished
         reason = self._stop_reason or "stopped"
         answer = self.society.answer.content if self.society.answer is not None else ""
+        answers = [m.content for m in self.society.answers]
         detail = self._stop_detail or STOP_NOTICES[reason]
         finished = RunFinished(
             reason=reason,  # type: ignore[arg-type]
             detail=detail,
             answer=answer,
+            answers=answers,
             root_note=self._root_note[:4000] if reason == "idle" else "",
             agents=[s.model_copy() for s in self.society.stats()],
             limits_hit=list(self.society.limits_hit),
@@ -477,3 +478,12 @@ class TeamRun:
             "reason": self.finished.reason if self.finished else None,
             "events": [e.model_dump() for e in self.society.events],
         }
+
+
+def answered_calls_only(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """`messages` without a last model answer whose tool calls got no results (a turn that
+    ended between thinking and acting): a provider refuses a history with such a call."""
+    last = messages[-1] if messages else None
+    if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
+        return messages[:-1]
+    return messages

@@ -7,15 +7,13 @@ tool result. Nothing here raises at an agent. Events are recorded as they happen
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agents.team.cards import unknown_skill
 from agents.team.events import (
     AgentSpawned,
     AgentStats,
@@ -27,6 +25,8 @@ from agents.team.events import (
     RoleCreated,
     TeamEvent,
 )
+from agents.team.integrity import LoopWatch, duplicate_of, plain_name, rename_envelope_keys
+from agents.team.members import Agent, Halt, Outcome, Role, SocietyLimits
 from agents.team.protocol import (
     BRIEF_REQUIRED,
     MESSAGE_TYPES,
@@ -40,6 +40,7 @@ from agents.team.protocol import (
     PayloadError,
     TaskBrief,
     describe_validation,
+    first_sentence,
     format_delivery,
     missing_brief_fields,
     validate_payload,
@@ -47,59 +48,6 @@ from agents.team.protocol import (
 
 ROOT_ROLE = "根智能体 / root"
 ROOT_DUTIES = "接收用户的任务，组建团队并分派工作，汇总结果后答复用户"
-
-
-@dataclass
-class Role:
-    name: str
-    role_prompt: str
-    duties: str
-    interface_spec: InterfaceSpec | None = None
-    created_by: str = "society"
-
-
-@dataclass
-class SocietyLimits:
-    max_agents: int = 8  # root included
-    max_depth: int = 3  # root is depth 0
-    max_messages: int = 100
-
-
-@dataclass
-class Agent:
-    id: str
-    role: Role
-    parent: str | None
-    depth: int
-    brief: TaskBrief | None = None
-    inbox: list[Message] = field(default_factory=list)
-    stats: AgentStats | None = None
-    children: int = 0
-
-
-@dataclass
-class Outcome:
-    """What a society operation answers; `text()` is what the calling agent reads."""
-
-    ok: bool
-    code: str
-    message: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def text(self) -> str:
-        body: dict[str, Any] = {"ok": self.ok}
-        body["result" if self.ok else "error"] = self.code
-        body["message"] = self.message
-        body.update(self.data)
-        return json.dumps(body, ensure_ascii=False)
-
-
-@dataclass
-class Halt:
-    """The society asks the scheduler to end the run."""
-
-    reason: str  # "messages" | "loop"
-    detail: str
 
 
 class AgentSociety:
@@ -115,13 +63,14 @@ class AgentSociety:
         self.registries: dict[str, dict[str, ContactEntry]] = {}
         self.events: list[TeamEvent] = []
         self.messages: list[Message] = []
-        self.answer: Message | None = None
+        self.answer: Message | None = None  # the last message root delivered to the user
+        self.answers: list[Message] = []  # every one, in order
         self.halt: Halt | None = None
         self.limits_hit: list[str] = []
         self._listeners: list[Callable[[TeamEvent], None]] = [on_event] if on_event else []
         self._on_delivery = on_delivery
         self._started = time.monotonic()
-        self._exchanges: dict[frozenset[str], list[tuple[str, str]]] = {}
+        self._loops = LoopWatch()
         self._create_root()
 
     # --- events ----------------------------------------------------------------------
@@ -202,10 +151,9 @@ class AgentSociety:
         interface_spec: dict[str, Any] | InterfaceSpec | None = None,
     ) -> Outcome:
         name = (name or "").strip()
-        if not name or not (role_prompt or "").strip():
-            return self.refuse(
-                by, "create_role", "invalid_role", "a role needs a name and a role_prompt"
-            )
+        if not name or not (role_prompt or "").strip() or not plain_name(name):
+            why = "a role needs a name (one line, no 【】) and a role_prompt"
+            return self.refuse(by, "create_role", "invalid_role", why)
         spec: InterfaceSpec | None = None
         if interface_spec is not None:
             try:
@@ -304,7 +252,13 @@ class AgentSociety:
                 "collaborators must be agents you know: " + ", ".join(unknown),
                 unknown=unknown,
             )
+        misfit = unknown_skill(self.roles[role].interface_spec, task_brief.skill, f"role {role}")
+        if misfit:
+            return self.refuse(parent, tool, "unknown_skill", f"no agent was created: {misfit}")
 
+        full = self._no_room(parent, tool)  # the brief is a delivered message too
+        if full is not None:
+            return full
         child_id = self._new_agent_id()
         the_role = self.roles[role]
         child = Agent(child_id, the_role, parent, parent_agent.depth + 1, brief=task_brief)
@@ -373,6 +327,17 @@ class AgentSociety:
                 note,
             )
 
+    def _no_room(self, agent_id: str, tool: str) -> Outcome | None:
+        """The refusal when the run has delivered its maximum of messages; every delivery
+        counts (the user's task, briefs, reports the society sends, forwarded words)."""
+        if len(self.messages) < self.limits.max_messages:
+            return None
+        detail = f"{self.limits.max_messages} messages"
+        self._limit("messages", detail)
+        if self.halt is None:
+            self.halt = Halt("messages", detail)
+        return self.refuse(agent_id, tool, "message_limit", f"not sent: the run reached {detail}")
+
     def _limit(self, limit: str, detail: str) -> None:
         if limit not in self.limits_hit:
             self.limits_hit.append(limit)
@@ -420,8 +385,12 @@ class AgentSociety:
             checked = validate_payload(message_type, payload)
         except PayloadError as exc:
             return self.refuse(sender, tool, "invalid_payload", str(exc))
-        body = checked.model_dump(exclude_none=True)
+        # the sender is the society's to say: envelope keys in a payload are renamed
+        body, renamed = rename_envelope_keys(checked.model_dump(exclude_none=True))
 
+        misfit = unknown_skill(self._spec_of(to), body.get("skill"), to)
+        if misfit:
+            return self.refuse(sender, tool, "unknown_skill", f"not sent: {misfit}")
         if isinstance(checked, IntroductionResponse):
             target = checked.target_id
             if target == to or target not in self.agents:
@@ -442,8 +411,9 @@ class AgentSociety:
             # The introduction carries who the target is and its interface (requirements 3.8, 4.3).
             body.setdefault("role_name", self.role_name_of(target))
             body["role_name"] = body["role_name"] or self.role_name_of(target)
+            # the card comes from the society, not from what the introducer wrote
             spec = self.registries[sender][target].interface_spec or self._spec_of(target)
-            if "interface_spec" not in body and spec is not None:
+            if spec is not None:
                 body["interface_spec"] = spec.model_dump()
             if not body.get("usage_advice"):
                 body["usage_advice"] = "按其接口说明发送 collaboration_request，说明你的需要"
@@ -459,17 +429,15 @@ class AgentSociety:
                     "collaborators must be agents you know: " + ", ".join(unknown),
                 )
 
-        if len(self.messages) >= self.limits.max_messages:
-            detail = f"{self.limits.max_messages} messages"
-            self._limit("messages", detail)
-            self.halt = Halt("messages", detail)
-            return self.refuse(sender, tool, "message_limit", f"not sent: the run reached {detail}")
+        full = self._no_room(sender, tool)
+        if full is not None:
+            return full
 
         first_contact = to != USER_ID and not self.knows(to, sender)
         introduction = None
         if first_contact:
             agent = self.agents[sender]
-            why = (reason or "").strip() or f"{message_type}：{_first_sentence(content)}"
+            why = (reason or "").strip() or f"{message_type}：{first_sentence(content)}"
             introduction = (
                 f"我是 {agent.role.name}（{sender}），职责：{agent.role.duties}。联系原因：{why}"
             )
@@ -483,6 +451,14 @@ class AgentSociety:
             payload=body,
             self_introduction=introduction,
         )
+        if to == USER_ID and (earlier := duplicate_of(message, self.answers)) is not None:
+            return self.refuse(
+                sender,
+                tool,
+                "duplicate_message",
+                f"not sent: the user already has this message (message {earlier.id}); "
+                "the user hears each answer once",
+            )
         self._deliver(message, first_contact=first_contact)
         if first_contact:
             # One-sided acquaintance becomes mutual (requirement 5.2).
@@ -499,7 +475,13 @@ class AgentSociety:
         if isinstance(checked, TaskBrief) and to != USER_ID:
             self._add_collaborators(sender, to, checked.collaborators)
         self._watch_for_loop(message)
-        return Outcome(True, "sent", f"message {message.id} delivered to {to}")
+        note = f"message {message.id} delivered to {to}"
+        if renamed:
+            note += (
+                f"; payload key(s) {', '.join(renamed)} renamed payload_<key>: "
+                "the society fills in who sent a message"
+            )
+        return Outcome(True, "sent", note)
 
     def _introduce(self, requester: str, target: str, introducer: str) -> None:
         if requester == USER_ID or target == requester:
@@ -535,6 +517,7 @@ class AgentSociety:
         if message.to == USER_ID:
             if message.sender == ROOT_ID:
                 self.answer = message
+                self.answers.append(message)
         else:
             recipient = self.agents[message.to]
             recipient.inbox.append(message)
@@ -544,22 +527,8 @@ class AgentSociety:
             self._on_delivery(message)
 
     def _watch_for_loop(self, message: Message) -> None:
-        """The same exchange between two agents twice over is a loop (A→B x, B→A y, A→B x,
-        B→A y), and so is one agent sending the same message to another three times running."""
-        pair = frozenset((message.sender, message.to))
-        fingerprint = json.dumps(
-            [message.message_type, " ".join(message.content.split()), message.payload],
-            ensure_ascii=False,
-            sort_keys=True,
-        )
-        history = self._exchanges.setdefault(pair, [])
-        history.append((message.sender, fingerprint))
-        del history[:-4]
-        looped = len(history) == 4 and history[0] == history[2] and history[1] == history[3]
-        same = len(history) >= 3 and history[-1] == history[-2] == history[-3]
-        if looped or same:
-            a, b = sorted(pair)
-            detail = f"{a} and {b} repeated the same exchange"
+        detail = self._loops.see(message)
+        if detail:
             self._limit("loop", detail)
             self.halt = Halt("loop", detail)
 
@@ -568,6 +537,8 @@ class AgentSociety:
         its name (marked as such), so the parent can give the work to someone else."""
         agent = self.agents[agent_id]
         if agent.parent is None or self.halt is not None:
+            return
+        if self._no_room(agent_id, "report_failure") is not None:
             return
         self._deliver(
             Message(
@@ -581,6 +552,29 @@ class AgentSociety:
             ),
             first_contact=False,
         )
+
+    def forward_unsent_words(self, agent_id: str, words: str) -> bool:
+        """A child's plain-text words that reached no one go to its parent, marked as
+        forwarded; False when not delivered (root, a halt, the limit)."""
+        agent = self.agents[agent_id]
+        if agent.parent is None or self.halt is not None:
+            return False
+        if self._no_room(agent_id, "forward_unsent_words") is not None:
+            return False
+        self._deliver(
+            Message(
+                id=len(self.messages) + 1,
+                sender=agent_id,
+                sender_role=agent.role.name,
+                to=agent.parent,
+                message_type="status_report",
+                content=f"（系统转交）{agent_id} 结束本轮时没有调用 send_message，"
+                f"以下是它的原话：\n{words}",
+                payload={"status": "in_progress", "forwarded_by": "society"},
+            ),
+            first_contact=False,
+        )
+        return True
 
     # --- user side ---------------------------------------------------------------------
 
@@ -604,13 +598,18 @@ class AgentSociety:
         waiting, agent.inbox = agent.inbox, []
         return waiting
 
+    def read_inbox(self, agent_id: str) -> list[Message]:
+        """The waiting messages, left in the inbox until `done_reading` (a turn that fails
+        half-way loses nothing)."""
+        return list(self.agents[agent_id].inbox)
+
+    def done_reading(self, agent_id: str, read: list[Message]) -> None:
+        agent = self.agents[agent_id]
+        ids = {m.id for m in read}
+        agent.inbox = [m for m in agent.inbox if m.id not in ids]
+
     def with_inbox(self) -> list[str]:
         return [a.id for a in self.agents.values() if a.inbox]
 
     def stats(self) -> list[AgentStats]:
         return [a.stats for a in self.agents.values() if a.stats is not None]
-
-
-def _first_sentence(text: str, limit: int = 80) -> str:
-    sentence = re.split(r"(?<=[。！？.!?])\s*|\n", (text or "").strip(), maxsplit=1)[0]
-    return sentence[:limit] or "协作"

@@ -35,13 +35,39 @@ class BriefArgument(BaseModel):
     )
     references: list[str] | str | None = Field(default=None, description="optional")
     priority: str | None = Field(default=None, description="optional: low|normal|high|urgent")
+    skill: str | None = Field(
+        default=None, description="optional: the skill (id or name) of the role's card it asks for"
+    )
+
+
+class SkillArgument(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(description="short id, e.g. glossary")
+    name: str = Field(description="what the skill is called")
+    description: str | None = None
+    examples: list[str] | str | None = Field(default=None, description="example requests")
+    input_modes: list[str] | None = Field(default=None, description="e.g. text/plain")
+    output_modes: list[str] | None = Field(default=None, description="e.g. text/markdown")
 
 
 class InterfaceSpecArgument(BaseModel):
-    services: list[str] | str = Field(description="services the role provides")
-    input_format: str = Field(description="what a request should contain")
-    output_format: str = Field(description="what the role sends back")
-    examples: list[str] | str = Field(default_factory=list, description="example requests")
+    """The interface as seed 004's four fields, or as an A2A agent card (name, description,
+    skills with examples, input/output modes), or both; the society checks it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    services: list[str] | str | None = Field(default=None, description="services the role provides")
+    input_format: str | None = Field(default=None, description="what a request should contain")
+    output_format: str | None = Field(default=None, description="what the role sends back")
+    examples: list[str] | str | None = Field(default=None, description="example requests")
+    name: str | None = Field(default=None, description="card: the agent's name")
+    description: str | None = Field(default=None, description="card: what it does")
+    skills: list[SkillArgument] | None = Field(
+        default=None, description="card: its skills, each with examples"
+    )
+    default_input_modes: list[str] | None = Field(default=None, description="e.g. text/plain")
+    default_output_modes: list[str] | None = Field(default=None, description="e.g. text/plain")
 
 
 class SendMessageArgs(BaseModel):
@@ -52,7 +78,8 @@ class SendMessageArgs(BaseModel):
         default=None,
         description="structured fields for the message_type (a Task Brief for task_assignment; "
         "reason + required_capability for introduction_request; target_id, role_name, "
-        "interface_spec, usage_advice for introduction_response; status for status_report)",
+        "interface_spec, usage_advice for introduction_response; status for status_report; "
+        "optionally skill: a skill id of the receiver's card)",
     )
     reason: str | None = Field(
         default=None, description="why you contact them (shown on a first contact)"
@@ -130,7 +157,7 @@ def society_tools(society: AgentSociety, agent_id: str) -> list[BaseTool]:
         duties: str | None = None,
         interface_spec: InterfaceSpecArgument | None = None,
     ) -> str:
-        spec = interface_spec.model_dump() if interface_spec is not None else None
+        spec = interface_spec.model_dump(exclude_none=True) if interface_spec else None
         return society.create_role(
             agent_id, name, role_prompt, duties=duties, interface_spec=spec
         ).text()
