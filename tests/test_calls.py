@@ -257,7 +257,8 @@ async def test_structured_calls_treat_length_and_content_filter_as_faults_in_eve
         ),
     )
     llm_server.script(
-        Reply(content=FULL_LIST[:40], finish_reason=reason), Reply(content=f'{{"items": {FULL_LIST}}}')
+        Reply(content=FULL_LIST[:40], finish_reason=reason),
+        Reply(content=f'{{"items": {FULL_LIST}}}'),
     )
     result = await ask_structured(
         factory.for_role("ReqExplore"),
