@@ -11,9 +11,15 @@ import codecs
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import charset_normalizer
+
+from reqstudio.llm import estimate_tokens
+
+if TYPE_CHECKING:
+    from reqstudio.llm import ModelFactory
+    from reqstudio.settings import ModelRole
 
 DocumentKind = Literal["markdown", "text", "pdf", "docx"]
 KINDS: dict[str, DocumentKind] = {
@@ -52,6 +58,15 @@ class ReferenceDocumentError(ValueError):
 
     def message(self, language: str = "en") -> str:
         return self.message_zh if language.startswith("zh") else self.message_en
+
+
+def context_overflow(prompt: str, role: ModelRole, factory: ModelFactory) -> tuple[int, int] | None:
+    """(estimated tokens, the model's context) when a request carrying whole documents would
+    not fit the role's model (`OPENAI_CONTEXT_TOKENS` or the model's known window); else None.
+    The provider would refuse such a request, or, worse, cut it and answer about a part."""
+    needed = estimate_tokens(prompt)
+    limit = factory.context_tokens(role)
+    return (needed, limit) if needed > limit else None
 
 
 def _refuse(code: str, name: str, max_mb: float, problem_en: str, problem_zh: str):

@@ -19,6 +19,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field
 
 from agents.srs.document_check import NotADocument
+from agents.srs.documents import context_overflow
 from agents.srs.events import (
     DocumentContinued,
     DocumentReset,
@@ -42,7 +43,7 @@ from agents.srs.nodes import (
 )
 from agents.srs.state import Ablation, AgentName, GraphState, Score, SrsContext, initial_state
 from reqstudio.errors import describe_failure
-from reqstudio.llm import ModelFactory, estimate_tokens
+from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
 from reqstudio.usage import UsageTracker
 
@@ -105,10 +106,10 @@ def context_notice(request: SrsRequest, factory: ModelFactory) -> Notice | None:
     prompt = render_prompt(
         "srs/req_clarify.md", unfrozen_list_json="[]", reference_srs=request.reference_srs
     )
-    needed = estimate_tokens(prompt)
-    limit = factory.context_tokens("ReqClarify")
-    if needed <= limit:
+    overflow = context_overflow(prompt, "ReqClarify", factory)
+    if overflow is None:
         return None
+    needed, limit = overflow
     return Notice(
         message=f"The reference SRS is large: ReqClarify's request would be about {needed} "
         f"tokens, more than the model's context of {limit} tokens (OPENAI_CONTEXT_TOKENS). "
