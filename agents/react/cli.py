@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from agents.react.checks import echoes_instructions
 from agents.react.engine import ReactAgent, show_trace_on_stderr
 from agents.react.events import (
     AgentEvent,
@@ -176,6 +177,14 @@ class StepPrinter:
                 pass  # the whole answer is written at AnswerFinished
             case AnswerRestarted(attempt=attempt):
                 self._line(f"[answer] try {attempt}: the broken try is dropped")
+            case AnswerFinished(text=text) if echoes_instructions(text):
+                # As in the app: the model gave back the app's own instructions (a small model
+                # may repeat the hand-over text); that is no answer and is not printed as one.
+                self.failed = True
+                self._line(
+                    "reqstudio: the answer model gave back the app's own instructions instead "
+                    "of an answer; nothing was printed"
+                )
             case AnswerFinished(text=text):
                 self.answer.write(text + "\n")
                 self.answer.flush()
