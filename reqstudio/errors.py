@@ -80,12 +80,12 @@ def describe_failure(error: BaseException, language: str = "zh") -> str:
     if isinstance(error, StructuredOutputError):
         if error.finish_reason == "length":
             return (
-                f"模型的回答每次都在 JSON 写完之前达到长度上限（finish_reason: length，"
-                f"{error.attempts} 次尝试）；未当作完整结果。"
+                f"模型的回答在 JSON 写完之前达到长度上限（finish_reason: length），"
+                f"{error.attempts} 次尝试后仍无完整结果；未当作完整结果。"
                 if zh
                 else f"The model's answer hit its length limit before the JSON was complete "
-                f"(finish_reason: length), in each of {error.attempts} attempts; not taken as "
-                "a result."
+                f"(finish_reason: length), still after {error.attempts} attempts; not taken "
+                "as a result."
             )
         return (
             f"模型多次返回无法解析的 JSON（{error.attempts} 次尝试）。"

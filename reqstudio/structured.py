@@ -231,7 +231,7 @@ async def ask_structured(
         if last_finish == "length":
             message = (
                 f"the model's answer hit the length limit (finish reason: length) before its "
-                f"JSON was complete, {policy.attempts} attempts"
+                f"JSON was complete, still after {policy.attempts} attempts"
             )
         else:
             message = (
