@@ -12,8 +12,14 @@ from reqstudio.structured import StructuredOutputError
 
 
 def describe_failure(error: BaseException, language: str = "zh") -> str:
-    """What went wrong with the model provider, for the user. Never includes secrets."""
+    """What went wrong with the model provider, for the user. Never includes secrets.
+
+    An error that carries its own words for the user (`message_en` and `message_zh`, as a
+    refused document does) is described by them."""
     zh = language.startswith("zh")
+    own = getattr(error, "message_zh" if zh else "message_en", None)
+    if isinstance(own, str) and own and isinstance(getattr(error, "message_en", None), str):
+        return own
     status = getattr(error, "status_code", None)
     if isinstance(error, openai.AuthenticationError) or status == 401:
         return (
@@ -72,6 +78,15 @@ def describe_failure(error: BaseException, language: str = "zh") -> str:
             else "The model's answer broke off before it finished, still after retries."
         )
     if isinstance(error, StructuredOutputError):
+        if error.finish_reason == "length":
+            return (
+                f"模型的回答在 JSON 写完之前达到长度上限（finish_reason: length），"
+                f"{error.attempts} 次尝试后仍无完整结果；未当作完整结果。"
+                if zh
+                else f"The model's answer hit its length limit before the JSON was complete "
+                f"(finish_reason: length), still after {error.attempts} attempts; not taken "
+                "as a result."
+            )
         return (
             f"模型多次返回无法解析的 JSON（{error.attempts} 次尝试）。"
             if zh

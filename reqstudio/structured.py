@@ -38,12 +38,18 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
 
 class StructuredOutputError(RuntimeError):
-    """The model never produced parseable output within the allowed attempts."""
+    """The model never produced parseable output within the allowed attempts.
 
-    def __init__(self, message: str, raw_output: str, attempts: int):
+    `finish_reason` is "length" when the last answer was cut at the length limit (the JSON
+    was never whole, not unparseable), else None (the answer was whole but no usable JSON)."""
+
+    def __init__(
+        self, message: str, raw_output: str, attempts: int, finish_reason: str | None = None
+    ):
         super().__init__(message)
         self.raw_output = raw_output
         self.attempts = attempts
+        self.finish_reason = finish_reason
 
 
 @dataclass
@@ -186,6 +192,7 @@ async def ask_structured(
     conversation = list(messages)
     errors: list[str] = []
     raw = ""
+    last_finish: str | None = None  # of the last answer that arrived
 
     def worth_retrying(error: BaseException) -> bool:
         return isinstance(error, UnreadableAnswer) or is_transient(error)
@@ -203,6 +210,7 @@ async def ask_structured(
                 except IncompleteAnswerError as exc:
                     if exc.reason != "length":
                         raise
+                    last_finish = "length"
                     raw = exc.partial
                     errors.append(LENGTH_REASK)
                     conversation += [
@@ -210,6 +218,7 @@ async def ask_structured(
                         HumanMessage(REASK_TEMPLATE.format(error=LENGTH_REASK)),
                     ]
                     raise UnreadableAnswer(LENGTH_REASK) from None
+                last_finish = None
                 raw = reply.content if isinstance(reply.content, str) else str(reply.content)
                 try:
                     value = parse_structured(raw, schema)
@@ -219,9 +228,15 @@ async def ask_structured(
                     raise UnreadableAnswer(str(exc)) from None
                 return StructuredResult(value, raw, attempt.retry_state.attempt_number, errors)
     except UnreadableAnswer:
-        raise StructuredOutputError(
-            f"the model's answer was not valid JSON after {policy.attempts} attempts: {errors[-1]}",
-            raw,
-            policy.attempts,
-        ) from None
+        if last_finish == "length":
+            message = (
+                f"the model's answer hit the length limit (finish reason: length) before its "
+                f"JSON was complete, still after {policy.attempts} attempts"
+            )
+        else:
+            message = (
+                f"the model's answer was not valid JSON after {policy.attempts} attempts: "
+                f"{errors[-1]}"
+            )
+        raise StructuredOutputError(message, raw, policy.attempts, last_finish) from None
     raise AssertionError("unreachable")  # pragma: no cover

@@ -106,6 +106,8 @@ def test_a_rejected_key_is_explained_and_exits_1(llm_server, tmp_path):
     assert "rejected the API key (401)" in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
+    assert "is kept" not in done.stderr  # nothing was produced, no file is left behind
+    assert not (tmp_path / "data" / "failed-runs").exists()
 
 
 def test_verbose_shows_the_agents_trace_on_stderr(llm_server, tmp_path):
@@ -127,6 +129,8 @@ def test_verbose_shows_the_agents_trace_on_stderr(llm_server, tmp_path):
     assert "[trace] agent tool result web_search ok=True" in done.stderr
     assert "[trace] agent answer: EARS has five patterns [1]." in done.stderr
 
+    # (a real answer: the server's default echo would give back the answer prompt, no answer)
+    llm_server.script(Reply(content="No tools."), Reply(content="Hello.", match="final answer"))
     quiet = run_cli(llm_server, tmp_path, "Hi", "--no-mcp", "--no-search", AGENT_VERBOSE="false")
     assert quiet.returncode == 0, quiet.stderr
     assert "[trace]" not in quiet.stderr
@@ -220,4 +224,28 @@ def test_an_answer_cut_after_the_retries_is_not_ok_and_says_so(llm_server, tmp_p
     assert done.stdout == ""  # nothing shorter passed off as the answer
     assert "broke off before it finished, still after retries" in done.stderr
     assert "partial answer (not complete): ISO/IEC" in done.stderr
+    assert "[answer] try 2: the broken try is dropped" in done.stderr
     assert json.loads(stats_file.read_text())["ok"] is False
+    # what the run produced is kept in a file named in one line
+    prefix = "reqstudio: what the run produced is kept (not complete) in "
+    named = [line for line in done.stderr.splitlines() if line.startswith(prefix)]
+    assert len(named) == 1, done.stderr
+    record = json.loads(Path(named[0].removeprefix(prefix)).read_text())
+    assert record["mode"] == "agent" and record["complete"] is False
+    assert record["question"] == "Q" and whole.startswith(record["partial_answer"])
+    assert record["partial_answer"] and "broke off" in record["error"]
+
+
+def test_an_answer_that_gives_back_the_apps_instructions_is_not_printed(llm_server, tmp_path):
+    echoed = (
+        "No research results: no tool was needed. Answer from what you know, without citation "
+        "numbers. Write the final answer now."
+    )
+    llm_server.script(
+        Reply(content="No tools needed."),
+        Reply(content=echoed, match="Write the final answer now"),
+    )
+    done = run_cli(llm_server, tmp_path, "Q", "--no-mcp", "--no-search", "--lang", "en")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "gave back the app's own instructions" in done.stderr

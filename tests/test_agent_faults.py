@@ -22,6 +22,7 @@ from agents.react import (
     Stats,
     ToolCallFinished,
 )
+from agents.react.events import AnswerRestarted, AnswerToken
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from reqstudio.settings import ModelSpec
 from tools.web_search import WebSearch
@@ -88,6 +89,8 @@ RECOVERABLE = {
     "429": {"fault": "429"},
     "500": {"fault": "500"},
     "broken SSE chunk": {"fault": "malformed"},
+    "content_filter finish": {"finish_reason": "content_filter"},
+    "empty answer": {"content": "", "tool_calls": []},
 }
 
 
@@ -95,7 +98,7 @@ RECOVERABLE = {
 async def test_a_fault_in_the_answer_is_retried_and_the_answer_is_whole(
     llm_server: ScriptedLLMServer, factory, fault, caplog
 ):
-    broken = Reply(match=ANSWER, content=FULL_ANSWER, chunk_chars=10, **fault)
+    broken = Reply(**{"match": ANSWER, "content": FULL_ANSWER, "chunk_chars": 10, **fault})
     llm_server.script(good_round(), done_round(), broken, good_answer())
 
     with caplog.at_level(logging.WARNING, logger="reqstudio.calls"):
@@ -104,14 +107,21 @@ async def test_a_fault_in_the_answer_is_retried_and_the_answer_is_whole(
     assert isinstance(check_ending(events), AnswerFinished)
     assert "Agent answer model: try 1 of 3 failed" in caplog.text  # the retry is named
     assert len(llm_server.requests) == 4  # one retry, counted once (no SDK retries)
+    # the broken try is withdrawn: after the restart, the tokens are the whole answer, once
+    restarts = [i for i, e in enumerate(events) if isinstance(e, AnswerRestarted)]
+    assert len(restarts) == 1 and events[restarts[0]].attempt == 2
+    after = "".join(e.text for e in events[restarts[0] :] if isinstance(e, AnswerToken))
+    assert after == FULL_ANSWER
 
 
 @pytest.mark.parametrize("fault", RECOVERABLE.values(), ids=RECOVERABLE.keys())
 async def test_a_fault_in_a_reasoning_round_is_retried_and_the_run_goes_on(
     llm_server: ScriptedLLMServer, factory, fault, caplog
 ):
-    broken = Reply(match=REASONING, content="Search first.", tool_calls=[search("IEEE 830")])
-    broken.fault = fault["fault"]
+    broken = Reply(
+        **{"match": REASONING, "content": "Search first.", "tool_calls": [search("IEEE 830")]}
+        | fault
+    )
     llm_server.script(broken, good_round(), done_round(), good_answer())
 
     with caplog.at_level(logging.WARNING, logger="reqstudio.calls"):
@@ -132,6 +142,11 @@ PERSISTENT = {
     ),
     "500 burst": ({"fault": "500"}, "server error (500), still after retries"),
     "429 burst": ({"fault": "429"}, "rate-limiting (429), still after retries"),
+    "content_filter every time": (
+        {"finish_reason": "content_filter"},
+        "content filter stopped the answer (finish_reason: content_filter), still after retries",
+    ),
+    "empty every time": ({"content": ""}, "empty answer (no text, no tool call), still after"),
 }
 
 
@@ -142,7 +157,10 @@ async def test_an_answer_fault_that_outlasts_the_retries_is_a_clear_message(
     llm_server.script(
         good_round(),
         done_round(),
-        *[Reply(match=ANSWER, content=FULL_ANSWER, chunk_chars=10, **fault) for _ in range(3)],
+        *[
+            Reply(**{"match": ANSWER, "content": FULL_ANSWER, "chunk_chars": 10, **fault})
+            for _ in range(3)
+        ],
     )
 
     events = await run(factory)
@@ -152,8 +170,10 @@ async def test_an_answer_fault_that_outlasts_the_retries_is_a_clear_message(
     assert words in failed.message and "intermediate results are kept" in failed.message
     assert [k.arguments for k in failed.kept_results] == [{"query": "IEEE 830"}]
     assert len(llm_server.requests) == 2 + 3  # the policy's three tries, no more
-    if fault["fault"] == "truncated":
+    if fault.get("fault") == "truncated" or "finish_reason" in fault:
         assert failed.partial_answer  # what the last try wrote is kept
+    if fault.get("content") == "":
+        assert failed.partial_answer == ""
 
 
 @pytest.mark.parametrize("provider", ["openai", "deepseek"])

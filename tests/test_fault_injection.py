@@ -153,6 +153,62 @@ async def test_scores_cut_at_the_length_limit_are_asked_again(llm_server, factor
     assert "length limit" in llm_server.requests[3]["messages"][-1]["content"]
 
 
+async def test_a_list_cut_at_the_length_limit_every_time_names_the_finish_reason(
+    llm_server, factory
+):
+    whole = fenced(items(*TWELVE))
+    llm_server.script(
+        parse_reply(*PARSED),
+        *[Reply(content=whole[:40], finish_reason="length", match=EXPLORE) for _ in range(3)],
+    )
+    failure = failed(await collect(REQUEST, factory))
+    assert failure.agent == "ReqExplore"
+    assert "finish_reason: length" in failure.message and "length" in failure.message_zh
+    assert "unparseable" not in failure.message  # it was cut, not unreadable
+    assert [(r.id, r.content) for r in failure.partial.requirements] == list(PARSED)
+
+
+# --- content_filter finishes and empty answers --------------------------------------------------
+
+
+async def test_a_filtered_or_empty_list_is_asked_again_and_arrives_whole(llm_server, factory):
+    llm_server.script(
+        parse_reply(*PARSED, finish_reason="content_filter"),  # the whole list, but filtered
+        parse_reply(*PARSED),
+        Reply(content="", match=EXPLORE),  # no text, no tool call
+        explore_reply(*TWELVE),
+        clarify_reply(FR_01=0),
+        doc_reply(),
+    )
+    result = finished(await collect(REQUEST, factory))
+    assert [r.id for r in result.requirements] == [rid for rid, _ in TWELVE]
+    assert requests_for(llm_server, PARSE) == 2 and requests_for(llm_server, EXPLORE) == 2
+
+
+@pytest.mark.parametrize(
+    ("fault", "words", "words_zh"),
+    [
+        ({"finish_reason": "content_filter"}, "finish_reason: content_filter", "内容过滤"),
+        ({"content": ""}, "empty answer", "空回答"),
+    ],
+    ids=["content_filter", "empty"],
+)
+async def test_a_document_filtered_or_empty_every_time_fails_naming_it(
+    llm_server, factory, fault, words, words_zh
+):
+    llm_server.script(
+        parse_reply(*PARSED),
+        explore_reply(*PARSED),
+        clarify_reply(FR_01=0, FR_02=0),
+        *[Reply(**{"content": SRS_TEXT, "match": DOC, **fault}) for _ in range(5)],
+    )
+    failure = failed(await collect(REQUEST, factory))
+    assert failure.agent == "DocGenerate"
+    assert words in failure.message and words_zh in failure.message_zh
+    assert requests_for(llm_server, DOC) == 5  # retried as transient, the seed's five tries
+    assert failure.partial.srs_markdown == "" and not failure.partial.completed
+
+
 # --- 429 / 500 bursts, broken bodies ----------------------------------------------------------
 
 
@@ -266,6 +322,40 @@ async def test_chat_length_finish_is_not_a_whole_answer(llm_server, factory):
     with pytest.raises(IncompleteAnswerError) as error:
         await ChatEngine(factory).reply(ChatMemory(), "什么是好的需求？")
     assert error.value.reason == "length" and error.value.partial == WHOLE[:10]
+
+
+async def test_chat_filtered_or_empty_answer_is_retried_and_only_the_whole_one_is_shown(
+    llm_server, factory
+):
+    llm_server.script(
+        Reply(content=WHOLE[:20], finish_reason="content_filter"),
+        Reply(content=""),
+        Reply(content=WHOLE),
+    )
+    shown: list[str] = []
+
+    def drop(attempt: int, error: BaseException, wait: float) -> None:
+        shown.clear()
+
+    answer = await ChatEngine(factory).reply(
+        ChatMemory(), "什么是好的需求？", on_token=shown.append, on_retry=drop
+    )
+    assert answer == WHOLE == "".join(shown)
+    assert len(llm_server.requests) == 3
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [(Reply(content=WHOLE[:20], finish_reason="content_filter"), "content_filter"),
+     (Reply(content=""), "empty")],
+    ids=["content_filter", "empty"],
+)  # fmt: skip
+async def test_chat_filtered_or_empty_every_time_is_an_error(llm_server, factory, reply, reason):
+    llm_server.script(*[reply] * 3)
+    with pytest.raises(IncompleteAnswerError) as error:
+        await ChatEngine(factory).reply(ChatMemory(), "什么是好的需求？")
+    assert error.value.reason == reason
+    assert len(llm_server.requests) == 3
 
 
 async def test_chat_burst_then_answer(llm_server, factory):

@@ -161,6 +161,28 @@ async def test_reasking_is_bounded(factory: ModelFactory, llm_server: ScriptedLL
         )
     assert error.value.attempts == 3
     assert len(llm_server.requests) == 3
+    assert error.value.finish_reason is None
+    assert "unparseable JSON" in describe_failure(error.value, "en")
+
+
+async def test_answers_cut_at_the_length_limit_are_named_not_called_unparseable(
+    factory: ModelFactory, llm_server: ScriptedLLMServer
+):
+    cut = '```json\n[{"id": "FR-01", "content": "用户登'
+    llm_server.script(
+        Reply(content="no json here"),  # a whole answer without JSON first, then two cut ones
+        *[Reply(content=cut, finish_reason="length") for _ in range(2)],
+    )
+    with pytest.raises(StructuredOutputError) as error:
+        await ask_structured(
+            factory.for_role("ReqParse"), [HumanMessage("x")], RequirementList,
+            response_format=None, policy=FAST,
+        )  # fmt: skip
+    assert error.value.finish_reason == "length" and error.value.raw_output == cut
+    assert "finish reason: length" in str(error.value)
+    for language, words in (("en", "finish_reason: length"), ("zh", "长度上限")):
+        described = describe_failure(error.value, language)
+        assert words in described and "unparseable" not in described
 
 
 async def test_broken_response_body_is_retried(

@@ -314,3 +314,105 @@ async def test_generate_saves_the_srs_elsewhere_when_the_out_file_cannot_be_writ
     saved = next((tmp_path / "data").glob("srs-*.md"))
     assert saved.read_text(encoding="utf-8") == SRS_TEXT
     assert f"could not write {gone}" in err and f"the SRS is saved in {saved}" in err
+
+
+# --- a failed run keeps what it produced (issue 17, item 16) ----------------------------------
+
+KEPT_PREFIX = "reqstudio: what the run produced is kept (not complete) in "
+LONG_DOC = SRS_TEXT + "\n## 2. Overall description\n\n" + "Customers browse and buy. " * 30
+
+
+def kept_files(stderr: str) -> list[Path]:
+    lines = [line for line in stderr.splitlines() if line.startswith(KEPT_PREFIX)]
+    assert len(lines) == 1, stderr
+    return [Path(p) for p in lines[0].removeprefix(KEPT_PREFIX).split(", ")]
+
+
+def script_until_docgenerate_breaks(server) -> None:
+    server.script(
+        parse_reply(("FR-01", "Place an order."), ("FR-02", "Track a shipment.")),
+        explore_reply(("FR-01", "Place an order."), ("FR-02", "Track a shipment online.")),
+        clarify_reply(FR_01=0, FR_02=0),
+        *[doc_reply(LONG_DOC, fault="truncated") for _ in range(2)],
+    )
+
+
+def test_a_failed_run_without_log_keeps_the_log_and_the_partial_document(
+    run_cli, llm_server, tmp_path
+):
+    script_until_docgenerate_breaks(llm_server)
+    done = run_cli(
+        "generate", "--input", str(E_STORE / "input.md"), "--reference",
+        str(E_STORE / "reference.md"), "--max-iterations", "2", "--lang", "en",
+        OPENAI_MAX_RETRIES="1",
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "DocGenerate failed: The model's answer broke off" in done.stderr
+    record_path, document_path = kept_files(done.stderr)
+    assert record_path.parent == (tmp_path / "data" / "failed-runs").resolve()
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    assert record["mode"] == "srs" and record["complete"] is False
+    assert record["agent"] == "DocGenerate" and "中断" in record["error_zh"]
+    assert [r["id"] for r in record["log"]["requirements"]] == ["FR-01", "FR-02"]
+    assert [e["agent"] for e in record["log"]["logs"]] == ["ReqParse", "ReqExplore", "ReqClarify"]
+    assert document_path.name.endswith(".partial.md")
+    partial = document_path.read_text(encoding="utf-8")
+    assert partial and LONG_DOC.startswith(partial) and len(partial) < len(LONG_DOC)
+
+
+def test_a_failed_run_with_log_writes_it_there_and_keeps_only_the_partial_document(
+    run_cli, llm_server, tmp_path
+):
+    script_until_docgenerate_breaks(llm_server)
+    log = tmp_path / "srs-log.json"
+    done = run_cli(
+        "generate", "--input", str(E_STORE / "input.md"), "--reference",
+        str(E_STORE / "reference.md"), "--max-iterations", "2", "--log", str(log),
+        OPENAI_MAX_RETRIES="1",
+    )  # fmt: skip
+    assert done.returncode == 1 and done.stdout == ""
+    assert len(json.loads(log.read_text(encoding="utf-8"))["logs"]) == 3
+    record_path, document_path = kept_files(done.stderr)
+    assert "log" not in json.loads(record_path.read_text(encoding="utf-8"))
+    assert LONG_DOC.startswith(document_path.read_text(encoding="utf-8"))
+
+
+def test_a_run_failing_before_anything_was_produced_keeps_no_file(run_cli, llm_server, tmp_path):
+    llm_server.script(*[Reply(fault="500", match=PARSE) for _ in range(2)])
+    done = run_cli("generate", "--input", str(E_STORE / "input.md"), OPENAI_MAX_RETRIES="1")
+    assert done.returncode == 1 and done.stdout == ""
+    assert KEPT_PREFIX not in done.stderr
+    assert not (tmp_path / "data" / "failed-runs").exists()
+
+
+def test_a_list_cut_at_the_length_limit_every_time_is_named_not_called_unparseable(
+    run_cli, llm_server
+):
+    llm_server.script(
+        *[Reply(content='```json\n[{"id": "FR-01", "con', finish_reason="length", match=PARSE)] * 2
+    )
+    done = run_cli(
+        "generate", "--input", str(E_STORE / "input.md"), "--lang", "en", OPENAI_MAX_RETRIES="1"
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert "ReqParse failed" in done.stderr
+    assert "finish_reason: length" in done.stderr
+    assert "unparseable" not in done.stderr
+
+
+def test_evaluate_refuses_a_reference_larger_than_the_models_context(run_cli, llm_server, tmp_path):
+    reference = tmp_path / "reference.md"
+    reference.write_text("# 参考 SRS\n" + "系统应当在两秒内返回搜索结果。" * 200, encoding="utf-8")
+    candidate = tmp_path / "candidate.md"
+    candidate.write_text(SRS_TEXT, encoding="utf-8")
+    done = run_cli(
+        "evaluate", "--reference", str(reference), "--candidate", str(candidate),
+        OPENAI_CONTEXT_TOKENS="2000",
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "more than the evaluation model's context of 2000 tokens" in lines[0]
+    assert "reference ~3" in lines[0] and "it was not sent" in lines[0]
+    assert llm_server.requests == []  # refused before any call

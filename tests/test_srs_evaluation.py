@@ -157,3 +157,25 @@ def test_experiment_means_are_plain_numbers():
     table = means_table([row | {tokens: 35910}, row | {tokens: 35912}], ["none"])
     assert "35911" in table and "e+" not in table
     assert "| 0.5 |" in table
+
+
+async def test_an_evaluation_that_would_not_fit_the_context_is_refused_in_the_users_words(
+    llm_server, factory
+):
+    from agents.srs.documents import ReferenceDocumentError
+    from reqstudio.errors import describe_failure
+
+    small = ModelFactory(
+        factory.settings.model_copy(update={"context_tokens": 2000}), factory.endpoint
+    )
+    reference = "# 参考 SRS\n" + "系统应当在两秒内返回搜索结果。" * 200
+    with pytest.raises(ReferenceDocumentError) as refused:
+        await evaluate_srs(reference, "# SRS\n", small)
+    assert refused.value.code == "too_large_for_context"
+    assert llm_server.requests == []
+    # the UI and `srs experiment` show it through describe_failure, in the user's language
+    assert "超过评估模型的上下文 2000 tokens" in describe_failure(refused.value, "zh")
+    assert "context of 2000 tokens" in describe_failure(refused.value, "en")
+    # one that fits is sent
+    llm_server.script(Reply(content=json.dumps({"metrics": {"coverage": 0.5}}), match=EVALUATE))
+    assert (await evaluate_srs("# 参考 SRS\n短。", "# SRS\n", small))["metrics"]["coverage"] == 0.5

@@ -16,6 +16,7 @@ from agents.react.checks import could_become_instructions, echoes_instructions
 from agents.react.engine import ReactAgent
 from agents.react.events import (
     AnswerFinished,
+    AnswerRestarted,
     AnswerToken,
     Decision,
     Failed,
@@ -288,6 +289,16 @@ class AgentRunView:
         await self.answer.stream_token(self.answer_text[self.shown :])
         self.shown = len(self.answer_text)
 
+    async def answer_restarted(self, kept: str) -> None:
+        """A broken try is dropped from the screen: the message shows only what is kept."""
+        self.answer_text = kept
+        if self.echoed:
+            return
+        self.shown = min(self.shown, len(kept))
+        if self.answer is not None:
+            self.answer.content = kept[: self.shown]
+            await self.answer.update()
+
     async def show_no_answer(self) -> None:
         self.echoed = True
         if self.answer is None:
@@ -337,6 +348,8 @@ class AgentRunView:
             await send_top_level(tr("handover", reason=event.reason, model=event.answer_model))
         elif isinstance(event, AnswerToken):
             await self.answer_token(event.text)
+        elif isinstance(event, AnswerRestarted):
+            await self.answer_restarted(event.kept)
         elif isinstance(event, AnswerFinished):
             if self.echoed or echoes_instructions(event.text):
                 await self.show_no_answer()
@@ -370,6 +383,8 @@ class AgentRunView:
             await send_finished_step(name, "tool", "\n\n".join(lines), icon="globe")
 
     async def failed(self, event: Failed) -> None:
+        """The failure in one message: the partial answer already streamed is completed
+        with the notice in place, never shown a second time in a new message."""
         parts = [f"⚠️ {event.message}"]
         if event.partial_answer and not echoes_instructions(event.partial_answer):
             parts.insert(0, event.partial_answer)
@@ -377,7 +392,12 @@ class AgentRunView:
             parts.append(tr("kept"))
             parts += [f"- `{r.tool}` {json.dumps(r.arguments, ensure_ascii=False)}: {r.result_text[:300]}"
                       for r in event.kept_results]  # fmt: skip
-        await send_top_level("\n\n".join(parts))
+        content = "\n\n".join(parts)
+        if self.answer is not None and not self.echoed:
+            self.answer.content = content
+            await self.answer.send()
+            return
+        await send_top_level(content)
 
     async def close_open_steps(self, outcome: str, note: str) -> None:
         """Every ending (answer, failure, stop) leaves no step running."""

@@ -1,4 +1,11 @@
-"""`reqstudio chat "message"`: one Chat-mode answer, streamed to stdout."""
+"""`reqstudio chat "message"`: one Chat-mode answer on stdout.
+
+stdout holds exactly the final answer, whole: piped or redirected, it is written once the
+provider finished it; on a terminal it streams as it comes, and a try that breaks off is
+followed by a line on stderr saying the text after it replaces it. A run that fails writes
+nothing more to stdout and exits 1: a partial answer, if any arrived, goes to stderr and to
+a file under the data directory (`failed-runs/`), named on stderr.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,9 @@ import asyncio
 import sys
 
 from agents.chat.engine import ChatEngine, ChatMemory
+from reqstudio.calls import IncompleteAnswerError
 from reqstudio.errors import describe_failure
+from reqstudio.kept_runs import keep_failed_run, kept_line
 from reqstudio.runtime import AppRuntime
 from reqstudio.settings import load_settings
 from reqstudio.usage import UsageTracker
@@ -28,23 +37,54 @@ def run(args: argparse.Namespace) -> int:
 async def _answer(runtime: AppRuntime, message: str) -> int:
     tracker = UsageTracker()
     engine = ChatEngine(runtime.factory(), callbacks=[tracker])
+    live = sys.stdout.isatty()  # a pipe or a file gets the finished answer only
+    attempt_text: list[str] = []  # what the current try has written so far
 
     def show(token: str) -> None:
-        sys.stdout.write(token)
-        sys.stdout.flush()
+        attempt_text.append(token)
+        if live:
+            sys.stdout.write(token)
+            sys.stdout.flush()
 
     def retrying(attempt: int, error: BaseException, wait: float) -> None:
+        attempt_text.clear()
+        replaces = ", the text after this line replaces the text above" if live else ""
         print(
             f"\nreqstudio: the answer broke off ({describe_failure(error, 'en')}); "
-            f"try {attempt} in {wait:.0f} s, the text after this line replaces the text above",
+            f"try {attempt} in {wait:.0f} s{replaces}",
             file=sys.stderr,
         )
 
     try:
-        await engine.reply(ChatMemory(), message, on_token=show, on_retry=retrying)
+        answer = await engine.reply(ChatMemory(), message, on_token=show, on_retry=retrying)
     except Exception as exc:
-        print(f"\nreqstudio: {describe_failure(exc, 'en')}", file=sys.stderr)
+        partial = exc.partial if isinstance(exc, IncompleteAnswerError) else "".join(attempt_text)
+        if live and attempt_text:
+            sys.stdout.write("\n")
+        print(f"reqstudio: {describe_failure(exc, 'en')}", file=sys.stderr)
+        if not partial:
+            return 1  # nothing arrived: nothing to keep
+        print(f"  partial answer (not complete): {partial}", file=sys.stderr)
+        record = {
+            "question": message,
+            "error": describe_failure(exc, "en"),
+            "error_zh": describe_failure(exc, "zh"),
+            "error_type": type(exc).__name__,
+            "fault": getattr(exc, "reason", None),
+            "partial_answer": partial,
+            "usage": tracker.as_dict(),
+        }
+        try:
+            kept = keep_failed_run(runtime.settings.data_dir, "chat", record)
+        except OSError as problem:
+            print(f"reqstudio: could not keep the partial answer ({problem})", file=sys.stderr)
+        else:
+            print(kept_line(kept), file=sys.stderr)
         return 1
-    print()
+    if live:
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(answer + "\n")
+    sys.stdout.flush()
     print(f"[{tracker.total_tokens} tokens, {tracker.calls} call(s)]", file=sys.stderr)
     return 0

@@ -3,7 +3,8 @@ stdout, and `--stats-json FILE` writes the run's statistics.
 
 stdout gets the answer only once it is whole (the provider ended it with a finish reason), so
 a retried or cut answer never reaches it shorter or twice (what a failed run wrote goes to
-stderr, marked as not complete)."""
+stderr, marked as not complete). A failed run that had produced something (a partial answer,
+tool results) keeps it in a file under the data directory (`failed-runs/`), named on stderr."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from agents.react.checks import echoes_instructions
 from agents.react.engine import ReactAgent, show_trace_on_stderr
 from agents.react.events import (
     AgentEvent,
     AnswerFinished,
+    AnswerRestarted,
     AnswerToken,
     Decision,
     Failed,
@@ -32,6 +35,7 @@ from agents.react.events import (
 )
 from agents.react.state import AgentConfig
 from reqstudio.cli import UsageError
+from reqstudio.kept_runs import keep_failed_run, kept_line
 from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.runtime import AppRuntime
 from reqstudio.settings import Settings, load_settings
@@ -110,7 +114,30 @@ async def ask(
             }
             args.stats_json.parent.mkdir(parents=True, exist_ok=True)
             args.stats_json.write_text(json.dumps(report, ensure_ascii=False, indent=2))
+        if printer.failure is not None:
+            keep_failure(runtime.settings.data_dir, args.question, printer)
     return 1 if printer.failed else 0
+
+
+def keep_failure(data_dir: Path, question: str, printer: StepPrinter) -> None:
+    """A failed run's partial answer and gathered tool results, in a file named on stderr."""
+    failure = printer.failure
+    assert failure is not None
+    if not failure.partial_answer and not failure.kept_results:
+        return  # nothing was produced: nothing to keep
+    record = {
+        "question": question,
+        "error": failure.message,
+        "partial_answer": failure.partial_answer,
+        "kept_results": [r.model_dump() for r in failure.kept_results],
+        "stats": printer.stats.model_dump(exclude={"type"}) if printer.stats else None,
+    }
+    try:
+        kept = keep_failed_run(data_dir, "agent", record)
+    except OSError as problem:
+        print(f"reqstudio: could not keep what the run produced ({problem})", file=sys.stderr)
+        return
+    print(kept_line(kept), file=sys.stderr)
 
 
 class StepPrinter:
@@ -120,6 +147,7 @@ class StepPrinter:
         self.steps = steps
         self.answer = answer
         self.failed = False
+        self.failure: Failed | None = None
         self.stats: Stats | None = None
 
     def _line(self, text: str) -> None:
@@ -147,11 +175,22 @@ class StepPrinter:
                 self._line(f"[answer · {model}]{note}")
             case AnswerToken():
                 pass  # the whole answer is written at AnswerFinished
+            case AnswerRestarted(attempt=attempt):
+                self._line(f"[answer] try {attempt}: the broken try is dropped")
+            case AnswerFinished(text=text) if echoes_instructions(text):
+                # As in the app: the model gave back the app's own instructions (a small model
+                # may repeat the hand-over text); that is no answer and is not printed as one.
+                self.failed = True
+                self._line(
+                    "reqstudio: the answer model gave back the app's own instructions instead "
+                    "of an answer; nothing was printed"
+                )
             case AnswerFinished(text=text):
                 self.answer.write(text + "\n")
                 self.answer.flush()
             case Failed(message=message, kept_results=kept, partial_answer=partial):
                 self.failed = True
+                self.failure = event
                 self._line(f"reqstudio: {message}")
                 if partial:
                     self._line(f"  partial answer (not complete): {partial}")

@@ -123,6 +123,16 @@ class AnswerToken(_Event):
     text: str
 
 
+class AnswerRestarted(_Event):
+    """A try of the answer broke off and the answer starts again: what was shown of the broken
+    try is dropped, and the answer so far is `kept` (the parts written before a length-limit
+    continuation, else nothing)."""
+
+    type: Literal["answer_restarted"] = "answer_restarted"
+    attempt: int
+    kept: str = ""
+
+
 class AnswerFinished(_Event):
     type: Literal["answer_finished"] = "answer_finished"
     text: str
@@ -183,6 +193,7 @@ AgentEvent = Annotated[
     | LoopDetected
     | HandOver
     | AnswerToken
+    | AnswerRestarted
     | AnswerFinished
     | Failed
     | Stats,

@@ -45,6 +45,7 @@ from agents.react.checks import (
 )
 from agents.react.events import (
     AnswerFinished,
+    AnswerRestarted,
     AnswerToken,
     Decision,
     HandOver,
@@ -478,6 +479,7 @@ async def write_answer(state: AgentState, runtime: Runtime[RunContext]) -> dict[
     def start_again(attempt: int, error: BaseException, wait: float) -> None:
         parts[:] = kept
         ctx.answer_so_far = "".join(parts)
+        emit(AnswerRestarted(attempt=attempt, kept=ctx.answer_so_far))
 
     def go_on(continuation: int) -> None:
         kept[:] = parts

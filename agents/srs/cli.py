@@ -36,6 +36,7 @@ from agents.srs.experiment import find_cases, means_table, run_experiment, write
 from agents.srs.state import ABLATIONS
 from reqstudio.cli import UsageError
 from reqstudio.errors import describe_failure
+from reqstudio.kept_runs import keep_failed_run, kept_line
 from reqstudio.llm import ModelFactory
 from reqstudio.runtime import AppRuntime
 from reqstudio.settings import Settings, load_settings
@@ -232,6 +233,32 @@ def _write_log(path: Path | None, result: SrsResult | None, fallback_dir: Path) 
     return True
 
 
+def _keep_failed_run(
+    event: RunFailed, partial_document: str, data_dir: Path, *, log_written: bool
+) -> None:
+    """What a failed run produced (the interaction log so far, the requirement list, the
+    document as far as DocGenerate wrote it) in `<data dir>/failed-runs/`, named on stderr.
+    With `--log` written, the log is there and only a partial document is kept here."""
+    partial = event.partial or SrsResult()
+    produced = partial.logs or partial.requirements
+    if not partial_document.strip() and (log_written or not produced):
+        return  # nothing was produced, or it is all in --log already
+    record = {
+        "agent": event.agent,
+        "error": event.message,
+        "error_zh": event.message_zh,
+        "error_type": event.error_type,
+    }
+    if not log_written:
+        record["log"] = partial.model_dump(mode="json", exclude={"srs_markdown"})
+    try:
+        kept = keep_failed_run(data_dir, "srs", record, {".partial.md": partial_document})
+    except OSError as problem:
+        _progress(f"reqstudio: could not keep what the run produced ({problem})")
+        return
+    _progress(kept_line(kept))
+
+
 async def _generate(
     factory: ModelFactory,
     request: SrsRequest,
@@ -249,6 +276,7 @@ async def _generate(
             _progress(text)
 
     zh = language == "zh"
+    document: list[str] = []  # the document of the current DocGenerate try, as it streams
     async for event in run_srs(request, factory, tracker=UsageTracker()):
         if isinstance(event, Trail):
             progress(event.text_zh if zh else event.text)
@@ -259,10 +287,13 @@ async def _generate(
             progress(f"[{event.agent}]" + (f" round {event.round}" if looping else "") + " ...")
         elif isinstance(event, NodeFinished):
             progress(_describe_node(event))
-        elif isinstance(event, DocumentToken) and live:
-            sys.stdout.write(event.text)
-            sys.stdout.flush()
+        elif isinstance(event, DocumentToken):
+            document.append(event.text)
+            if live:
+                sys.stdout.write(event.text)
+                sys.stdout.flush()
         elif isinstance(event, DocumentReset):
+            document.clear()
             progress(
                 f"[DocGenerate] the stream broke; writing the document again ({event.attempt})"
             )
@@ -272,9 +303,10 @@ async def _generate(
                 f"continue it ({event.count})"
             )
         elif isinstance(event, RunFailed):
-            _write_log(log_path, event.partial, fallback_dir)
+            logged = log_path is not None and _write_log(log_path, event.partial, fallback_dir)
             where = f"{event.agent} failed: " if event.agent else ""
             _progress(f"reqstudio: {where}{event.message_zh if zh else event.message}")
+            _keep_failed_run(event, "".join(document), fallback_dir, log_written=logged)
             return 1
         elif isinstance(event, RunFinished):
             result = event.result
@@ -318,6 +350,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
     with AppRuntime(settings) as runtime:
         try:
             result = asyncio.run(evaluate_srs(reference, candidate, runtime.factory()))
+        except ReferenceDocumentError as exc:  # refused before any call: too large
+            raise UsageError(exc.message_en) from None
         except Exception as exc:
             _progress(f"reqstudio: evaluation failed: {describe_failure(exc, 'en')}")
             return 1

@@ -13,10 +13,13 @@ import io
 import locale
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import charset_normalizer
 from charset_normalizer.md import mess_ratio
+
+if TYPE_CHECKING:
+    pass
 
 DocumentKind = Literal["markdown", "text", "pdf", "docx"]
 KINDS: dict[str, DocumentKind] = {

@@ -14,8 +14,9 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.srs.documents import ReferenceDocumentError
 from reqstudio.calls import complete, retrying
-from reqstudio.llm import ModelFactory
+from reqstudio.llm import ModelFactory, context_overflow, estimate_tokens
 from reqstudio.prompts import render_prompt
 from reqstudio.usage import UsageTracker
 
@@ -226,6 +227,30 @@ def out_of_range_error(error: InvalidEvaluation) -> dict[str, Any]:
     }
 
 
+def check_evaluation_fits(prompt: str, reference: str, candidate: str, factory: ModelFactory):
+    """Refuse, before any call, an evaluation whose request would not fit the evaluation
+    model's context: a provider that cut it would score the candidate against part of the
+    reference (a wrong score that looks right); one that refuses it says less than this."""
+    overflow = context_overflow(prompt, factory, "evaluation")
+    if overflow is None:
+        return
+    needed, limit = overflow.needed, overflow.limit
+    sizes = (
+        f"about {needed} tokens (reference ~{estimate_tokens(reference)}, candidate "
+        f"~{estimate_tokens(candidate)})"
+    )
+    raise ReferenceDocumentError(
+        "too_large_for_context",
+        f"The evaluation request would be {sizes}, more than the evaluation model's context "
+        f"of {limit} tokens (OPENAI_CONTEXT_TOKENS); it was not sent. Use a shorter reference "
+        "or a model with a larger context (and set OPENAI_CONTEXT_TOKENS to its window).",
+        f"评估请求约 {needed} tokens（参考 SRS 约 {estimate_tokens(reference)}，待评 SRS 约 "
+        f"{estimate_tokens(candidate)}），超过评估模型的上下文 {limit} tokens"
+        "（OPENAI_CONTEXT_TOKENS），因此没有发送。请使用更短的参考 SRS，或上下文更大的模型"
+        "（并把 OPENAI_CONTEXT_TOKENS 设为其窗口大小）。",
+    )
+
+
 async def evaluate_srs(
     reference: str,
     candidate: str,
@@ -236,13 +261,16 @@ async def evaluate_srs(
     OPENAI_MODEL (role "evaluation", temperature 0.2 by default, six tries: 2/4/8/16/32 s).
 
     Scores outside 0-1 make the answer invalid: it is asked again (policy
-    "evaluation_answer"), then the seed's error object is returned, never a result."""
+    "evaluation_answer"), then the seed's error object is returned, never a result.
+    A request that would not fit the model's context is refused before any call
+    (`ReferenceDocumentError`, code "too_large_for_context")."""
+    prompt = render_prompt("srs/evaluation.md", standard_srs=reference, evaluated_srs=candidate)
+    check_evaluation_fits(prompt, reference, candidate, factory)
     callbacks = [tracker] if tracker is not None else []
     model = factory.for_role("evaluation", callbacks=callbacks)
     response_format = factory.response_format(EvaluationAnswer)
     if response_format is not None:
         model = model.bind(response_format=response_format)
-    prompt = render_prompt("srs/evaluation.md", standard_srs=reference, evaluated_srs=candidate)
 
     async def ask() -> dict[str, Any]:
         reply = await complete(
