@@ -1,4 +1,10 @@
-"""`reqstudio`: the command line. Each mode adds its subcommands through a `register` function."""
+"""`reqstudio`: the command line. Each mode adds its subcommands through a `register` function.
+
+The commands are listed here, each with the module that registers it; that module is imported
+only when its command runs (or asks for its own help), so `reqstudio review` never imports
+Team, and `reqstudio --help` imports no mode at all. A mode's CLI module keeps its heavy
+imports (its engine, LangChain, the model client) inside the function that runs the command.
+"""
 
 from __future__ import annotations
 
@@ -6,43 +12,101 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from reqstudio.settings import SettingsError
 
-# Modules that expose `register(subparsers)`; a mode appears here when its issue lands.
-SUBCOMMAND_MODULES = (
-    "agents.chat.cli",
-    "agents.srs.cli",
-    "agents.react.cli",
-    "agents.team.cli",
-    "agents.rewrite.cli",
-    "agents.review.cli",
-)
+
+@dataclass(frozen=True)
+class Command:
+    """One `reqstudio` command: its name, its line in `reqstudio --help`, and the module whose
+    `register(subparsers)` adds its parser (imported only when the command is used)."""
+
+    name: str
+    summary: str
+    module: str
+
+
+COMMANDS: list[Command] = [
+    Command("chat", "ask one question in Chat mode", "agents.chat.cli"),
+    Command(
+        "srs",
+        "generate, evaluate and compare SRS documents (multi-agent pipeline)",
+        "agents.srs.cli",
+    ),
+    Command(
+        "agent",
+        "ask one question in Agent mode (reasoning with web search and MCP tools)",
+        "agents.react.cli",
+    ),
+    Command("team", "give a requirements task to a team of agents", "agents.team.cli"),
+    Command(
+        "rewrite",
+        "rewrite a document with clarifications: outline, sections in order, review",
+        "agents.rewrite.cli",
+    ),
+    Command(
+        "review",
+        "review a requirements document round after round and fix what the reviewers find",
+        "agents.review.cli",
+    ),
+]
+
+
+def register_command(command: Command) -> None:
+    """Add a mode's command (a mode registered at run time, e.g. by a test or a plugin)."""
+    COMMANDS[:] = [c for c in COMMANDS if c.name != command.name] + [command]
 
 
 class UsageError(Exception):
     """Bad arguments or missing files: exit code 2 with one clear line."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def check_writable(path: Path | None, flag: str) -> None:
+    """Refuse an output path that cannot be written, before any model is called."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(f"{flag}: {path} is a folder, not a file")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageError(f"{flag}: the folder {folder} does not exist")
+    existed = path.exists()
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag}: {path} cannot be written ({exc.strerror})") from None
+    if not existed:
+        path.unlink()
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command named in `argv` (the first argument that is not an option), if any."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser for `argv`: the chosen command's module registers its real parser; every
+    other command is only a name and a summary, so its module is not imported."""
     parser = argparse.ArgumentParser(
         prog="reqstudio",
         description="ReqStudio: turn what people want into software requirements.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in SUBCOMMAND_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name and module_name.startswith(exc.name):
-                continue  # that mode is not part of this build
-            raise
-        module.register(subparsers)
+    chosen = chosen_command(argv)
+    for command in COMMANDS:
+        if command.name == chosen:
+            importlib.import_module(command.module).register(subparsers)
+        else:
+            subparsers.add_parser(command.name, help=command.summary)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()

@@ -12,9 +12,8 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from agents.react.engine import ReactAgent, show_trace_on_stderr
 from agents.react.events import (
     AgentEvent,
     AnswerFinished,
@@ -30,13 +29,12 @@ from agents.react.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from agents.react.state import AgentConfig
 from reqstudio.cli import UsageError
-from reqstudio.local_model import EmbeddedModelUnavailable
-from reqstudio.runtime import AppRuntime
 from reqstudio.settings import Settings, load_settings
-from tools.mcp_tools import McpConfigError, McpToolbox, read_mcp_config, resolve_mcp_config
-from tools.web_search import WebSearch, load_backend
+
+if TYPE_CHECKING:
+    from agents.react.state import AgentConfig
+    from reqstudio.runtime import AppRuntime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,6 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def mcp_config_path(args: argparse.Namespace, settings: Settings) -> Path | None:
+    from tools.mcp_tools import McpConfigError, resolve_mcp_config
+
     if args.no_mcp:
         return None
     try:
@@ -69,6 +69,12 @@ def mcp_config_path(args: argparse.Namespace, settings: Settings) -> Path | None
 
 
 def run(args: argparse.Namespace) -> int:
+    # The engine, LangChain and the model client: imported only when the command runs.
+    from agents.react.engine import show_trace_on_stderr
+    from agents.react.state import AgentConfig
+    from reqstudio.local_model import EmbeddedModelUnavailable
+    from reqstudio.runtime import AppRuntime
+
     if not args.question.strip():
         raise UsageError("the question is empty")
     settings = load_settings()
@@ -86,6 +92,10 @@ def run(args: argparse.Namespace) -> int:
 async def ask(
     runtime: AppRuntime, config: AgentConfig, args: argparse.Namespace, mcp_path: Path | None
 ) -> int:
+    from agents.react.engine import ReactAgent
+    from tools.mcp_tools import McpConfigError, McpToolbox, read_mcp_config
+    from tools.web_search import WebSearch, load_backend
+
     if mcp_path is not None:
         try:
             read_mcp_config(mcp_path)

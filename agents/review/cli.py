@@ -12,25 +12,14 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agents.review.documents import load_document
-from agents.review.engine import ReviewRequest, ReviewResult, run_review
-from agents.review.events import (
-    AuthorStarted,
-    DecisionMade,
-    ReviewerFailed,
-    ReviewerFinished,
-    RoundStarted,
-    RunFailed,
-    RunFinished,
-    SectionRevised,
-)
-from agents.rewrite.cli import check_writable
-from agents.srs.documents import ReferenceDocumentError
-from reqstudio.cli import UsageError
-from reqstudio.llm import ModelFactory
-from reqstudio.runtime import AppRuntime
+from reqstudio.cli import UsageError, check_writable
 from reqstudio.settings import load_settings
+
+if TYPE_CHECKING:
+    from agents.review.engine import ReviewRequest, ReviewResult
+    from reqstudio.llm import ModelFactory
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,6 +46,18 @@ def say(text: str) -> None:
 
 
 async def review_with_progress(request: ReviewRequest, factory: ModelFactory) -> ReviewResult:
+    from agents.review.engine import run_review
+    from agents.review.events import (
+        AuthorStarted,
+        DecisionMade,
+        ReviewerFailed,
+        ReviewerFinished,
+        RoundStarted,
+        RunFailed,
+        RunFinished,
+        SectionRevised,
+    )
+
     async for event in run_review(request, factory):
         if isinstance(event, RoundStarted):
             say(f"INFO: Round {event.round}: red team, blue team and client reviewing...")
@@ -93,6 +94,12 @@ class ReviewFailed(RuntimeError):
 
 
 def review_command(args: argparse.Namespace) -> int:
+    # The engine, LangGraph and the model client: imported only when the command runs.
+    from agents.review.documents import load_document
+    from agents.review.engine import ReviewRequest, ReviewResult
+    from agents.srs.documents import ReferenceDocumentError
+    from reqstudio.runtime import AppRuntime
+
     settings = load_settings()
     max_rounds = settings.review_max_rounds if args.max_rounds is None else args.max_rounds
     if not 1 <= max_rounds <= 10:

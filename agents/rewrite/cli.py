@@ -12,16 +12,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agents.rewrite.callbacks import CLICallbackHandler
-from agents.rewrite.chain import RewriteChain
-from agents.rewrite.errors import RewriteStageError
-from agents.rewrite.models import ClarificationItem, RewriteRequest, RewriteResult
-from agents.rewrite.questions import ClarificationsError, parse_clarifications
-from agents.srs.documents import ReferenceDocumentError, load_reference
-from reqstudio.cli import UsageError
-from reqstudio.runtime import AppRuntime
+from reqstudio.cli import UsageError, check_writable
 from reqstudio.settings import load_settings
+
+if TYPE_CHECKING:
+    from agents.rewrite.models import ClarificationItem, RewriteResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def read_clarifications(path: Path) -> list[ClarificationItem]:
+    from agents.rewrite.questions import ClarificationsError, parse_clarifications
+
     flag = "--clarifications"
     if not path.is_file():
         raise UsageError(f"{flag}: no such file: {path}")
@@ -62,24 +61,6 @@ def read_clarifications(path: Path) -> list[ClarificationItem]:
         raise UsageError(f"{flag}: {path} is not UTF-8 text") from None
     except ClarificationsError as exc:
         raise UsageError(f"{flag}: {path}: {exc}") from None
-
-
-def check_writable(path: Path | None, flag: str) -> None:
-    if path is None:
-        return
-    if path.is_dir():
-        raise UsageError(f"{flag}: {path} is a folder, not a file")
-    folder = path.parent
-    if not folder.is_dir():
-        raise UsageError(f"{flag}: the folder {folder} does not exist")
-    existed = path.exists()
-    try:
-        with open(path, "a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise UsageError(f"{flag}: {path} cannot be written ({exc.strerror})") from None
-    if not existed:
-        path.unlink()
 
 
 def structure_json(result: RewriteResult) -> str:
@@ -92,6 +73,14 @@ def partial_path(path: Path) -> Path:
 
 
 def rewrite_command(args: argparse.Namespace) -> int:
+    # The chain, LangChain and the model client: imported only when the command runs.
+    from agents.rewrite.callbacks import CLICallbackHandler
+    from agents.rewrite.chain import RewriteChain
+    from agents.rewrite.errors import RewriteStageError
+    from agents.rewrite.models import RewriteRequest
+    from agents.srs.documents import ReferenceDocumentError, load_reference
+    from reqstudio.runtime import AppRuntime
+
     settings = load_settings()
     try:
         original = load_reference(args.original_doc, max_mb=settings.reference_max_mb).text

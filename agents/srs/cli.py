@@ -14,12 +14,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
 from agents.srs.documents import ReferenceDocumentError, load_reference
-from agents.srs.engine import SrsRequest, run_srs
-from agents.srs.evaluation import evaluate_srs
 from agents.srs.events import (
     DocumentContinued,
     DocumentReset,
@@ -32,14 +31,13 @@ from agents.srs.events import (
     SrsResult,
     Trail,
 )
-from agents.srs.experiment import find_cases, means_table, run_experiment, write_csv
 from agents.srs.state import ABLATIONS
 from reqstudio.cli import UsageError
-from reqstudio.errors import describe_failure
-from reqstudio.llm import ModelFactory
-from reqstudio.runtime import AppRuntime
 from reqstudio.settings import Settings, load_settings
-from reqstudio.usage import UsageTracker
+
+if TYPE_CHECKING:
+    from agents.srs.engine import SrsRequest
+    from reqstudio.llm import ModelFactory
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -148,6 +146,10 @@ def _show_log_records(quiet: bool) -> None:
 
 
 def generate_command(args: argparse.Namespace) -> int:
+    # The engine, LangGraph and the model client: imported only when the command runs.
+    from agents.srs.engine import SrsRequest
+    from reqstudio.runtime import AppRuntime
+
     settings = load_settings()
     request = SrsRequest(
         user_input=_read(args.input, "--input", settings.reference_max_mb),
@@ -248,6 +250,9 @@ async def _generate(
         if not quiet:
             _progress(text)
 
+    from agents.srs.engine import run_srs
+    from reqstudio.usage import UsageTracker
+
     zh = language == "zh"
     async for event in run_srs(request, factory, tracker=UsageTracker()):
         if isinstance(event, Trail):
@@ -312,6 +317,10 @@ async def _generate(
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
+    from agents.srs.evaluation import evaluate_srs
+    from reqstudio.errors import describe_failure
+    from reqstudio.runtime import AppRuntime
+
     settings = load_settings()
     reference = _read(args.reference, "--reference", settings.reference_max_mb)
     candidate = _read(args.candidate, "--candidate", settings.reference_max_mb)
@@ -329,6 +338,9 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
 
 def experiment_command(args: argparse.Namespace) -> int:
+    from agents.srs.experiment import find_cases, means_table, run_experiment, write_csv
+    from reqstudio.runtime import AppRuntime
+
     settings = load_settings()
     if not args.cases.is_dir():
         raise UsageError(f"--cases: no such folder: {args.cases}")

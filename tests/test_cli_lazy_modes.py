@@ -1,0 +1,75 @@
+"""A command imports only its own mode: `reqstudio review --help` loads Review mode's CLI module
+and no other mode, and no command's start-up loads LangChain, LangGraph, the model client,
+Chainlit or SQLAlchemy (its run imports them). Checked on `sys.modules` in a fresh process."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reqstudio.cli import COMMANDS, build_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+MODE_PACKAGES = {command.name: command.module.rsplit(".", 1)[0] for command in COMMANDS}
+HEAVY = ("langchain_core", "langchain_openai", "langgraph", "openai", "chainlit", "sqlalchemy")
+SHOW_MODULES = """
+import contextlib, io, json, sys
+from reqstudio.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exit:  # --help
+        code = exit.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def modules_after(*argv: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", SHOW_MODULES, *argv],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["code"] == 0
+    return report["modules"]
+
+
+def project_packages(modules: list[str]) -> set[str]:
+    """The mode packages (agents.<mode>) among `modules`."""
+    return {".".join(m.split(".")[:2]) for m in modules if m.startswith("agents.")}
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return sorted({m.split(".")[0] for m in modules} & set(HEAVY))
+
+
+def test_top_level_help_imports_no_mode():
+    modules = modules_after("--help")
+    assert project_packages(modules) == set()
+    assert heavy(modules) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[command.name] for command in COMMANDS] + [["srs", "generate"]],
+    ids=lambda argv: " ".join(argv),
+)
+def test_a_commands_help_imports_only_its_own_mode(argv: list[str]):
+    modules = modules_after(*argv, "--help")
+    assert project_packages(modules) == {MODE_PACKAGES[argv[0]]}
+    assert heavy(modules) == []
+
+
+def test_each_commands_summary_is_the_one_its_module_registers():
+    # The registry's line in `reqstudio --help` and the mode's own parser say the same.
+    for command in COMMANDS:
+        parser = build_parser([command.name])
+        [subparsers] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        helps = {action.dest: action.help for action in subparsers._choices_actions}
+        assert helps[command.name] == command.summary
