@@ -29,12 +29,15 @@ from agents.react.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from reqstudio.cli import UsageError
+from reqstudio.cli import UsageError, process_started
 from reqstudio.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from agents.react.state import AgentConfig
     from reqstudio.runtime import AppRuntime
+
+# Kept from the answer's time for printing the outcome and ending the process.
+EXIT_SECONDS = 0.5
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -79,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("the question is empty")
     settings = load_settings()
     config = AgentConfig.from_settings(settings, language=args.lang)
+    # The limit counts from the process start (see `ask`), and the command must have ended by
+    # limit + 5 s, so the answer gets until limit + 5 s less what writing out and exiting take.
+    config.answer_grace = max(0.0, config.answer_grace - EXIT_SECONDS)
     if config.verbose:
         show_trace_on_stderr()  # with the steps
     mcp_path = mcp_config_path(args, settings)
@@ -109,7 +115,8 @@ async def ask(
         tools = [] if args.no_search else [search.as_tool()]
         agent = ReactAgent(runtime.factory(), [*tools, *toolbox.tools], config)
         printer = StepPrinter(sys.stderr, sys.stdout)
-        async for event in agent.run(args.question):
+        # The time limit counts from the process start: the user waits from launch.
+        async for event in agent.run(args.question, started=process_started()):
             printer.show(event)
         if args.stats_json and printer.stats is not None:
             report: dict[str, Any] = {
