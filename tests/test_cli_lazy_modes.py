@@ -73,3 +73,21 @@ def test_each_commands_summary_is_the_one_its_module_registers():
         [subparsers] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         helps = {action.dest: action.help for action in subparsers._choices_actions}
         assert helps[command.name] == command.summary
+
+
+def test_a_mode_registered_at_run_time_gets_its_command(tmp_path, monkeypatch):
+    (tmp_path / "echo_mode_cli.py").write_text(
+        "def register(subparsers):\n"
+        "    parser = subparsers.add_parser('echo', help='say it back')\n"
+        "    parser.add_argument('words')\n"
+        "    parser.set_defaults(handler=lambda args: len(args.words))\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr("reqstudio.cli.COMMANDS", list(COMMANDS))
+    from reqstudio import cli
+
+    cli.register_command(cli.Command("echo", "say it back", "echo_mode_cli"))
+
+    assert cli.main(["echo", "four"]) == 4
+    assert "echo_mode_cli" in sys.modules
+    assert [c.name for c in cli.COMMANDS][-1] == "echo"
