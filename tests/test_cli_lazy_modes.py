@@ -1,6 +1,8 @@
 """A command imports only its own mode: `reqstudio review --help` loads Review mode's CLI module
 and no other mode, and no command's start-up loads LangChain, LangGraph, the model client,
-Chainlit or SQLAlchemy (its run imports them). Checked on `sys.modules` in a fresh process."""
+Chainlit or SQLAlchemy (its run imports them); a run imports its own engine and, of other
+modes, only the two shared pieces named below (never Team, Chat or Agent for Review). Checked
+on `sys.modules` in a fresh process."""
 
 from __future__ import annotations
 
@@ -29,15 +31,21 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-def modules_after(*argv: str) -> list[str]:
+def run_listing_modules(*argv: str) -> tuple[int, list[str], str]:
+    """`reqstudio ARGV` in a fresh process: its exit code, the modules it imported, stderr."""
     done = subprocess.run(
         [sys.executable, "-c", SHOW_MODULES, *argv],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["code"] == 0
-    return report["modules"]
+    return report["code"], report["modules"], done.stderr
+
+
+def modules_after(*argv: str) -> list[str]:
+    code, modules, stderr = run_listing_modules(*argv)
+    assert code == 0, stderr
+    return modules
 
 
 def project_packages(modules: list[str]) -> set[str]:
@@ -64,6 +72,36 @@ def test_a_commands_help_imports_only_its_own_mode(argv: list[str]):
     modules = modules_after(*argv, "--help")
     assert project_packages(modules) == {MODE_PACKAGES[argv[0]]}
     assert heavy(modules) == []
+
+
+# Shared pieces that still live in a mode's package: the document reader (SRS) and the
+# offline model's output bounds (Rewrite). Nothing else of another mode is imported by a run.
+SHARED_FROM_OTHER_MODES = {
+    "agents.srs",
+    "agents.srs.documents",
+    "agents.rewrite",
+    "agents.rewrite.embedded",
+}
+# Each command as far as its argument checks: its run's imports are done, no model is called.
+REFUSED_RUNS = {
+    "agent": ["agent", " "],
+    "srs generate": ["srs", "generate", "--input", "/nonexistent/input.md"],
+    "review": ["review", "--doc", "/nonexistent/srs.md"],
+    "rewrite": ["rewrite", "--original-doc", "/nonexistent/a.md", "--clarifications", "/x.json"],
+    "team": ["team", " "],
+}
+
+
+@pytest.mark.parametrize("name", REFUSED_RUNS)
+def test_a_commands_run_imports_no_other_mode(name: str):
+    argv = REFUSED_RUNS[name]
+    code, modules, stderr = run_listing_modules(*argv)
+    assert code == 2 and stderr.startswith("reqstudio: "), stderr
+    own = MODE_PACKAGES[argv[0]]
+    assert own + ".cli" in modules and "langgraph" in modules  # the run's imports happened
+    others = {m for m in modules if m.startswith("agents.") and not m.startswith(own)}
+    assert others <= SHARED_FROM_OTHER_MODES
+    assert not {"chainlit"} & {m.split(".")[0] for m in modules}
 
 
 def test_each_commands_summary_is_the_one_its_module_registers():
