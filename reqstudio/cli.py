@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reqstudio.settings import SettingsError
-
 _IMPORTED_AT = time.monotonic()
 
 
@@ -139,7 +137,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     atexit.register(gc.freeze)
     try:
         return int(args.handler(args) or 0)
-    except (UsageError, SettingsError) as exc:
+    except UsageError as exc:
+        print(f"reqstudio: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        # Settings (pydantic-settings) are loaded by the command that runs, not for --help.
+        from reqstudio.settings import SettingsError
+
+        if not isinstance(exc, SettingsError):
+            raise
         print(f"reqstudio: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

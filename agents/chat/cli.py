@@ -7,8 +7,6 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from reqstudio.settings import load_settings
-
 if TYPE_CHECKING:
     from reqstudio.runtime import AppRuntime
 
@@ -21,6 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reqstudio.runtime import AppRuntime  # the model client: only when a command runs
+    from reqstudio.settings import load_settings
 
     settings = load_settings()
     with AppRuntime(settings) as runtime:

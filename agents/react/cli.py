@@ -30,11 +30,11 @@ from agents.react.events import (
     ToolCallStarted,
 )
 from reqstudio.cli import UsageError, process_started
-from reqstudio.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from agents.react.state import AgentConfig
     from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import Settings
 
 # Kept from the answer's time for printing the outcome and ending the process.
 EXIT_SECONDS = 0.5
@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from agents.react.state import AgentConfig
     from reqstudio.local_model import EmbeddedModelUnavailable
     from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
 
     if not args.question.strip():
         raise UsageError("the question is empty")

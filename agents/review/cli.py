@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reqstudio.cli import UsageError, check_writable
-from reqstudio.settings import load_settings
 
 if TYPE_CHECKING:
     from agents.review.engine import ReviewRequest, ReviewResult
@@ -99,6 +98,7 @@ def review_command(args: argparse.Namespace) -> int:
     from agents.review.engine import ReviewRequest, ReviewResult
     from agents.srs.documents import ReferenceDocumentError
     from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
 
     settings = load_settings()
     max_rounds = settings.review_max_rounds if args.max_rounds is None else args.max_rounds

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reqstudio.cli import UsageError, check_writable
-from reqstudio.settings import load_settings
 
 if TYPE_CHECKING:
     from agents.rewrite.models import ClarificationItem, RewriteResult
@@ -80,6 +79,7 @@ def rewrite_command(args: argparse.Namespace) -> int:
     from agents.rewrite.models import RewriteRequest
     from agents.srs.documents import ReferenceDocumentError, load_reference
     from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
 
     settings = load_settings()
     try:

@@ -33,11 +33,11 @@ from agents.srs.events import (
 )
 from agents.srs.state import ABLATIONS
 from reqstudio.cli import UsageError
-from reqstudio.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from agents.srs.engine import SrsRequest
     from reqstudio.llm import ModelFactory
+    from reqstudio.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -149,6 +149,7 @@ def generate_command(args: argparse.Namespace) -> int:
     # The engine, LangGraph and the model client: imported only when the command runs.
     from agents.srs.engine import SrsRequest
     from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
 
     settings = load_settings()
     request = SrsRequest(
@@ -320,6 +321,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     from agents.srs.evaluation import evaluate_srs
     from reqstudio.errors import describe_failure
     from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
 
     settings = load_settings()
     reference = _read(args.reference, "--reference", settings.reference_max_mb)
@@ -340,6 +342,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
 def experiment_command(args: argparse.Namespace) -> int:
     from agents.srs.experiment import find_cases, means_table, run_experiment, write_csv
     from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
 
     settings = load_settings()
     if not args.cases.is_dir():

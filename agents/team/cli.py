@@ -24,7 +24,6 @@ from agents.team.events import (
     TurnFinished,
 )
 from reqstudio.cli import UsageError
-from reqstudio.settings import load_settings
 
 if TYPE_CHECKING:
     from agents.team.runner import TeamRun
@@ -64,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from reqstudio.local_model import EmbeddedModelUnavailable
     from reqstudio.persistence import record_target
     from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
 
     if not args.task.strip():
         raise UsageError("the task is empty")
