@@ -1,6 +1,6 @@
 """A command imports only its own mode: `reqstudio review --help` loads Review mode's CLI module
 and no other mode, and no command's start-up loads LangChain, LangGraph, the model client,
-Chainlit or SQLAlchemy (its run imports them); a run imports its own engine and, of other
+the settings, Chainlit or SQLAlchemy (its run imports them); a run imports its own engine and, of other
 modes, only the two shared pieces named below (never Team, Chat or Agent for Review). Checked
 on `sys.modules` in a fresh process."""
 
@@ -18,7 +18,15 @@ from reqstudio.cli import COMMANDS, build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 MODE_PACKAGES = {command.name: command.module.rsplit(".", 1)[0] for command in COMMANDS}
-HEAVY = ("langchain_core", "langchain_openai", "langgraph", "openai", "chainlit", "sqlalchemy")
+HEAVY = (
+    "langchain_core",
+    "langchain_openai",
+    "langgraph",
+    "openai",
+    "chainlit",
+    "sqlalchemy",
+    "pydantic_settings",
+)
 SHOW_MODULES = """
 import contextlib, io, json, sys
 from reqstudio.cli import main
