@@ -7,6 +7,7 @@ on `sys.modules` in a fresh process."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import subprocess
 import sys
@@ -137,3 +138,13 @@ def test_a_mode_registered_at_run_time_gets_its_command(tmp_path, monkeypatch):
     assert cli.main(["echo", "four"]) == 4
     assert "echo_mode_cli" in sys.modules
     assert [c.name for c in cli.COMMANDS][-1] == "echo"
+
+
+@pytest.mark.parametrize("package", [*MODE_PACKAGES.values(), "tools"])
+def test_every_lazily_exported_name_resolves(package: str):
+    module = importlib.import_module(package)
+    assert module.__all__, package
+    for name in module.__all__:
+        assert getattr(module, name) is not None, f"{package}.{name}"
+    with pytest.raises(AttributeError):
+        module.no_such_name  # noqa: B018
