@@ -40,10 +40,7 @@ from reqstudio.usage import UsageTracker  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "review.md"
 CASE = "2007-e-store-doc/reference.md"
-CANDIDATES = [
-    ROOT.parent / "shared" / "data" / "pure",
-    ROOT.parent.parent / "shared" / "data" / "pure",
-]
+PURE = ROOT / "tests" / "data" / "pure"  # vendored; source and licence in its README
 HEADER = (
     "| run | sections | rounds | LLM calls | tokens | author tokens streamed | wall s "
     "| model s (critical path) | nominal s (5 × latency) | wall/model | app adds |\n"
@@ -54,10 +51,9 @@ HEADER = (
 def find_document(path: Path | None) -> Path:
     if path is not None:
         return path
-    for base in CANDIDATES:
-        if (base / CASE).is_file():
-            return base / CASE
-    raise SystemExit(f"no {CASE} under {', '.join(map(str, CANDIDATES))}; pass --document")
+    if (PURE / CASE).is_file():
+        return PURE / CASE
+    raise SystemExit(f"no {CASE} under {PURE} (it belongs to the repository); pass --document")
 
 
 class CallIntervals(BaseCallbackHandler):

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 from reqstudio.document_model import DocumentSection, DocumentStructure, parse_markdown
+from tests.pure_documents import DOCUMENTS as PURE_DOCUMENTS
 
-PURE = Path(__file__).resolve().parents[2] / "shared" / "data" / "pure"
-PURE_DOCUMENTS = sorted(PURE.glob("*/*.md")) if PURE.exists() else []
 LOCAL_DOCUMENTS = sorted((Path(__file__).parent / "data" / "srs").glob("*/*.md"))
 
 
@@ -25,7 +24,8 @@ def test_untouched_document_round_trips_byte_for_byte(path: Path) -> None:
 
 def test_pure_documents_are_available() -> None:
     # The round-trip test above must not silently run on nothing.
-    assert PURE_DOCUMENTS or LOCAL_DOCUMENTS
+    assert [path for path in PURE_DOCUMENTS if not path.is_file()] == []
+    assert LOCAL_DOCUMENTS
 
 
 SAMPLE = """# 图书馆借阅系统 SRS

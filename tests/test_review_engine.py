@@ -21,6 +21,7 @@ from agents.review.events import (
 from agents.review.models import Improvement
 from reqstudio.document_model import parse_markdown
 from reqstudio.scripted_server import Reply
+from tests.pure_documents import DOCUMENTS as PURE_DOCUMENTS
 from tests.review_support import (
     AUTHOR,
     BLUE,
@@ -39,7 +40,6 @@ from tests.review_support import (
     requests_for,
 )
 
-PURE = Path(__file__).resolve().parents[2] / "shared" / "data" / "pure"
 NEW_BOOKING = (
     "Owners book a visit with a vet. Free slots are listed within 2 s for 95 % of searches.\n"
 )
@@ -294,9 +294,7 @@ def test_each_stop_rule_is_named():
     assert going_on.action == "iterate" and going_on.focus_on == ["sec-01"]
 
 
-@pytest.mark.parametrize(
-    "path", sorted(PURE.glob("*/*.md")), ids=lambda p: f"{p.parent.name}/{p.name}"
-)
+@pytest.mark.parametrize("path", PURE_DOCUMENTS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_real_documents_round_trip_unchanged(path: Path):
     text = path.read_text(encoding="utf-8")
     document = parse_markdown(text)

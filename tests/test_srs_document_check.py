@@ -4,13 +4,13 @@ reported: never offered as the SRS (issue 8, item 3)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from agents.srs.document_check import document_problem
 from agents.srs.engine import SrsRequest
 from agents.srs.events import DocumentReset, RunFinished
+from tests.pure_documents import DOCUMENTS as PURE_DOCUMENTS
 from tests.test_srs_support import SRS_TEXT, collect, doc_reply, failed, finished, parse_reply
 
 REQUEST = SrsRequest(
@@ -32,8 +32,7 @@ def test_what_is_not_a_document(text: str):
 
 
 def test_real_srs_documents_are_documents():
-    documents = list(Path("/work/shared/data/pure").rglob("*.md")) or []
-    for path in documents:
+    for path in PURE_DOCUMENTS:
         assert document_problem(path.read_text(errors="replace")) is None, path
     assert document_problem(SRS_TEXT) is None
 

@@ -1,15 +1,17 @@
-"""Tools the agent can call: web search and MCP servers' tools."""
+"""Tools the agent can call: web search and MCP servers' tools.
+Names are imported on first use (`reqstudio.lazy`): web search does not start MCP's imports."""
 
-from tools.mcp_tools import McpServerStatus, McpToolbox, content_to_text, tools_from_session
-from tools.web_search import SearchHit, SearchOutcome, WebSearch, web_search_tool
+from reqstudio.lazy import lazy_exports
 
-__all__ = [
-    "McpServerStatus",
-    "McpToolbox",
-    "SearchHit",
-    "SearchOutcome",
-    "WebSearch",
-    "content_to_text",
-    "tools_from_session",
-    "web_search_tool",
-]
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "tools.mcp_tools": (
+            "McpServerStatus",
+            "McpToolbox",
+            "content_to_text",
+            "tools_from_session",
+        ),
+        "tools.web_search": ("SearchHit", "SearchOutcome", "WebSearch", "web_search_tool"),
+    },
+)

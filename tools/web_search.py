@@ -12,10 +12,12 @@ import importlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
 
 log = logging.getLogger("reqstudio.agent.search")
 
@@ -200,6 +202,10 @@ class WebSearch:
         self._cache.clear()
 
     def as_tool(self) -> BaseTool:
+        # LangChain only here: the search result types (SearchHit) are imported by events
+        # modules that a command's start-up loads.
+        from langchain_core.tools import StructuredTool
+
         async def web_search(query: str) -> tuple[str, dict[str, Any]]:
             outcome = await self.search(query)
             return outcome.as_text(), outcome.artifact()

@@ -1,3 +1,8 @@
-from agents.chat.engine import ChatEngine, ChatMemory
+"""Chat mode: a streaming conversation with memory of the thread.
+Names are imported on first use (`reqstudio.lazy`)."""
 
-__all__ = ["ChatEngine", "ChatMemory"]
+from reqstudio.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__, {"agents.chat.engine": ("ChatEngine", "ChatMemory")}
+)

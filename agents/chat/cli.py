@@ -12,14 +12,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from typing import TYPE_CHECKING
 
-from agents.chat.engine import ChatEngine, ChatMemory
-from reqstudio.calls import IncompleteAnswerError
-from reqstudio.errors import describe_failure
 from reqstudio.kept_runs import keep_failed_run, kept_line
-from reqstudio.runtime import AppRuntime
-from reqstudio.settings import load_settings
-from reqstudio.usage import UsageTracker
+
+if TYPE_CHECKING:
+    from reqstudio.runtime import AppRuntime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,12 +27,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reqstudio.runtime import AppRuntime  # the model client: only when a command runs
+    from reqstudio.settings import load_settings
+
     settings = load_settings()
     with AppRuntime(settings) as runtime:
         return asyncio.run(_answer(runtime, args.message))
 
 
 async def _answer(runtime: AppRuntime, message: str) -> int:
+    from agents.chat.engine import ChatEngine, ChatMemory
+    from reqstudio.calls import IncompleteAnswerError
+    from reqstudio.errors import describe_failure
+    from reqstudio.usage import UsageTracker
+
     tracker = UsageTracker()
     engine = ChatEngine(runtime.factory(), callbacks=[tracker])
     live = sys.stdout.isatty()  # a pipe or a file gets the finished answer only

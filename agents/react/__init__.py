@@ -1,52 +1,33 @@
-"""Agent mode: a ReAct loop (LangGraph) with a function-call model, tools and an answer model."""
+"""Agent mode: a ReAct loop (LangGraph) with a function-call model, tools and an answer model.
 
-from agents.react.checks import CheckInput, CheckOutcome
-from agents.react.engine import ReactAgent, choose_system_prompt
-from agents.react.events import (
-    AgentEvent,
-    AgentEventAdapter,
-    AnswerFinished,
-    AnswerToken,
-    Decision,
-    Failed,
-    HandOver,
-    KeptResult,
-    LoopDetected,
-    ModelUsage,
-    PlannedCall,
-    Stats,
-    ThinkingFinished,
-    ThinkingStarted,
-    ThinkingToken,
-    ToolCallFinished,
-    ToolCallStarted,
+Names are imported on first use (`reqstudio.lazy`)."""
+
+from reqstudio.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "agents.react.checks": ("CheckInput", "CheckOutcome"),
+        "agents.react.engine": ("ReactAgent", "choose_system_prompt"),
+        "agents.react.events": (
+            "AgentEvent",
+            "AgentEventAdapter",
+            "AnswerFinished",
+            "AnswerToken",
+            "Decision",
+            "Failed",
+            "HandOver",
+            "KeptResult",
+            "LoopDetected",
+            "ModelUsage",
+            "PlannedCall",
+            "Stats",
+            "ThinkingFinished",
+            "ThinkingStarted",
+            "ThinkingToken",
+            "ToolCallFinished",
+            "ToolCallStarted",
+        ),
+        "agents.react.state": ("AgentConfig", "AgentConfigError", "AgentMemory", "ToolResult"),
+    },
 )
-from agents.react.state import AgentConfig, AgentConfigError, AgentMemory, ToolResult
-
-__all__ = [
-    "AgentConfig",
-    "AgentConfigError",
-    "AgentEvent",
-    "AgentEventAdapter",
-    "AgentMemory",
-    "AnswerFinished",
-    "AnswerToken",
-    "CheckInput",
-    "CheckOutcome",
-    "Decision",
-    "Failed",
-    "HandOver",
-    "KeptResult",
-    "LoopDetected",
-    "ModelUsage",
-    "PlannedCall",
-    "ReactAgent",
-    "Stats",
-    "ThinkingFinished",
-    "ThinkingStarted",
-    "ThinkingToken",
-    "ToolCallFinished",
-    "ToolCallStarted",
-    "ToolResult",
-    "choose_system_prompt",
-]

@@ -17,36 +17,12 @@ import inspect
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from agents.react.events import Language, say
-from agents.react.state import AgentConfig, ToolResult, Verdict
+from agents.react.state import AgentConfig, CheckInput, CheckOutcome, ToolResult, Verdict
 from reqstudio.prompts import PROMPTS_DIR, prompt_exists
-
-
-@dataclass(frozen=True)
-class CheckInput:
-    """What a custom result check sees."""
-
-    question: str
-    round: int
-    max_iterations: int
-    """The tool-call limit (calls in all)."""
-    elapsed_seconds: float
-    max_execution_time: float
-    round_results: Sequence[ToolResult]
-    all_results: Sequence[ToolResult]
-    min_result_chars: int
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    """A custom check's verdict: `continue_` False hands over to the answer model."""
-
-    continue_: bool
-    reason: str
 
 
 def is_weak(result: ToolResult, min_chars: int) -> bool:

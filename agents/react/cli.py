@@ -13,10 +13,8 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from agents.react.checks import echoes_instructions
-from agents.react.engine import ReactAgent, show_trace_on_stderr
 from agents.react.events import (
     AgentEvent,
     AnswerFinished,
@@ -33,14 +31,16 @@ from agents.react.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from agents.react.state import AgentConfig
-from reqstudio.cli import UsageError
+from reqstudio.cli import UsageError, process_started
 from reqstudio.kept_runs import keep_failed_run, kept_line
-from reqstudio.local_model import EmbeddedModelUnavailable
-from reqstudio.runtime import AppRuntime
-from reqstudio.settings import Settings, load_settings
-from tools.mcp_tools import McpConfigError, McpToolbox, read_mcp_config, resolve_mcp_config
-from tools.web_search import WebSearch, load_backend
+
+if TYPE_CHECKING:
+    from agents.react.state import AgentConfig
+    from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import Settings
+
+# Kept from the answer's time for printing the outcome and ending the process.
+EXIT_SECONDS = 0.5
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,6 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def mcp_config_path(args: argparse.Namespace, settings: Settings) -> Path | None:
+    from tools.mcp_tools import McpConfigError, resolve_mcp_config
+
     if args.no_mcp:
         return None
     try:
@@ -73,10 +75,20 @@ def mcp_config_path(args: argparse.Namespace, settings: Settings) -> Path | None
 
 
 def run(args: argparse.Namespace) -> int:
+    # The engine, LangChain and the model client: imported only when the command runs.
+    from agents.react.engine import show_trace_on_stderr
+    from agents.react.state import AgentConfig
+    from reqstudio.local_model import EmbeddedModelUnavailable
+    from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
+
     if not args.question.strip():
         raise UsageError("the question is empty")
     settings = load_settings()
     config = AgentConfig.from_settings(settings, language=args.lang)
+    # The limit counts from the process start (see `ask`), and the command must have ended by
+    # limit + 5 s, so the answer gets until limit + 5 s less what writing out and exiting take.
+    config.answer_grace = max(0.0, config.answer_grace - EXIT_SECONDS)
     if config.verbose:
         show_trace_on_stderr()  # with the steps
     mcp_path = mcp_config_path(args, settings)
@@ -90,6 +102,10 @@ def run(args: argparse.Namespace) -> int:
 async def ask(
     runtime: AppRuntime, config: AgentConfig, args: argparse.Namespace, mcp_path: Path | None
 ) -> int:
+    from agents.react.engine import ReactAgent
+    from tools.mcp_tools import McpConfigError, McpToolbox, read_mcp_config
+    from tools.web_search import WebSearch, load_backend
+
     if mcp_path is not None:
         try:
             read_mcp_config(mcp_path)
@@ -103,7 +119,8 @@ async def ask(
         tools = [] if args.no_search else [search.as_tool()]
         agent = ReactAgent(runtime.factory(), [*tools, *toolbox.tools], config)
         printer = StepPrinter(sys.stderr, sys.stdout)
-        async for event in agent.run(args.question):
+        # The time limit counts from the process start: the user waits from launch.
+        async for event in agent.run(args.question, started=process_started()):
             printer.show(event)
         if args.stats_json and printer.stats is not None:
             report: dict[str, Any] = {
@@ -138,6 +155,12 @@ def keep_failure(data_dir: Path, question: str, printer: StepPrinter) -> None:
         print(f"reqstudio: could not keep what the run produced ({problem})", file=sys.stderr)
         return
     print(kept_line(kept), file=sys.stderr)
+
+
+def _echoes_instructions(text: str) -> bool:
+    from agents.react.checks import echoes_instructions  # with the engine, when a run shows
+
+    return echoes_instructions(text)
 
 
 class StepPrinter:
@@ -177,7 +200,7 @@ class StepPrinter:
                 pass  # the whole answer is written at AnswerFinished
             case AnswerRestarted(attempt=attempt):
                 self._line(f"[answer] try {attempt}: the broken try is dropped")
-            case AnswerFinished(text=text) if echoes_instructions(text):
+            case AnswerFinished(text=text) if _echoes_instructions(text):
                 # As in the app: the model gave back the app's own instructions (a small model
                 # may repeat the hand-over text); that is no answer and is not printed as one.
                 self.failed = True

@@ -229,6 +229,8 @@ class ReactAgent:
         self,
         question: str,
         history: AgentMemory | Sequence[dict[str, Any]] | None = None,
+        *,
+        started: float | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Answer one question, yielding events; the last one is always `Stats`.
 
@@ -236,6 +238,9 @@ class ReactAgent:
         `AgentMemory`; by default `self.memory`. The turn and its tool calls are recorded in
         that memory (or in `self.memory` when plain dicts were given). Cancelling the task
         cancels running tools and propagates.
+
+        `started`: when the time limit starts counting, on `clock`'s scale (default: now). The
+        CLI passes its process start, so the limit holds from launch, start-up included.
         """
         memory = history if isinstance(history, AgentMemory) else self.memory
         prior: list[BaseMessage] = (
@@ -256,6 +261,7 @@ class ReactAgent:
             function_call_policy=self.function_call_policy,
             answer_policy=self.answer_policy,
             clock=self.clock,
+            started=-1.0 if started is None else started,
         )
         initial = {
             "messages": [SystemMessage(self.system_prompt()), *prior, HumanMessage(question)],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from langgraph.graph.message import add_messages
@@ -15,14 +15,36 @@ from agents.react.events import Language, Limit, ToolKind
 from reqstudio.settings import ModelSpec, Settings, SettingsError
 from tools.web_search import SearchHit
 
-if TYPE_CHECKING:
-    from agents.react.checks import CheckInput, CheckOutcome
+# --- custom result checks (the rules that use them live in agents.react.checks) ----------
+
+
+@dataclass(frozen=True)
+class CheckInput:
+    """What a custom result check sees."""
+
+    question: str
+    round: int
+    max_iterations: int
+    """The tool-call limit (calls in all)."""
+    elapsed_seconds: float
+    max_execution_time: float
+    round_results: Sequence[ToolResult]
+    all_results: Sequence[ToolResult]
+    min_result_chars: int
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """A custom check's verdict: `continue_` False hands over to the answer model."""
+
+    continue_: bool
+    reason: str
 
 
 # A custom result check may return a CheckOutcome, a bool (go on?), or None (use the default
 # rules); it may be a coroutine function.
 ResultCheck = Callable[
-    ["CheckInput"], "CheckOutcome | bool | Awaitable[CheckOutcome | bool | None] | None"
+    [CheckInput], "CheckOutcome | bool | Awaitable[CheckOutcome | bool | None] | None"
 ]
 
 

@@ -19,29 +19,17 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agents.review.documents import document_too_large, load_document
-from agents.review.engine import ReviewRequest, ReviewResult, run_review
-from agents.review.events import (
-    AuthorStarted,
-    DecisionMade,
-    ReviewerFailed,
-    ReviewerFinished,
-    RoundStarted,
-    RunFailed,
-    RunFinished,
-    SectionRevised,
-)
-from agents.review.partial import incomplete_json, incomplete_markdown, revised_through
-from agents.rewrite.cli import check_writable, partial_path
-from agents.srs.documents import ReferenceDocumentError
-from reqstudio.cli import UsageError
-from reqstudio.llm import ModelFactory
-from reqstudio.runtime import AppRuntime
-from reqstudio.settings import Settings, load_settings
+from reqstudio.cli import UsageError, check_writable, partial_path
 
 EXIT_FAILED = 1
 EXIT_INCOMPLETE = 3  # failed midway; the finished rounds' result was written
+
+if TYPE_CHECKING:
+    from agents.review.engine import ReviewRequest, ReviewResult
+    from reqstudio.llm import ModelFactory
+    from reqstudio.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -68,6 +56,18 @@ def say(text: str) -> None:
 
 
 async def review_with_progress(request: ReviewRequest, factory: ModelFactory) -> ReviewResult:
+    from agents.review.engine import run_review
+    from agents.review.events import (
+        AuthorStarted,
+        DecisionMade,
+        ReviewerFailed,
+        ReviewerFinished,
+        RoundStarted,
+        RunFailed,
+        RunFinished,
+        SectionRevised,
+    )
+
     async for event in run_review(request, factory):
         if isinstance(event, RoundStarted):
             say(f"INFO: Round {event.round}: red team, blue team and client reviewing...")
@@ -105,6 +105,13 @@ class ReviewFailed(RuntimeError):
 
 
 def review_command(args: argparse.Namespace) -> int:
+    # The engine, LangGraph and the model client: imported only when the command runs.
+    from agents.review.documents import document_too_large, load_document
+    from agents.review.engine import ReviewRequest
+    from agents.srs.documents import ReferenceDocumentError
+    from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
+
     settings = load_settings()
     max_rounds = settings.review_max_rounds if args.max_rounds is None else args.max_rounds
     if not 1 <= max_rounds <= 10:
@@ -150,6 +157,9 @@ def write_json(path: Path, result: ReviewResult) -> None:
 def save_incomplete(error: ReviewFailed, args: argparse.Namespace, settings: Settings) -> int:
     """After a failure: the finished rounds' document and reviews written (exit 3), or, when
     no round finished, only the error (exit 1)."""
+    from agents.review.engine import ReviewResult
+    from agents.review.partial import incomplete_json, incomplete_markdown, revised_through
+
     partial = error.partial
     if not (isinstance(partial, ReviewResult) and partial.rounds):
         say(f"ERROR: {error}")

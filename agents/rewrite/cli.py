@@ -21,20 +21,15 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agents.rewrite.callbacks import CLICallbackHandler
-from agents.rewrite.chain import RewriteChain, RewriteResumeError, run_sync
-from agents.rewrite.errors import RewriteStageError
-from agents.rewrite.models import ClarificationItem, RewriteRequest, RewriteResult
-from agents.rewrite.questions import ClarificationsError, parse_clarifications
-from agents.rewrite.sizes import context_sizes
-from agents.rewrite.state import RewriteOptions
-from agents.srs.cli import user_language
-from agents.srs.documents import ReferenceDocumentError, load_reference
-from reqstudio.cli import UsageError
-from reqstudio.persistence import open_checkpointer, prepare_checkpoints
-from reqstudio.runtime import AppRuntime
-from reqstudio.settings import Settings, load_settings
+from reqstudio.cli import UsageError, check_writable, partial_path, user_language
+
+if TYPE_CHECKING:  # the chain, LangGraph and the model client load when the command runs
+    from agents.rewrite.callbacks import CLICallbackHandler
+    from agents.rewrite.chain import RewriteChain
+    from agents.rewrite.models import ClarificationItem, RewriteRequest, RewriteResult
+    from reqstudio.settings import Settings
 
 EXIT_FAILED, EXIT_INCOMPLETE = 1, 3
 
@@ -112,6 +107,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def read_clarifications(path: Path) -> list[ClarificationItem]:
+    from agents.rewrite.questions import ClarificationsError, parse_clarifications
+
     flag = "--clarifications"
     if not path.is_file():
         raise UsageError(f"{flag}: no such file: {path}")
@@ -121,24 +118,6 @@ def read_clarifications(path: Path) -> list[ClarificationItem]:
         raise UsageError(f"{flag}: {path} is not UTF-8 text") from None
     except ClarificationsError as exc:
         raise UsageError(f"{flag}: {path}: {exc}") from None
-
-
-def check_writable(path: Path | None, flag: str) -> None:
-    if path is None:
-        return
-    if path.is_dir():
-        raise UsageError(f"{flag}: {path} is a folder, not a file")
-    folder = path.parent
-    if not folder.is_dir():
-        raise UsageError(f"{flag}: the folder {folder} does not exist")
-    existed = path.exists()
-    try:
-        with open(path, "a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise UsageError(f"{flag}: {path} cannot be written ({exc.strerror})") from None
-    if not existed:
-        path.unlink()
 
 
 def check_distinct(output_md: Path | None, output_json: Path | None) -> None:
@@ -154,10 +133,6 @@ def check_distinct(output_md: Path | None, output_json: Path | None) -> None:
 def structure_json(result: RewriteResult) -> str:
     data = result.model_dump(mode="json")
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-
-
-def partial_path(path: Path) -> Path:
-    return path.with_name(f"{path.stem}.partial{path.suffix}")
 
 
 def write_file(path: Path, text: str) -> None:
@@ -212,6 +187,9 @@ def require_inputs(args: argparse.Namespace) -> None:
 
 
 def read_request(args: argparse.Namespace, settings: Settings) -> RewriteRequest:
+    from agents.rewrite.models import RewriteRequest
+    from agents.srs.documents import ReferenceDocumentError, load_reference
+
     try:
         original = load_reference(args.original_doc, max_mb=settings.reference_max_mb).text
     except ReferenceDocumentError as exc:
@@ -230,6 +208,8 @@ async def run_checkpointed(
     run_id: str,
     resume: bool,
 ) -> RewriteResult:
+    from reqstudio.persistence import open_checkpointer, prepare_checkpoints
+
     await prepare_checkpoints(settings)
     async with open_checkpointer(settings) as saver:
         return await chain.ainvoke(
@@ -238,6 +218,15 @@ async def run_checkpointed(
 
 
 def rewrite_command(args: argparse.Namespace) -> int:
+    # The chain, LangGraph and the model client: imported only when the command runs.
+    from agents.rewrite.callbacks import CLICallbackHandler
+    from agents.rewrite.chain import RewriteChain, RewriteResumeError, run_sync
+    from agents.rewrite.errors import RewriteStageError
+    from agents.rewrite.sizes import context_sizes
+    from agents.rewrite.state import RewriteOptions
+    from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
+
     settings = load_settings()
     language = args.lang or user_language()
     say = MESSAGES[language]

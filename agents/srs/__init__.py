@@ -1,33 +1,24 @@
-"""SRS mode: seed 000's multi-agent pipeline (ReqParse, ReqExplore, ReqClarify, DocGenerate)."""
+"""SRS mode: seed 000's multi-agent pipeline (ReqParse, ReqExplore, ReqClarify, DocGenerate).
+Names are imported on first use (`reqstudio.lazy`)."""
 
-from agents.srs.engine import SrsRequest, pending_resume, run_srs
-from agents.srs.events import (
-    DocumentContinued,
-    DocumentReset,
-    DocumentToken,
-    NodeFinished,
-    NodeStarted,
-    Notice,
-    RunFailed,
-    RunFinished,
-    SrsEvent,
-    SrsResult,
-    Trail,
+from reqstudio.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "agents.srs.engine": ("SrsRequest", "pending_resume", "run_srs"),
+        "agents.srs.events": (
+            "DocumentContinued",
+            "DocumentReset",
+            "DocumentToken",
+            "NodeFinished",
+            "NodeStarted",
+            "Notice",
+            "RunFailed",
+            "RunFinished",
+            "SrsEvent",
+            "SrsResult",
+            "Trail",
+        ),
+    },
 )
-
-__all__ = [
-    "DocumentContinued",
-    "DocumentReset",
-    "DocumentToken",
-    "NodeFinished",
-    "NodeStarted",
-    "Notice",
-    "RunFailed",
-    "RunFinished",
-    "SrsEvent",
-    "SrsRequest",
-    "SrsResult",
-    "Trail",
-    "pending_resume",
-    "run_srs",
-]

@@ -14,12 +14,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
 from agents.srs.documents import ReferenceDocumentError, load_reference
-from agents.srs.engine import SrsRequest, run_srs
-from agents.srs.evaluation import evaluate_srs
 from agents.srs.events import (
     DocumentContinued,
     DocumentReset,
@@ -32,15 +31,14 @@ from agents.srs.events import (
     SrsResult,
     Trail,
 )
-from agents.srs.experiment import find_cases, means_table, run_experiment, write_csv
 from agents.srs.state import ABLATIONS
-from reqstudio.cli import UsageError
-from reqstudio.errors import describe_failure
+from reqstudio.cli import UsageError, user_language
 from reqstudio.kept_runs import keep_failed_run, kept_line
-from reqstudio.llm import ModelFactory
-from reqstudio.runtime import AppRuntime
-from reqstudio.settings import Settings, load_settings
-from reqstudio.usage import UsageTracker
+
+if TYPE_CHECKING:
+    from agents.srs.engine import SrsRequest
+    from reqstudio.llm import ModelFactory
+    from reqstudio.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -126,16 +124,6 @@ def _writable(path: Path | None, flag: str) -> None:
         raise UsageError(f"{flag}: the folder {folder} cannot be written (no permission)")
 
 
-def user_language(environ: dict[str, str] | None = None) -> str:
-    """zh when the locale says Chinese (LC_ALL, then LC_MESSAGES, then LANG), else en."""
-    environ = os.environ if environ is None else environ
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = environ.get(name, "")
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
-
-
 def _show_log_records(quiet: bool) -> None:
     """Warnings of the call path (each retry, named) on stderr; with --quiet only errors."""
     handler = logging.StreamHandler(sys.stderr)
@@ -149,6 +137,11 @@ def _show_log_records(quiet: bool) -> None:
 
 
 def generate_command(args: argparse.Namespace) -> int:
+    # The engine, LangGraph and the model client: imported only when the command runs.
+    from agents.srs.engine import SrsRequest
+    from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
+
     settings = load_settings()
     request = SrsRequest(
         user_input=_read(args.input, "--input", settings.reference_max_mb),
@@ -275,6 +268,9 @@ async def _generate(
         if not quiet:
             _progress(text)
 
+    from agents.srs.engine import run_srs
+    from reqstudio.usage import UsageTracker
+
     zh = language == "zh"
     document: list[str] = []  # the document of the current DocGenerate try, as it streams
     async for event in run_srs(request, factory, tracker=UsageTracker()):
@@ -344,6 +340,11 @@ async def _generate(
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
+    from agents.srs.evaluation import evaluate_srs
+    from reqstudio.errors import describe_failure
+    from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
+
     settings = load_settings()
     reference = _read(args.reference, "--reference", settings.reference_max_mb)
     candidate = _read(args.candidate, "--candidate", settings.reference_max_mb)
@@ -363,6 +364,10 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
 
 def experiment_command(args: argparse.Namespace) -> int:
+    from agents.srs.experiment import find_cases, means_table, run_experiment, write_csv
+    from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
+
     settings = load_settings()
     if not args.cases.is_dir():
         raise UsageError(f"--cases: no such folder: {args.cases}")

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
 from agents.srs.interactions import InteractionLog
-from reqstudio.llm import ModelFactory
-from reqstudio.usage import UsageTracker
+
+if TYPE_CHECKING:  # run-scoped context only; the CLI reads ABLATIONS without the model client
+    from reqstudio.llm import ModelFactory
+    from reqstudio.usage import UsageTracker
 
 Ablation = Literal["none", "no-clarify", "no-explore-clarify"]
 AgentName = Literal["ReqParse", "ReqExplore", "ReqClarify", "DocGenerate"]

@@ -1,25 +1,17 @@
 """Team mode: a society of agents that delegate with task briefs, talk only to contacts they
-know, and meet new ones through introductions (seed 004). No Chainlit imports here."""
+know, and meet new ones through introductions (seed 004). No Chainlit imports here.
+Names are imported on first use (`reqstudio.lazy`)."""
 
-from agents.team.cards import AgentCard, AgentSkill
-from agents.team.events import RunFinished, TeamEvent
-from agents.team.protocol import ROOT_ID, USER_ID, TaskBrief
-from agents.team.runner import TeamConfig, TeamRun
-from agents.team.society import AgentSociety, Outcome, SocietyLimits
-from agents.team.store import EventStore
+from reqstudio.lazy import lazy_exports
 
-__all__ = [
-    "ROOT_ID",
-    "USER_ID",
-    "AgentCard",
-    "AgentSkill",
-    "AgentSociety",
-    "EventStore",
-    "Outcome",
-    "RunFinished",
-    "SocietyLimits",
-    "TaskBrief",
-    "TeamConfig",
-    "TeamEvent",
-    "TeamRun",
-]
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "agents.team.cards": ("AgentCard", "AgentSkill"),
+        "agents.team.events": ("RunFinished", "TeamEvent"),
+        "agents.team.protocol": ("ROOT_ID", "USER_ID", "TaskBrief"),
+        "agents.team.runner": ("TeamConfig", "TeamRun"),
+        "agents.team.society": ("AgentSociety", "Outcome", "SocietyLimits"),
+        "agents.team.store": ("EventStore",),
+    },
+)

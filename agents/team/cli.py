@@ -10,7 +10,7 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agents.team.events import (
     AgentFailed,
@@ -25,13 +25,10 @@ from agents.team.events import (
     TeamEvent,
     TurnFinished,
 )
-from agents.team.runner import TeamConfig, TeamRun
-from agents.team.store import EventStore
 from reqstudio.cli import UsageError
-from reqstudio.local_model import EmbeddedModelUnavailable
-from reqstudio.persistence import record_target
-from reqstudio.runtime import AppRuntime
-from reqstudio.settings import load_settings
+
+if TYPE_CHECKING:
+    from agents.team.runner import TeamRun
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -62,6 +59,14 @@ def bounded(flag: str, raw: str | None, low: float, high: float, kind: type = in
 
 
 def run(args: argparse.Namespace) -> int:
+    # The runner, its store and the model client: imported only when the command runs.
+    from agents.team.runner import TeamConfig, TeamRun
+    from agents.team.store import EventStore
+    from reqstudio.local_model import EmbeddedModelUnavailable
+    from reqstudio.persistence import record_target
+    from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import load_settings
+
     if not args.task.strip():
         raise UsageError("the task is empty")
     max_agents = bounded("--max-agents", args.max_agents, 2, 32)

@@ -1,0 +1,251 @@
+"""How long `reqstudio` takes to start, per command, and what a whole `srs generate` run costs
+beyond its model calls.
+
+Start-up: the median wall time of `reqstudio CMD --help` in a fresh process (N runs each), for
+the top level and every mode's command; goal at most 0.8 s. A command imports only its own mode
+and leaves its engine, LangChain and the model client to the run, so `--help` is its start-up.
+
+Whole run: `reqstudio srs generate` in a fresh process against the scripted OpenAI-compatible
+server, 6 model calls (ReqParse, 2 × ReqExplore + ReqClarify, DocGenerate) each answering after
+LATENCY. Reported: wall time from launch to exit; when the first model request arrived (the
+run's own start-up: the interpreter, the mode's imports, reading the input, building the graph);
+the model time, twice: in flight (from a request's arrival at the server to its last byte
+sent) and model-wait (the client's UsageTracker, from each call's start to its answer parsed,
+so reading the streamed chunks counts as model time, as in srs_benchmark.py); and
+
+    ratio = (run − start-up before the first model call) / model time    goal: at most 1.05
+
+The same with `--help`'s start-up in place of the run's own is printed beside it: their
+difference is the engine's imports (LangChain, LangGraph, the openai SDK), which `--help` does
+not pay and the run does.
+
+    .venv/bin/python benchmarks/startup_benchmark.py [--runs 5] [--latency 0.3] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from reqstudio.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
+
+# The `reqstudio` entry point, run from this checkout (as the tests run it).
+REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]
+COMMANDS: dict[str, list[str]] = {
+    "reqstudio --help": [],
+    "chat": ["chat"],
+    "agent": ["agent"],
+    "srs generate": ["srs", "generate"],
+    "review": ["review"],
+    "rewrite": ["rewrite"],
+    "team": ["team"],
+}
+STARTUP_GOAL = 0.8
+RATIO_GOAL = 1.05
+CASE = ROOT / "tests" / "data" / "srs" / "e-store"
+RESULTS = ROOT / "benchmarks" / "results" / "startup.md"
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def help_seconds(argv: list[str], runs: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of each `reqstudio ARGV --help` (CPU time varies less with load)."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        cpu = children_cpu()
+        started = time.perf_counter()
+        done = subprocess.run(
+            [*REQSTUDIO, *argv, "--help"],
+            cwd=ROOT, env=environment(), capture_output=True, timeout=120,
+        )  # fmt: skip
+        walls.append(time.perf_counter() - started)
+        cpus.append(children_cpu() - cpu)
+        if done.returncode != 0:
+            raise SystemExit(f"reqstudio {' '.join(argv)} --help failed: {done.stderr.decode()}")
+    return walls, cpus
+
+
+def fenced(value: object) -> str:
+    return "```json\n" + json.dumps(value, ensure_ascii=False) + "\n```"
+
+
+def script_srs_run(server: ScriptedLLMServer, latency: float) -> int:
+    """Replies for ReqParse, two ReqExplore/ReqClarify rounds and DocGenerate; each clarify
+    round freezes one item and scores the rest 0, so both rounds run. Returns the call count."""
+    items = [
+        {"id": f"FR-{n:02d}", "content": f"The E-Store shall support capability {n}."}
+        for n in range(1, 9)
+    ]
+    replies = [Reply(content=fenced(items), match="Requirement Parsing Agent", delay=latency)]
+    frozen: set[str] = set()
+    for round_number in (1, 2):
+        items = [*items, {"id": f"NFR-{round_number}", "content": "Pages load within 2 s."}]
+        open_items = [item for item in items if item["id"] not in frozen]
+        scores = [
+            {"id": item["id"], "score": 2 if i == 0 else 0, "reason": "benchmark"}
+            for i, item in enumerate(open_items)
+        ]
+        frozen.add(open_items[0]["id"])
+        replies += [
+            Reply(content=fenced(open_items), match="Requirement Exploration Agent", delay=latency),
+            Reply(content=fenced(scores), match="Requirement Clarification Agent", delay=latency),
+        ]
+    document = "# Software Requirements Specification\n\n" + "\n".join(
+        f"## 3.{n} Requirement {n}\n\nThe E-Store shall do thing {n} within 2 seconds.\n"
+        for n in range(1, 11)
+    )
+    replies.append(
+        Reply(content=document, match="Document Generation Agent", delay=latency, chunk_chars=64)
+    )
+    server.script(*replies)
+    return len(replies)
+
+
+def in_flight(spans: list[dict[str, float]]) -> float:
+    """Seconds at least one model call was in flight (overlapping calls counted once)."""
+    total, reach = 0.0, float("-inf")
+    for span in sorted(spans, key=lambda s: s["received"]):
+        start, end = max(span["received"], reach), span["answered"]
+        if end > start:
+            total += end - start
+        reach = max(reach, end)
+    return total
+
+
+def srs_run(server: ScriptedLLMServer, latency: float, workdir: Path) -> dict[str, float]:
+    server.reset()
+    calls = script_srs_run(server, latency)
+    env = environment() | {
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-benchmark",
+        "OPENAI_MODEL": "scripted-model",
+        "REQSTUDIO_DATA_DIR": str(workdir / "data"),
+    }
+    argv = [
+        "srs", "generate", "--input", str(CASE / "input.md"), "--reference",
+        str(CASE / "reference.md"), "--max-iterations", "3", "--out", str(workdir / "srs.md"),
+        "--log", str(workdir / "log.json"), "--quiet",
+    ]  # fmt: skip
+    cpu = children_cpu()
+    launched = time.monotonic()
+    done = subprocess.run([*REQSTUDIO, *argv], cwd=ROOT, env=env, capture_output=True, timeout=300)
+    wall = time.monotonic() - launched
+    cpu = children_cpu() - cpu
+    if done.returncode != 0 or len(server.timeline) != calls or server.pending:
+        raise SystemExit(
+            f"the srs run did not go as scripted (exit {done.returncode}, "
+            f"{len(server.timeline)} of {calls} calls): {done.stderr.decode()[-2000:]}"
+        )
+    return {
+        "wall": wall,
+        "first_call": server.timeline[0]["received"] - launched,
+        "model": in_flight(server.timeline),
+        # The client's side of the same calls (UsageTracker: from each call's start to its
+        # answer parsed), which also holds reading the streamed chunks.
+        "model_wait": json.loads((workdir / "log.json").read_text())["usage"]["model_seconds"],
+        "cpu": cpu,
+        "calls": calls,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="runs per measure (median)")
+    parser.add_argument("--latency", type=float, default=0.3, help="seconds per model call")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write the figures here")
+    args = parser.parse_args()
+
+    startup = {}
+    for name, argv in COMMANDS.items():
+        walls, cpus = help_seconds(argv, args.runs)
+        startup[name] = {
+            "median": statistics.median(walls),
+            "max": max(walls),
+            "cpu": statistics.median(cpus),
+        }
+        print(f"{name}: median {startup[name]['median']:.3f} s", file=sys.stderr, flush=True)
+
+    with ScriptedLLMServer() as server, tempfile.TemporaryDirectory() as tmp:
+        runs = [srs_run(server, args.latency, Path(tmp)) for _ in range(args.runs)]
+    median = {key: statistics.median(r[key] for r in runs) for key in ("wall", "first_call", "cpu")}
+    model = statistics.median(r["model"] for r in runs)
+    model_wait = statistics.median(r["model_wait"] for r in runs)
+    help_startup = startup["srs generate"]["median"]
+    whole = {
+        "runs": args.runs,
+        "model_calls": runs[0]["calls"],
+        "latency": args.latency,
+        "wall": median["wall"],
+        "first_model_call": median["first_call"],
+        "model": model,
+        "model_wait": model_wait,
+        "cpu": median["cpu"],
+        "ratio": (median["wall"] - median["first_call"]) / model,
+        "ratio_to_model_wait": (median["wall"] - median["first_call"]) / model_wait,
+        "ratio_with_help_startup": (median["wall"] - help_startup) / model,
+    }
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    conditions = (
+        f"{date.today()}, Python {platform.python_version()}, {os.cpu_count()} cores, "
+        f"load average {load:.1f} at the end, median of {args.runs} runs"
+    )
+    lines = [
+        f"Start-up (`reqstudio CMD --help`, {conditions}; goal ≤ {STARTUP_GOAL} s):",
+        "",
+        "| command | median s | slowest s | CPU s (median) | goal met |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {name} | {s['median']:.3f} | {s['max']:.3f} | {s['cpu']:.3f} | "
+            f"{'yes' if s['median'] <= STARTUP_GOAL else 'NO'} |"
+            for name, s in startup.items()
+        ),
+        "",
+        f"Whole run (`srs generate`, {whole['model_calls']} model calls × {args.latency} s; "
+        f"goal: (run − start-up) / model ≤ {RATIO_GOAL}):",
+        "",
+        "| run s | CPU s | first model call at s | model s: in flight (server) "
+        "| model s: model-wait (client) | (run − first call) / in flight "
+        "| (run − first call) / model-wait | (run − `--help` start-up) / in flight |",
+        "|---|---|---|---|---|---|---|---|",
+        f"| {whole['wall']:.3f} | {whole['cpu']:.3f} | {whole['first_model_call']:.3f} "
+        f"| {whole['model']:.3f} | {whole['model_wait']:.3f} | {whole['ratio']:.3f} "
+        f"| {whole['ratio_to_model_wait']:.3f} | {whole['ratio_with_help_startup']:.3f} |",
+    ]
+    table = "\n".join(lines) + "\n"
+    print(table)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(table, encoding="utf-8")
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {"conditions": conditions, "startup": startup, "srs_generate": whole}, indent=2
+            )
+            + "\n",
+            encoding="utf-8",
+        )
+
+
+if __name__ == "__main__":
+    main()

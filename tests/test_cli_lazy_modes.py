@@ -1,0 +1,150 @@
+"""A command imports only its own mode: `reqstudio review --help` loads Review mode's CLI module
+and no other mode, and no command's start-up loads LangChain, LangGraph, the model client,
+the settings, Chainlit or SQLAlchemy (its run imports them); a run imports its own engine and, of other
+modes, only the two shared pieces named below (never Team, Chat or Agent for Review). Checked
+on `sys.modules` in a fresh process."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reqstudio.cli import COMMANDS, build_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+MODE_PACKAGES = {command.name: command.module.rsplit(".", 1)[0] for command in COMMANDS}
+HEAVY = (
+    "langchain_core",
+    "langchain_openai",
+    "langgraph",
+    "openai",
+    "chainlit",
+    "sqlalchemy",
+    "pydantic_settings",
+)
+SHOW_MODULES = """
+import contextlib, io, json, sys
+from reqstudio.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exit:  # --help
+        code = exit.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def run_listing_modules(*argv: str) -> tuple[int, list[str], str]:
+    """`reqstudio ARGV` in a fresh process: its exit code, the modules it imported, stderr."""
+    done = subprocess.run(
+        [sys.executable, "-c", SHOW_MODULES, *argv],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    return report["code"], report["modules"], done.stderr
+
+
+def modules_after(*argv: str) -> list[str]:
+    code, modules, stderr = run_listing_modules(*argv)
+    assert code == 0, stderr
+    return modules
+
+
+def project_packages(modules: list[str]) -> set[str]:
+    """The mode packages (agents.<mode>) among `modules`."""
+    return {".".join(m.split(".")[:2]) for m in modules if m.startswith("agents.")}
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return sorted({m.split(".")[0] for m in modules} & set(HEAVY))
+
+
+def test_top_level_help_imports_no_mode():
+    modules = modules_after("--help")
+    assert project_packages(modules) == set()
+    assert heavy(modules) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[command.name] for command in COMMANDS] + [["srs", "generate"]],
+    ids=lambda argv: " ".join(argv),
+)
+def test_a_commands_help_imports_only_its_own_mode(argv: list[str]):
+    modules = modules_after(*argv, "--help")
+    assert project_packages(modules) == {MODE_PACKAGES[argv[0]]}
+    assert heavy(modules) == []
+
+
+# Shared pieces that still live in a mode's package: the document reader (SRS) and the
+# offline model's output bounds (Rewrite). Nothing else of another mode is imported by a run.
+SHARED_FROM_OTHER_MODES = {
+    "agents.srs",
+    "agents.srs.documents",
+    "agents.rewrite",
+    "agents.rewrite.embedded",
+}
+# Each command as far as its argument checks: its run's imports are done, no model is called.
+REFUSED_RUNS = {
+    "agent": ["agent", " "],
+    "srs generate": ["srs", "generate", "--input", "/nonexistent/input.md"],
+    "review": ["review", "--doc", "/nonexistent/srs.md"],
+    "rewrite": ["rewrite", "--original-doc", "/nonexistent/a.md", "--clarifications", "/x.json"],
+    "team": ["team", " "],
+}
+
+
+@pytest.mark.parametrize("name", REFUSED_RUNS)
+def test_a_commands_run_imports_no_other_mode(name: str):
+    argv = REFUSED_RUNS[name]
+    code, modules, stderr = run_listing_modules(*argv)
+    assert code == 2 and stderr.startswith("reqstudio: "), stderr
+    own = MODE_PACKAGES[argv[0]]
+    assert own + ".cli" in modules and "langgraph" in modules  # the run's imports happened
+    others = {m for m in modules if m.startswith("agents.") and not m.startswith(own)}
+    assert others <= SHARED_FROM_OTHER_MODES
+    assert not {"chainlit"} & {m.split(".")[0] for m in modules}
+
+
+def test_each_commands_summary_is_the_one_its_module_registers():
+    # The registry's line in `reqstudio --help` and the mode's own parser say the same.
+    for command in COMMANDS:
+        parser = build_parser([command.name])
+        [subparsers] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        helps = {action.dest: action.help for action in subparsers._choices_actions}
+        assert helps[command.name] == command.summary
+
+
+def test_a_mode_registered_at_run_time_gets_its_command(tmp_path, monkeypatch):
+    (tmp_path / "echo_mode_cli.py").write_text(
+        "def register(subparsers):\n"
+        "    parser = subparsers.add_parser('echo', help='say it back')\n"
+        "    parser.add_argument('words')\n"
+        "    parser.set_defaults(handler=lambda args: len(args.words))\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr("reqstudio.cli.COMMANDS", list(COMMANDS))
+    from reqstudio import cli
+
+    cli.register_command(cli.Command("echo", "say it back", "echo_mode_cli"))
+
+    assert cli.main(["echo", "four"]) == 4
+    assert "echo_mode_cli" in sys.modules
+    assert [c.name for c in cli.COMMANDS][-1] == "echo"
+
+
+@pytest.mark.parametrize("package", [*MODE_PACKAGES.values(), "tools"])
+def test_every_lazily_exported_name_resolves(package: str):
+    module = importlib.import_module(package)
+    assert module.__all__, package
+    for name in module.__all__:
+        assert getattr(module, name) is not None, f"{package}.{name}"
+    with pytest.raises(AttributeError):
+        module.no_such_name  # noqa: B018
