@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from agents.review.models import (
@@ -20,6 +20,8 @@ from agents.review.models import (
     SectionFeedback,
     SpecificTask,
 )
+from agents.review.ranking import UNRANKED, JudgeRulings, judge_rulings
+from agents.review.tracking import similarity
 from reqstudio.document_model import DocumentStructure
 
 log = logging.getLogger("reqstudio.review")
@@ -34,19 +36,40 @@ def determine_next_action(
     *,
     max_rounds: int = 3,
     score: float | None = None,
+    statuses: Mapping[str, str] | None = None,
+    overruled: Collection[str] = (),
 ) -> NextAction:
     """The seed's `_determine_next_action`, with its fourth stop (评分下降).
 
     `history`: the earlier rounds, each {"total_improvements": int, "score": float | None}.
-    Stops, in the seed's order: no high-priority issue left (quality_sufficient); the number
-    of improvements did not fall since the last round (no_convergence); the reviewers' mean
-    score fell (score_declined); the round limit (max_rounds). Otherwise iterate on the
-    sections with high-priority issues."""
-    high = [i for i in improvements if i.priority == "high"]
+    Stops, in the seed's order: no high-priority issue left (quality_sufficient), or, with the
+    issues' `statuses` (issue id -> new/persisting/resolved/regressed), none that is new or
+    regressed: the high-priority issues left all persist from earlier rounds
+    (no_new_high_priority, the seed's "无新的 high priority 问题"); the number of improvements
+    did not fall since the last round (no_convergence); the reviewers' mean score fell
+    (score_declined); the round limit (max_rounds). Otherwise iterate on the sections with
+    high-priority issues, in the order of `improvements` (the judge's). Findings the judge
+    `overruled` (issue ids) are neither fixed nor counted as high-priority issues left."""
+    high = [
+        i
+        for i in improvements
+        if i.priority == "high" and not (i.issue_id and i.issue_id in overruled)
+    ]
     if not high:
         log.info("review round %d: no high-priority issue, stopping", round_number)
         return NextAction(
             action="approve", reason="quality_sufficient", improvements=[*improvements]
+        )
+    if statuses is not None and not any(
+        statuses.get(i.issue_id or "", "new") in ("new", "regressed") for i in high
+    ):
+        log.info(
+            "review round %d: no new high-priority issue (%d persist), stopping",
+            round_number,
+            len(high),
+        )
+        return NextAction(
+            action="approve", reason="no_new_high_priority", improvements=[*improvements]
         )
     if round_number > 1 and history:
         previous = history[-1]
@@ -101,6 +124,10 @@ def round_improvements(
     return [i for i in found if i.agent_id in known]
 
 
+def _same_aspect(a: str, b: str) -> bool:
+    return a == b or similarity(a.replace("_", " "), b.replace("_", " ")) >= 0.8
+
+
 def _validation(issue: str, language: str) -> str:
     if language == "zh":
         return f"修改后不再存在此问题：{issue}"
@@ -114,51 +141,73 @@ def generate_review_feedback(
     blue: BlueTeamReview | None,
     judge: JudgeReview | None,
     language: str = "en",
+    rulings: JudgeRulings | None = None,
 ) -> dict[str, SectionFeedback]:
     """For each section with work to do: the seed's `iteration_context`, `specific_tasks`
-    (red team's improvements, then the judge's tasks, then the blue team's enhancements) and
-    `avoid_changes_to` (the blue team's keep_as_is aspects for that section)."""
-    tasks: dict[str, list[SpecificTask]] = {}
+    (the red team's improvements and the judge's tasks in the judge's order, then the blue
+    team's enhancements) and `avoid_changes_to` (the blue team's keep_as_is aspects for that
+    section, as the judge's `conflicting_views` ruled; see `agents.review.ranking`)."""
+    rulings = rulings if rulings is not None else judge_rulings(improvements, judge)
+    ranked: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
     needs: dict[str, list[str]] = {}
 
-    def add(agent_id: str, **task: Any) -> None:
-        items = tasks.setdefault(agent_id, [])
-        items.append(SpecificTask(task_id=len(items) + 1, **task))
+    def add(agent_id: str, rank: int, **task: Any) -> None:
+        items = ranked.setdefault(agent_id, [])
+        items.append((rank, len(items), task))
 
     for item in improvements:
+        if item.issue_id and item.issue_id in rulings.overruled_ids:
+            continue  # the judge upheld the blue team: nothing to change
         add(
             item.agent_id,
+            rulings.ranks.get(item.issue_id or "", UNRANKED),
             category=item.category,
             instruction=item.expected,
-            example="",
+            example=item.example,
             validation=_validation(item.issue, language),
             priority=item.priority,
+            issue_id=item.issue_id,
         )
         needs.setdefault(item.agent_id, []).append(item.issue)
     known = set(document.section_ids)
-    for ranked in judge.prioritized_improvements if judge else []:
-        if ranked.agent_id in known:
+    for index, judged in enumerate(judge.prioritized_improvements if judge else []):
+        if judged.agent_id in known and index not in rulings.explicit:
             add(
-                ranked.agent_id,
+                judged.agent_id,
+                judged.priority,
                 category="judge_priority",
-                instruction=ranked.task,
+                instruction=judged.task,
                 example="",
-                validation=ranked.rationale,
-                priority=judge_priority(ranked.priority),
+                validation=judged.rationale,
+                priority=judge_priority(judged.priority),
             )
+    tasks: dict[str, list[SpecificTask]] = {
+        agent_id: [
+            SpecificTask(task_id=n, **task)
+            for n, (_rank, _order, task) in enumerate(sorted(items, key=lambda t: t[:2]), 1)
+        ]
+        for agent_id, items in ranked.items()
+    }
     for suggestion in blue.enhancement_suggestions if blue else []:
         if suggestion.agent_id in tasks:  # only where there is work anyway: no churn elsewhere
-            add(
-                suggestion.agent_id,
-                category=suggestion.aspect,
-                instruction=suggestion.suggestion,
-                priority="low",
+            items = tasks[suggestion.agent_id]
+            items.append(
+                SpecificTask(
+                    task_id=len(items) + 1,
+                    category=suggestion.aspect,
+                    instruction=suggestion.suggestion,
+                    priority="low",
+                )
             )
     feedback: dict[str, SectionFeedback] = {}
     for section in document.sections:
         if section.id not in tasks:
             continue
         kept = [k for k in (blue.keep_as_is if blue else []) if k.agent_id == section.id]
+        released = rulings.release.get(section.id, set())
+        avoid = [
+            k.aspect for k in kept if not any(_same_aspect(k.aspect, r) for r in released)
+        ] + rulings.keep.get(section.id, [])
         summary = " ".join(section.content.split())
         feedback[section.id] = SectionFeedback(
             agent_id=section.id,
@@ -174,7 +223,8 @@ def generate_review_feedback(
                 ),
             ),
             specific_tasks=tasks[section.id],
-            avoid_changes_to=list(dict.fromkeys(k.aspect for k in kept)),
+            avoid_changes_to=list(dict.fromkeys(avoid)),
+            judge_rulings=rulings.rulings.get(section.id, []),
         )
     return feedback
 

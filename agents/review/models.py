@@ -16,7 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 Priority = Literal["high", "medium", "low"]
 Perspective = Literal["red_team", "blue_team", "client"]
 Reviewer = Literal["red_team", "blue_team", "client", "judge"]
-StopReason = Literal["quality_sufficient", "no_convergence", "max_rounds", "score_declined"]
+StopReason = Literal[
+    "quality_sufficient", "no_convergence", "max_rounds", "score_declined", "no_new_high_priority"
+]
+IssueStatus = Literal["new", "persisting", "resolved", "regressed"]
 PERSPECTIVES: tuple[Perspective, ...] = ("red_team", "blue_team", "client")
 PRIORITIES: tuple[Priority, ...] = ("high", "medium", "low")
 
@@ -33,6 +36,17 @@ def _score(value: Any) -> Any:
     """A legacy score out of range is clamped: it is shown, never trusted."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return max(0, min(100, round(value)))
+    return value
+
+
+def _id_list(value: Any) -> Any:
+    """Issue ids as a list of strings: a single id or null is accepted as well."""
+    if value is None:
+        return []
+    if isinstance(value, str | int):
+        value = [value]
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
     return value
 
 
@@ -58,17 +72,47 @@ class Improvement(BaseModel):
     issue: str = Field(min_length=1, description="the specific missing or wrong content")
     expected: str = Field(min_length=1, description="what to add or change, concretely")
     priority: Priority = "medium"
+    # Optional (issue 16, items 7-8): a reviewer that leaves them out still gives a valid answer.
+    issue_id: str | None = Field(
+        default=None, description="the id of the earlier issue (I-n) this finding repeats"
+    )
+    example: str = Field(default="", description="an example of the expected content")
 
     @field_validator("priority", mode="before")
     @classmethod
     def _known_priority(cls, value: Any) -> Any:
         return _priority(value)
 
+    @field_validator("issue_id", mode="before")
+    @classmethod
+    def _blank_id(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        return str(value).strip()
+
+
+class CheckVerdict(BaseModel):
+    """The red team's word on one promise of the last revision (a validation or a kept aspect)."""
+
+    check_id: str = Field(min_length=1)
+    holds: bool
+    note: str = ""
+
 
 class RedTeamReview(_Answer):
     improvements: list[Improvement] = Field(default_factory=list)
     critical_issues_count: int = 0
     total_improvements: int = 0
+    # Optional (issue 16, items 7-8): earlier issues now fixed, and the checks of the last round.
+    resolved_issues: list[str] = Field(
+        default_factory=list, description="ids of earlier issues the document now fixes"
+    )
+    checks: list[CheckVerdict] = Field(default_factory=list)
+
+    @field_validator("resolved_issues", mode="before")
+    @classmethod
+    def _resolved_list(cls, value: Any) -> Any:
+        return _id_list(value)
 
     @model_validator(mode="after")
     def _counts(self) -> RedTeamReview:
@@ -121,6 +165,14 @@ class PrioritizedImprovement(BaseModel):
     agent_id: str = Field(min_length=1)
     task: str = Field(min_length=1)
     rationale: str = ""
+    issue_ids: list[str] = Field(
+        default_factory=list, description="the red team findings (I-n) this task ranks"
+    )
+
+    @field_validator("issue_ids", mode="before")
+    @classmethod
+    def _id_list(cls, value: Any) -> Any:
+        return _id_list(value)
 
 
 class ConsensusIssue(BaseModel):
@@ -139,6 +191,21 @@ class ConflictingView(BaseModel):
     red_team: str = ""
     blue_team: str = ""
     ruling: str = ""
+    issue_id: str | None = Field(default=None, description="the red team finding (I-n) at issue")
+    upheld: Literal["red_team", "blue_team", "both"] | None = Field(
+        default=None, description="whose view the ruling upholds"
+    )
+
+    @field_validator("upheld", mode="before")
+    @classmethod
+    def _side(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            lowered = value.strip().lower().replace(" ", "_")
+            aliases = {"red": "red_team", "blue": "blue_team", "红队": "red_team", "蓝队": "blue_team"}
+            lowered = aliases.get(lowered, lowered)
+            # An answer outside the three is no ruling to act on, not a reason to re-ask.
+            return lowered if lowered in ("red_team", "blue_team", "both") else None
+        return value
 
 
 class JudgeReview(_Answer):
@@ -186,6 +253,7 @@ class SpecificTask(BaseModel):
     example: str = ""
     validation: str = ""
     priority: Priority = "medium"
+    issue_id: str | None = None
 
 
 class SectionFeedback(BaseModel):
@@ -193,6 +261,7 @@ class SectionFeedback(BaseModel):
     iteration_context: IterationContext
     specific_tasks: list[SpecificTask] = Field(default_factory=list)
     avoid_changes_to: list[str] = Field(default_factory=list)
+    judge_rulings: list[str] = Field(default_factory=list)
 
 
 class NextAction(BaseModel):
@@ -226,6 +295,40 @@ class SectionRevision(BaseModel):
         return not self.failed and self.before != self.after
 
 
+class IssueStatusEntry(BaseModel):
+    """One tracked issue's status in one round, and what it rests on: `reviewer` (the red
+    team named its id or listed it as resolved), `matched` (same section and substance),
+    `validation` / `avoid_changes_to` (the red team's verdict on a check), `not_raised` (an
+    earlier issue the red team neither raised again nor marked), `first_seen`."""
+
+    issue_id: str
+    status: IssueStatus
+    basis: str
+    note: str = ""
+
+
+class RevisionCheck(BaseModel):
+    """A promise of the last revision (a task's `validation` or an `avoid_changes_to`) and the
+    red team's verdict on it (`holds` None: it said nothing)."""
+
+    check_id: str
+    kind: Literal["validation", "avoid_changes_to"]
+    agent_id: str
+    text: str
+    issue_id: str | None = None
+    holds: bool | None = None
+    note: str = ""
+
+
+class Overruling(BaseModel):
+    """A red team finding the judge ruled against (the blue team's view upheld)."""
+
+    issue_id: str
+    agent_id: str
+    aspect: str
+    ruling: str = ""
+
+
 class ReviewRound(BaseModel):
     round: int
     red_team: RedTeamReview | None = None
@@ -240,6 +343,17 @@ class ReviewRound(BaseModel):
     decision: NextAction | None = None
     revisions: list[SectionRevision] = Field(default_factory=list)
     edited_by_user: list[str] = Field(default_factory=list)
+    # Issue 16, items 7-10: identity and status of issues, the checks, the judge's rulings.
+    issue_statuses: list[IssueStatusEntry] = Field(default_factory=list)
+    checks: list[RevisionCheck] = Field(default_factory=list)
+    overruled: list[Overruling] = Field(default_factory=list)
+    tracking_notes: list[str] = Field(default_factory=list)
+    reviewed_document: dict[str, Any] | None = Field(
+        default=None, description="the version this round reviewed (not exported to JSON)"
+    )
+
+    def status_of(self, issue_id: str | None) -> str | None:
+        return next((e.status for e in self.issue_statuses if e.issue_id == issue_id), None)
 
     @property
     def total_improvements(self) -> int:

@@ -26,6 +26,7 @@ from agents.review.convergence import (
     review_summary,
     round_improvements,
 )
+from agents.review.ranking import in_fix_order, judge_rulings
 from agents.review.events import (
     AuthorReset,
     AuthorStarted,
@@ -50,6 +51,7 @@ from agents.review.models import (
     SectionRevision,
 )
 from agents.review.state import PerspectiveTask, ReviewContext, ReviewState
+from agents.review.tracking import RoundTracking, checks_text, earlier_issues_text, track_round
 from agents.rewrite import embedded
 from reqstudio.calls import IncompleteAnswerError, complete_text, policy_for
 from reqstudio.document_model import DocumentStructure, with_ids
@@ -65,6 +67,7 @@ ID_FIELDS = ("agent_id",)
 # answer to a few hundred tokens (four such answers make a round).
 EMBEDDED_ITEMS = 2
 EMBEDDED_LINE = r'^[^"\\\n]{1,60}$'
+MEMORY_FIELDS = ("issue_id", "issue_ids", "example", "resolved_issues", "checks", "upheld")
 
 
 def embedded_schema(schema: type) -> dict[str, Any]:
@@ -85,6 +88,11 @@ def embedded_schema(schema: type) -> dict[str, Any]:
     bounded = tighten(embedded.bounded_schema(schema, ID_FIELDS))
     for derived in ("critical_issues_count", "total_improvements"):  # recomputed anyway
         bounded.get("properties", {}).pop(derived, None)
+    # The optional memory fields (issue ids, checks, rulings) would only lengthen a 135M
+    # model's answer: it is asked for the seed's fields alone.
+    for node in [bounded, *bounded.get("$defs", {}).values()]:
+        for optional in MEMORY_FIELDS:
+            node.get("properties", {}).pop(optional, None)
     return bounded
 
 
@@ -164,7 +172,9 @@ async def start_round(state: ReviewState, runtime: Runtime[ReviewContext]) -> di
 
 
 def fan_out(state: ReviewState) -> list[Send]:
-    """The red team, blue team and client review concurrently (one Send each)."""
+    """The red team, blue team and client review concurrently (one Send each); the red team
+    also gets the earlier issues and the last revision's checks."""
+    earlier = [ReviewRound.model_validate(r) for r in state["rounds"]]
     return [
         Send(
             "review_perspective",
@@ -173,6 +183,8 @@ def fan_out(state: ReviewState) -> list[Send]:
                 round=state["round"],
                 document=state["document"],
                 language=state["language"],
+                earlier_issues=earlier_issues_text(earlier) if p == "red_team" else "",
+                checks=checks_text(earlier) if p == "red_team" else "",
             ),
         )
         for p in PERSPECTIVES
@@ -185,9 +197,16 @@ async def review_perspective(
     """One perspective's review; an answer that cannot be read is recorded, not raised."""
     reviewer = task["perspective"]
     document = DocumentStructure.model_validate(task["document"])
+    memory: dict[str, Any] = {}
+    if reviewer == "red_team":
+        memory = {
+            "round": task["round"],
+            "earlier_issues": task.get("earlier_issues", ""),
+            "checks": task.get("checks", ""),
+        }
     try:
         review = await ask_reviewer(
-            runtime.context, reviewer, document, task["language"], task["round"]
+            runtime.context, reviewer, document, task["language"], task["round"], **memory
         )
     except Exception as error:
         reason = reason_for(error)
@@ -201,10 +220,32 @@ async def review_perspective(
 # --- the judge ---------------------------------------------------------------------------
 
 
-def reviews_for_judge(outcomes: list[dict[str, Any]]) -> str:
+def red_team_tracking(state: ReviewState) -> RoundTracking | None:
+    """This round's issue ids and statuses (None when the red team could not be read)."""
+    answer = next(
+        (o["review"] for o in state["reviews"] if o["reviewer"] == "red_team" and "review" in o),
+        None,
+    )
+    if answer is None:
+        return None
+    earlier = [ReviewRound.model_validate(r) for r in state["rounds"]]
+    return track_round(RedTeamReview.model_validate(answer), earlier, state["round"])
+
+
+def reviews_for_judge(
+    outcomes: list[dict[str, Any]], tracking: RoundTracking | None = None
+) -> str:
     shown = {
         o["reviewer"]: o.get("review") or {"unavailable": o.get("failed", "")} for o in outcomes
     }
+    if tracking is not None and isinstance(shown.get("red_team"), dict):
+        # The findings with their issue ids, so the judge can rank and rule on them by id.
+        shown["red_team"] = {
+            **shown["red_team"],
+            "improvements": [
+                i.model_dump(mode="json", exclude_defaults=True) for i in tracking.improvements
+            ],
+        }
     ordered = {p: shown[p] for p in PERSPECTIVES if p in shown}
     return json.dumps(ordered, ensure_ascii=False, indent=1)
 
@@ -224,7 +265,7 @@ async def judge_reviews(state: ReviewState, runtime: Runtime[ReviewContext]) -> 
             document,
             state["language"],
             number,
-            reviews=reviews_for_judge(outcomes),
+            reviews=reviews_for_judge(outcomes, red_team_tracking(state)),
         )
     except Exception as error:
         reason = reason_for(error)
@@ -262,10 +303,23 @@ async def decide_next_action(state: ReviewState, runtime: Runtime[ReviewContext]
             f"round {record.round}: neither the red team nor the judge could be read ({reviewers})"
         )
     known = set(document.section_ids)
-    record.improvements = round_improvements(record.red_team, record.judge, known)
+    tracking = red_team_tracking(state)
+    red = record.red_team
+    if tracking is not None and red is not None:
+        red = red.model_copy(update={"improvements": tracking.improvements})
+        record.issue_statuses = tracking.statuses
+        record.checks = tracking.checks
+        record.tracking_notes = tracking.notes
+        for note in tracking.notes:
+            log.warning("review round %d: %s", record.round, note)
+    record.improvements = round_improvements(red, record.judge, known)
+    rulings = judge_rulings(record.improvements, record.judge)
+    record.improvements = in_fix_order(record.improvements, rulings.ranks)
+    record.overruled = rulings.overruled
+    record.reviewed_document = state["document"]
     record.feedback = generate_review_feedback(
         document, record.round, record.improvements, record.blue_team, record.judge,
-        state["language"],
+        state["language"], rulings,
     )  # fmt: skip
     history = [
         {"total_improvements": r.total_improvements, "score": r.score}
@@ -277,6 +331,8 @@ async def decide_next_action(state: ReviewState, runtime: Runtime[ReviewContext]
         history,
         max_rounds=state["max_rounds"],
         score=record.score,
+        statuses=tracking.status_map() if tracking is not None else None,
+        overruled=rulings.overruled_ids,
     )
     summary = review_summary(record)
     log.info("%s", summary)

@@ -13,6 +13,10 @@ STOP_WORDS = {
     "no_convergence": ("问题数量未减少，停止", "stopped: the number of issues did not fall"),
     "max_rounds": ("达到最大轮次，停止", "stopped: round limit reached"),
     "score_declined": ("评分下降，停止", "stopped: the reviewers' score fell"),
+    "no_new_high_priority": (
+        "无新的高优先级问题（遗留问题未能解决），停止",
+        "stopped: no new high-priority issue (those left persist)",
+    ),
 }
 
 
@@ -34,6 +38,11 @@ def improvement_trajectory(
             "by_priority": record.count_by_priority(),
             "focus": focus_titles(record, titles),
         }
+        if record.issue_statuses:
+            statuses = [e.status for e in record.issue_statuses]
+            entry["issue_statuses"] = {
+                s: statuses.count(s) for s in ("new", "persisting", "regressed", "resolved")
+            }
         if record.score is not None:
             entry["score"] = record.score
         if index == len(rounds) - 1 and stop_reason:
