@@ -201,7 +201,12 @@ class ConflictingView(BaseModel):
     def _side(cls, value: Any) -> Any:
         if isinstance(value, str):
             lowered = value.strip().lower().replace(" ", "_")
-            aliases = {"red": "red_team", "blue": "blue_team", "红队": "red_team", "蓝队": "blue_team"}
+            aliases = {
+                "red": "red_team",
+                "blue": "blue_team",
+                "红队": "red_team",
+                "蓝队": "blue_team",
+            }
             lowered = aliases.get(lowered, lowered)
             # An answer outside the three is no ruling to act on, not a reason to re-ask.
             return lowered if lowered in ("red_team", "blue_team", "both") else None

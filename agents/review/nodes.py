@@ -26,7 +26,6 @@ from agents.review.convergence import (
     review_summary,
     round_improvements,
 )
-from agents.review.ranking import in_fix_order, judge_rulings
 from agents.review.events import (
     AuthorReset,
     AuthorStarted,
@@ -50,6 +49,7 @@ from agents.review.models import (
     SectionFeedback,
     SectionRevision,
 )
+from agents.review.ranking import in_fix_order, judge_rulings
 from agents.review.state import PerspectiveTask, ReviewContext, ReviewState
 from agents.review.tracking import RoundTracking, checks_text, earlier_issues_text, track_round
 from agents.rewrite import embedded
@@ -232,9 +232,7 @@ def red_team_tracking(state: ReviewState) -> RoundTracking | None:
     return track_round(RedTeamReview.model_validate(answer), earlier, state["round"])
 
 
-def reviews_for_judge(
-    outcomes: list[dict[str, Any]], tracking: RoundTracking | None = None
-) -> str:
+def reviews_for_judge(outcomes: list[dict[str, Any]], tracking: RoundTracking | None = None) -> str:
     shown = {
         o["reviewer"]: o.get("review") or {"unavailable": o.get("failed", "")} for o in outcomes
     }

@@ -247,7 +247,9 @@ def track_round(
     for index, finding in enumerate(findings):
         if ids[index] is not None:
             continue
-        scored = [(same_substance(finding, t), t.id) for t in ledger.values() if t.id not in claimed]
+        scored = [
+            (same_substance(finding, t), t.id) for t in ledger.values() if t.id not in claimed
+        ]
         score, best = max(scored, default=(0.0, ""))
         if score > 0:
             ids[index] = best

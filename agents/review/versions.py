@@ -79,4 +79,3 @@ def best_version(rounds: Sequence[ReviewRound]) -> BestVersion | None:
 
 def versions_json(rounds: Sequence[ReviewRound]) -> list[dict[str, Any]]:
     return [version_counts(r) for r in rounds if r.decision is not None]
-
