@@ -39,6 +39,7 @@ from agents.review.models import (
     ReviewRound,
     SectionRevision,
 )
+from agents.review.tracking import issue_ledger
 from agents.review.trajectory import counts_per_round
 from agents.srs.documents import ReferenceDocumentError
 from reqstudio.document_model import parse_markdown
@@ -123,6 +124,35 @@ TEXT = {
     "score_declined": {
         "zh": "审阅者评分下降（score_declined）",
         "en": "the reviewers' score fell (score_declined)",
+    },
+    "no_new_high_priority": {
+        "zh": "没有新的高优先级问题，遗留的高优先级问题未能解决（no_new_high_priority）",
+        "en": "no new high-priority issue; the ones left persist from earlier rounds "
+        "(no_new_high_priority)",
+    },
+    "status_new": {"zh": "新发现", "en": "new"},
+    "status_persisting": {"zh": "仍存在", "en": "persisting"},
+    "status_resolved": {"zh": "已解决", "en": "resolved"},
+    "status_regressed": {"zh": "回退", "en": "regressed"},
+    "issues_heading": {
+        "zh": "**本轮问题及状态**",
+        "en": "**This round's issues and their status**",
+    },
+    "issues_all": {"zh": "### 各轮问题状态", "en": "### Issues round by round"},
+    "checks_heading": {
+        "zh": "**上一轮修订的检查**（validation / avoid_changes_to）",
+        "en": "**Checks of the last revision** (validation / avoid_changes_to)",
+    },
+    "check_holds": {"zh": "✅ 成立", "en": "✅ holds"},
+    "check_broken": {"zh": "❌ 不成立", "en": "❌ broken"},
+    "check_unanswered": {"zh": "— 未回答", "en": "— no answer"},
+    "overruled": {
+        "zh": "评委裁定保留（不修改）：{issue}（{aspect}）：{ruling}",
+        "en": "The judge kept it as it is (no change): {issue} ({aspect}): {ruling}",
+    },
+    "tracking_note": {
+        "zh": "⚠️ 红队回答中无法采用的内容：{note}",
+        "en": "⚠️ Not used from the red team's answer: {note}",
     },
     "final": {
         "zh": "✅ 审阅结束：{reason}\n\n**改进轨迹**：{trajectory}\n\n{rounds} 轮 · 修订 {revised} 节 · "
@@ -306,6 +336,65 @@ def disagreement_tables(judge: JudgeReview, titles: dict[str, str]) -> str:
     )
 
 
+def status_name(status: str) -> str:
+    return tr(f"status_{status}")
+
+
+def round_issue_table(
+    record: ReviewRound, earlier: list[ReviewRound], titles: dict[str, str]
+) -> str:
+    """This round's issues with their ids and statuses (the earlier ones resolved this round
+    included), the checks of the last revision, the judge's overrulings and the notes."""
+    ledger = issue_ledger([*earlier, record])
+    rows = []
+    for entry in record.issue_statuses:
+        tracked = ledger.get(entry.issue_id)
+        if tracked is None:
+            continue
+        rows.append(
+            [entry.issue_id, section_label(tracked.agent_id, titles), tracked.issue,
+             priority_name(tracked.priority), status_name(entry.status)]
+        )  # fmt: skip
+    parts = []
+    if rows:
+        parts.append(tr("issues_heading") + "\n\n" + table(
+            ["ID", "章节", "问题", "优先级", "状态"], ["ID", "Section", "Issue", "Priority", "Status"],
+            rows,
+        ))  # fmt: skip
+    if record.checks:
+        verdict = {True: tr("check_holds"), False: tr("check_broken"), None: tr("check_unanswered")}
+        parts.append(tr("checks_heading") + "\n\n" + table(
+            ["检查", "章节", "内容", "问题", "结果", "说明"],
+            ["Check", "Section", "Text", "Issue", "Result", "Note"],
+            [[c.check_id, section_label(c.agent_id, titles), f"{c.kind}: {c.text}",
+              c.issue_id or "", verdict[c.holds], c.note] for c in record.checks],
+        ))  # fmt: skip
+    parts += [
+        tr("overruled", issue=o.issue_id, aspect=o.aspect, ruling=o.ruling)
+        for o in record.overruled
+    ]
+    parts += [tr("tracking_note", note=note) for note in record.tracking_notes]
+    return "\n\n".join(parts)
+
+
+def issues_across_rounds(rounds: list[ReviewRound], titles: dict[str, str]) -> str:
+    """Every issue of the run: id, section, issue, priority, its status in each round."""
+    ledger = issue_ledger(rounds)
+    if not ledger:
+        return ""
+    numbers = [r.round for r in rounds]
+    head = ["ID", "章节", "问题", "优先级"], ["ID", "Section", "Issue", "Priority"]
+    rows = [
+        [t.id, section_label(t.agent_id, titles), t.issue, priority_name(t.priority)]
+        + [status_name(t.status_by_round[str(n)]) if str(n) in t.status_by_round else "·"
+           for n in numbers]
+        for t in ledger.values()
+    ]  # fmt: skip
+    rounds_zh = [f"第{n}轮" for n in numbers]
+    rounds_en = [f"R{n}" for n in numbers]
+    return tr("issues_all") + "\n\n" + table(head[0] + rounds_zh, head[1] + rounds_en, rows)
+
+
 def section_diff(revision: SectionRevision) -> str:
     if revision.failed:
         return tr("author_failed", reason=revision.failed)
@@ -425,6 +514,7 @@ async def render_review(
     tracker = UsageTracker()
     titles = {s.id: s.title for s in parse_markdown(document).sections}
     view: RoundView | None = None
+    finished: list[ReviewRound] = []  # the rounds so far, for the issues' statuses
     edits: dict[str, str] | None = None
     resume_now = resume_key is not None
     try:
@@ -432,6 +522,7 @@ async def render_review(
             if resume_now:
                 saved = await saved_review(saver, run_key)
                 titles = {s.id: s.title for s in saved.document.sections} if saved else {}
+                finished = list(saved.rounds) if saved else []
             while True:
                 outcome: Any = None
                 async for event in run_review(
@@ -458,12 +549,16 @@ async def render_review(
                             p: sum(1 for i in event.decision.improvements if i.priority == p)
                             for p in ("high", "medium", "low")
                         }
-                        view.step.output = tr(
+                        summary = tr(
                             "round_summary",
                             total=len(event.decision.improvements),
                             decision=decision_text(event.decision, titles),
                             **counts,
                         )
+                        if event.record is not None:
+                            tracked = round_issue_table(event.record, finished, titles)
+                            summary = f"{summary}\n\n{tracked}".rstrip()
+                        view.step.output = summary
                         await view.step.update()
                     elif isinstance(event, AuthorStarted) and view is not None:
                         await view.author_started(event.agent_id, event.title)
@@ -478,6 +573,7 @@ async def render_review(
                         child.is_error = bool(event.revision.failed)
                         await child.update()
                     elif isinstance(event, RoundFinished):
+                        finished.append(event.record)
                         titles.update({s.id: s.title for s in event.document.sections})
                         if view is not None:
                             await view.close()
@@ -578,6 +674,10 @@ async def show_result(result: ReviewResult) -> None:
             seconds=result.seconds,
         )
     ]
+    if note := result.best_version_note(lang()):
+        parts.append(f"⚠️ {note}")
+    if issues := issues_across_rounds(result.rounds, titles):
+        parts.append(issues)
     trajectory = json.dumps(result.improvement_trajectory, ensure_ascii=False, indent=1)
     parts.append(f"{field_heading('improvement_trajectory')}```json\n{trajectory}\n```")
     if judged:

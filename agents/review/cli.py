@@ -25,6 +25,7 @@ from agents.review.events import (
     RunFinished,
     SectionRevised,
 )
+from agents.review.models import ReviewRound
 from agents.rewrite.cli import check_writable
 from agents.srs.documents import ReferenceDocumentError
 from reqstudio.cli import UsageError
@@ -72,6 +73,9 @@ async def review_with_progress(request: ReviewRequest, factory: ModelFactory) ->
                 else f"stop ({decision.reason})"
             )
             say(f"INFO: Round {event.round}: {len(decision.improvements)} issue(s); {verdict}")
+            if event.record is not None:
+                for line in tracking_lines(event.record):
+                    say(line)
         elif isinstance(event, AuthorStarted):
             say(f"INFO: Round {event.round}: revising {event.agent_id} {event.title}")
         elif isinstance(event, SectionRevised) and event.revision.failed:
@@ -84,6 +88,36 @@ async def review_with_progress(request: ReviewRequest, factory: ModelFactory) ->
         elif isinstance(event, RunFinished):
             return event.result
     raise ReviewFailed("the review ended without a result", None)
+
+
+def tracking_lines(record: ReviewRound) -> list[str]:
+    """The round's issues by status ("new I-5; persisting I-1, I-3; resolved I-2") and what
+    the red team said about earlier issues that could not be used."""
+    by_status: dict[str, list[str]] = {}
+    for entry in record.issue_statuses:
+        by_status.setdefault(entry.status, []).append(entry.issue_id)
+    lines = []
+    if by_status:
+        parts = [
+            f"{status} {', '.join(by_status[status])}"
+            for status in ("new", "persisting", "regressed", "resolved")
+            if status in by_status
+        ]
+        lines.append(f"INFO: Round {record.round}: issues {'; '.join(parts)}")
+    broken = [c for c in record.checks if c.holds is False]
+    if record.checks:
+        lines.append(
+            f"INFO: Round {record.round}: {len(record.checks)} check(s) of the last revision, "
+            f"{len(broken)} broken"
+            + (f" ({', '.join(c.check_id for c in broken)})" if broken else "")
+        )
+    for overruled in record.overruled:
+        lines.append(
+            f"INFO: Round {record.round}: {overruled.issue_id} overruled by the judge "
+            f"({overruled.aspect}): {overruled.ruling}"
+        )
+    lines += [f"WARNING: Round {record.round}: {note}" for note in record.tracking_notes]
+    return lines
 
 
 class ReviewFailed(RuntimeError):
@@ -125,6 +159,8 @@ def review_command(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_json(args.json, result)
     say(f"INFO: Trajectory: {result.trajectory_text()}")
+    if note := result.best_version_note("en"):
+        say(f"INFO: Best version: {note}")
     say(
         f"INFO: Done: {result.stop_reason}, {len(result.rounds)} round(s), "
         f"{result.usage.get('total_tokens', 0)} tokens, {result.seconds:.1f} s"

@@ -336,7 +336,11 @@ async def decide_next_action(state: ReviewState, runtime: Runtime[ReviewContext]
     log.info("%s", summary)
     _emit(
         DecisionMade(
-            round=record.round, decision=record.decision, feedback=record.feedback, summary=summary
+            round=record.round,
+            decision=record.decision,
+            feedback=record.feedback,
+            summary=summary,
+            record=record,
         )
     )
     update: dict[str, Any] = {"rounds": [*state["rounds"], record.model_dump(mode="json")]}
