@@ -4,6 +4,7 @@ version kept, and the judge's order and rulings used."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -26,6 +27,18 @@ from tests.review_support import (
 )
 
 REQSTUDIO = Path(sys.executable).with_name("reqstudio")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def readme_excerpt(data: dict) -> str:
+    spec = importlib.util.spec_from_file_location(
+        "review_trajectory", ROOT / "scripts" / "review_trajectory.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.trajectory_excerpt(data)
+
+
 NEW_BOOKING = "Owners book a visit with a vet. Free slots are listed within 2 s.\n"
 NEW_REMINDERS = "The system sends an SMS reminder 24 h before each visit.\n"
 NEW_USERS = "Pet owners (18 or older) book visits; vets confirm them.\n"
@@ -203,6 +216,9 @@ def test_issues_keep_their_ids_across_three_rounds_in_the_json(llm_server, tmp_p
     ]
     assert rounds[1]["checks"][2]["text"] == "booking_flow"
     assert "issue_statuses" in data["improvement_trajectory"]["round_2"]
+    # The README's Review section shows this very run.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "```json\n" + readme_excerpt(data) + "\n```" in readme
     # What the reviewers and authors were told.
     red_prompts = requests_for(llm_server, RED)
     assert "<earlier_issues>" not in red_prompts[0]
