@@ -95,8 +95,23 @@ class CheckVerdict(BaseModel):
     """The red team's word on one promise of the last revision (a validation or a kept aspect)."""
 
     check_id: str = Field(min_length=1)
-    holds: bool
+    holds: bool | None = None
     note: str = ""
+
+    @field_validator("check_id", mode="before")
+    @classmethod
+    def _text_id(cls, value: Any) -> Any:
+        return str(value).strip() if isinstance(value, int | str) else value
+
+    @field_validator("holds", mode="before")
+    @classmethod
+    def _verdict(cls, value: Any) -> Any:
+        """A verdict that is neither yes nor no is no verdict (not a reason to re-ask)."""
+        if isinstance(value, bool) or value is None:
+            return value
+        words = {"true": True, "yes": True, "是": True, "成立": True,
+                 "false": False, "no": False, "否": False, "不成立": False}  # fmt: skip
+        return words.get(str(value).strip().lower())
 
 
 class RedTeamReview(_Answer):

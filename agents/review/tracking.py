@@ -295,6 +295,11 @@ def track_round(
     resolved_claims = set(red.resolved_issues)
     for unknown in sorted(resolved_claims - set(ledger)):
         result.notes.append(f"the red team lists {unknown} as resolved, which does not exist")
+    for both in sorted(resolved_claims & set(failed_validation)):
+        result.notes.append(
+            f"the red team lists {both} as resolved, yet says its validation does not hold; "
+            "it counts as persisting"
+        )
     for twice in sorted(resolved_claims & claimed):
         result.notes.append(
             f"the red team lists {twice} as resolved and raises it again; it counts as raised"
