@@ -24,7 +24,6 @@ from agents.review.convergence import (
     determine_next_action,
     generate_review_feedback,
     review_summary,
-    round_improvements,
 )
 from agents.review.events import (
     AuthorReset,
@@ -37,6 +36,7 @@ from agents.review.events import (
     RoundStarted,
     SectionRevised,
 )
+from agents.review.memory import red_team_tracking, remember_round
 from agents.review.models import (
     ANSWER_MODELS,
     PERSPECTIVES,
@@ -49,9 +49,8 @@ from agents.review.models import (
     SectionFeedback,
     SectionRevision,
 )
-from agents.review.ranking import in_fix_order, judge_rulings
 from agents.review.state import PerspectiveTask, ReviewContext, ReviewState
-from agents.review.tracking import RoundTracking, checks_text, earlier_issues_text, track_round
+from agents.review.tracking import RoundTracking, checks_text, earlier_issues_text
 from agents.rewrite import embedded
 from reqstudio.calls import IncompleteAnswerError, complete_text, policy_for
 from reqstudio.document_model import DocumentStructure, with_ids
@@ -220,18 +219,6 @@ async def review_perspective(
 # --- the judge ---------------------------------------------------------------------------
 
 
-def red_team_tracking(state: ReviewState) -> RoundTracking | None:
-    """This round's issue ids and statuses (None when the red team could not be read)."""
-    answer = next(
-        (o["review"] for o in state["reviews"] if o["reviewer"] == "red_team" and "review" in o),
-        None,
-    )
-    if answer is None:
-        return None
-    earlier = [ReviewRound.model_validate(r) for r in state["rounds"]]
-    return track_round(RedTeamReview.model_validate(answer), earlier, state["round"])
-
-
 def reviews_for_judge(outcomes: list[dict[str, Any]], tracking: RoundTracking | None = None) -> str:
     shown = {
         o["reviewer"]: o.get("review") or {"unavailable": o.get("failed", "")} for o in outcomes
@@ -301,20 +288,7 @@ async def decide_next_action(state: ReviewState, runtime: Runtime[ReviewContext]
             f"round {record.round}: neither the red team nor the judge could be read ({reviewers})"
         )
     known = set(document.section_ids)
-    tracking = red_team_tracking(state)
-    red = record.red_team
-    if tracking is not None and red is not None:
-        red = red.model_copy(update={"improvements": tracking.improvements})
-        record.issue_statuses = tracking.statuses
-        record.checks = tracking.checks
-        record.tracking_notes = tracking.notes
-        for note in tracking.notes:
-            log.warning("review round %d: %s", record.round, note)
-    record.improvements = round_improvements(red, record.judge, known)
-    rulings = judge_rulings(record.improvements, record.judge)
-    record.improvements = in_fix_order(record.improvements, rulings.ranks)
-    record.overruled = rulings.overruled
-    record.reviewed_document = state["document"]
+    rulings, statuses = remember_round(record, state, known)  # ids, statuses, judge's order
     record.feedback = generate_review_feedback(
         document, record.round, record.improvements, record.blue_team, record.judge,
         state["language"], rulings,
@@ -329,7 +303,7 @@ async def decide_next_action(state: ReviewState, runtime: Runtime[ReviewContext]
         history,
         max_rounds=state["max_rounds"],
         score=record.score,
-        statuses=tracking.status_map() if tracking is not None else None,
+        statuses=statuses,
         overruled=rulings.overruled_ids,
     )
     summary = review_summary(record)
