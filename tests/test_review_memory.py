@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
 from agents.review import ReviewRequest, run_review
-from agents.review.events import RunFinished
+from agents.review.events import Paused, RunFinished
 from reqstudio.scripted_server import Reply
 from tests.review_support import (
     DOCUMENT,
@@ -451,3 +453,35 @@ async def test_a_blue_keep_the_judge_upholds_becomes_avoid_changes_to(factory, l
     assert not first.overruled  # the conflict named no finding of the red team
     assert "keep: search_wording" in requests_for(llm_server, '<section id="sec-03"')[0]
     assert result.stop_reason == "quality_sufficient"
+
+
+async def test_a_version_older_than_the_users_edit_is_not_brought_back(
+    factory, llm_server, tmp_path
+):
+    edited = "Pet owners (18+) and vets of the clinic use the system.\n"
+    llm_server.script(
+        red(SPEED, {**ROLES, "priority": "low"}),
+        *others(),
+        judge(),
+        author_reply("sec-03", NEW_BOOKING),
+        red(REMINDER, {**AGE, "agent_id": "sec-03"}),  # more high-priority issues than round 1
+        *others(),
+        judge(),
+    )
+    request = ReviewRequest(document=DOCUMENT, max_rounds=2, pause_after_round=True)
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "review.db")) as saver:
+        paused = [e async for e in run_review(request, factory, checkpointer=saver, thread_id="p")]
+        assert isinstance(paused[-1], Paused)
+        resumed = [
+            e
+            async for e in run_review(
+                None, factory, checkpointer=saver, thread_id="p", resume=True,
+                edits={"sec-02": edited},
+            )
+        ]  # fmt: skip
+    result = resumed[-1].result
+    assert result.rounds[0].edited_by_user == ["sec-02"]
+    assert [r.count_by_priority()["high"] for r in result.rounds] == [1, 2]
+    # Round 1's version had fewer high-priority issues, but it is older than the user's edit.
+    assert result.best_round == 2 and result.best_version_note("en") == ""
+    assert edited in result.improved_markdown
