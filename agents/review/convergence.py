@@ -248,6 +248,10 @@ def review_summary(record: ReviewRound) -> str:
         )
     if record.client is not None:
         parts.append("client: " + "; ".join(g.gap for g in record.client.business_gaps[:5]))
+    if record.issue_statuses:
+        parts.append(
+            "issues: " + ", ".join(f"{e.issue_id} {e.status}" for e in record.issue_statuses)
+        )
     for failure in record.failures:
         parts.append(f"{failure.reviewer} unreadable: {failure.reason}")
     if record.decision is not None:
