@@ -227,7 +227,9 @@ def test_issues_keep_their_ids_across_three_rounds_in_the_json(llm_server, tmp_p
     assert '"issue_id": "I-1"' in red_prompts[1] and '"check_id": "C-3"' in red_prompts[1]
     assert '"text": "booking_flow"' in red_prompts[1]
     assert '"issue_id": "I-5"' in red_prompts[2]
-    assert '"issue_id": "I-2"' in requests_for(llm_server, JUDGE)[0]
+    judge_prompt = requests_for(llm_server, JUDGE)[0]
+    assert '"issue_id": "I-2"' in judge_prompt
+    assert '"priority": "medium",\n    "issue_id": "I-3"' in judge_prompt  # with its priority
     author = requests_for(llm_server, '<section id="sec-03"')[0]
     assert '"example": "Free slots are listed within 2 s for 95 % of searches."' in author
     assert '"issue_id": "I-1"' in author

@@ -228,7 +228,7 @@ def reviews_for_judge(outcomes: list[dict[str, Any]], tracking: RoundTracking | 
         shown["red_team"] = {
             **shown["red_team"],
             "improvements": [
-                i.model_dump(mode="json", exclude_defaults=True) for i in tracking.improvements
+                i.model_dump(mode="json", exclude_none=True) for i in tracking.improvements
             ],
         }
     ordered = {p: shown[p] for p in PERSPECTIVES if p in shown}
