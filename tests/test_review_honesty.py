@@ -485,3 +485,44 @@ async def test_a_fragment_is_asked_again_then_rejected(factory, llm_server):
     assert revision.outcome == "rejected"
     assert revision.rejected.startswith("the answer is a fragment")
     assert last.result.improved_markdown == REQUIREMENTS
+
+
+# --- what the browser says at the end (issue 18, item 5) ---------------------------------
+
+
+async def test_the_closing_message_has_no_tick_when_a_reviewer_failed(factory, llm_server):
+    from ui.review import final_text, round_details
+
+    llm_server.script(
+        *[Reply(fault="500", match=RED)] * 3, blue_reply(), client_reply(), judge_low()
+    )
+    _, red_failed = await run(factory)
+    text = final_text(red_failed.result)
+    assert "✅" not in text
+    assert text.startswith("⚠️ Review ended without a pass: the red team failed")
+    assert "round 1 red_team:" in text
+
+    llm_server.reset()
+    llm_server.script(
+        red_reply(improvement("sec-03", "low")),
+        blue_reply(),
+        *[Reply(fault="500", match=CLIENT)] * 3,
+        judge_low(),
+    )
+    _, client_failed = await run(factory)
+    assert client_failed.result.stop_reason == "quality_sufficient"
+    text = final_text(client_failed.result)
+    assert "✅" not in text and "not every reviewer could review" in text
+    assert "round 1 client:" in text
+
+    llm_server.reset()
+    llm_server.script(
+        *panel(improvement("sec-01"), improvement("sec-04", "medium")),
+        author_reply("sec-01", '{"improvements": []}'),
+        Reply(content='{"improvements": []}', match=REASK),
+        *panel(improvement("sec-04", "low")),
+    )
+    _, clean = await run(factory)
+    assert final_text(clean.result).startswith("✅ Review finished: no high-priority issue left")
+    table = round_details(clean.result.rounds[0], {"sec-01": "Pet Clinic Booking SRS"})
+    assert "| sec-01 Pet Clinic Booking SRS | rejected `rejected` | the answer is JSON" in table
