@@ -25,7 +25,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import openai
@@ -128,7 +128,7 @@ class IncompleteAnswerError(RuntimeError):
     reason "length": the answer hit the length limit (not retried here: the caller re-asks
     for JSON, or continues a document)."""
 
-    WHAT = {
+    WHAT: ClassVar[dict[str, str]] = {
         "cut": "stopped before it finished",
         "length": "hit the length limit (finish reason: length)",
         "content_filter": "was stopped by the provider's content filter "

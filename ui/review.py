@@ -154,6 +154,46 @@ TEXT = {
         "zh": "⚠️ 红队回答中无法采用的内容：{note}",
         "en": "⚠️ Not used from the red team's answer: {note}",
     },
+    "reviewer_failed": {
+        "zh": "红队审阅失败，无法判断质量（reviewer_failed）",
+        "en": "the red team failed, so nobody checked the quality (reviewer_failed)",
+    },
+    "unplaced_issues": {
+        "zh": "高优先级问题未指明章节，无法自动修订（unplaced_issues）",
+        "en": "the high-priority issues name no section to revise (unplaced_issues)",
+    },
+    "final_unchecked": {
+        "zh": "⚠️ 审阅结束，但未通过：{reason}\n\n{failures}\n\n**改进轨迹**：{trajectory}\n\n"
+        "{rounds} 轮 · 修订 {revised} 节 · {tokens} tokens · {seconds:.1f} 秒",
+        "en": "⚠️ Review ended without a pass: {reason}\n\n{failures}\n\n"
+        "**Improvement trajectory**: {trajectory}\n\n"
+        "{rounds} rounds · {revised} sections revised · {tokens} tokens · {seconds:.1f} s",
+    },
+    "final_partial": {
+        "zh": "⚠️ 审阅结束：{reason}，但并非所有审阅者都完成了审阅\n\n{failures}\n\n"
+        "**改进轨迹**：{trajectory}\n\n{rounds} 轮 · 修订 {revised} 节 · {tokens} tokens · "
+        "{seconds:.1f} 秒",
+        "en": "⚠️ Review finished: {reason}, but not every reviewer could review\n\n"
+        "{failures}\n\n**Improvement trajectory**: {trajectory}\n\n"
+        "{rounds} rounds · {revised} sections revised · {tokens} tokens · {seconds:.1f} s",
+    },
+    "failed_reviewers": {
+        "zh": "未能完成审阅的审阅者：{names}",
+        "en": "Reviewers that could not review: {names}",
+    },
+    "author_rejected": {
+        "zh": "⚠️ 作者的修订被拒绝，本节保持不变：{reason}",
+        "en": "⚠️ The author's revision was rejected; the section is unchanged: {reason}",
+    },
+    "revisions_heading": {"zh": "**本轮修订**", "en": "**Revisions this round**"},
+    "document_wide_heading": {
+        "zh": "**未指明章节的问题**（计入停止规则，需人工处理）",
+        "en": "**Issues naming no section** (counted for the stop rules; for a person to fix)",
+    },
+    "outcome_changed": {"zh": "已修改", "en": "changed"},
+    "outcome_unchanged": {"zh": "未改变", "en": "unchanged"},
+    "outcome_failed": {"zh": "失败", "en": "failed"},
+    "outcome_rejected": {"zh": "被拒绝", "en": "rejected"},
     "final": {
         "zh": "✅ 审阅结束：{reason}\n\n**改进轨迹**：{trajectory}\n\n{rounds} 轮 · 修订 {revised} 节 · "
         "{tokens} tokens · {seconds:.1f} 秒",
@@ -398,6 +438,8 @@ def issues_across_rounds(rounds: list[ReviewRound], titles: dict[str, str]) -> s
 def section_diff(revision: SectionRevision) -> str:
     if revision.failed:
         return tr("author_failed", reason=revision.failed)
+    if revision.rejected:
+        return tr("author_rejected", reason=revision.rejected)
     if not revision.changed:
         return tr("unchanged")
     return diff_block(revision.agent_id, revision.before.strip("\n"), revision.after.strip("\n"))
@@ -409,7 +451,51 @@ def decision_text(record_or_decision: Any, titles: dict[str, str]) -> str:
         return tr(
             "iterate", sections=", ".join(section_label(a, titles) for a in decision.focus_on)
         )
-    return tr("stop", reason=tr(decision.reason))
+    text = tr("stop", reason=tr(decision.reason))
+    return f"{text} — {decision.detail}" if decision.detail else text
+
+
+def round_details(record: ReviewRound, titles: dict[str, str]) -> str:
+    """The round table's rows for what the decision does not say: each revision's outcome
+    (with why it failed or was rejected) and the issues that name no section."""
+    parts = []
+    if record.revisions:
+        parts.append(tr("revisions_heading") + "\n\n" + table(
+            ["章节", "结果", "原因"], ["Section", "Outcome", "Reason"],
+            [[section_label(r.agent_id, titles), f"{tr('outcome_' + r.outcome)} `{r.outcome}`",
+              r.failed or r.rejected] for r in record.revisions],
+        ))  # fmt: skip
+    if record.document_wide:
+        parts.append(tr("document_wide_heading") + "\n\n" + table(
+            ["所写章节", "问题", "期望", "优先级"], ["Named section", "Issue", "Expected", "Priority"],
+            [[i.agent_id, i.issue, i.expected, priority_name(i.priority)]
+             for i in record.document_wide],
+        ))  # fmt: skip
+    return "\n\n".join(parts)
+
+
+UNCHECKED_STOPS = {"reviewer_failed", "unplaced_issues", "no_new_high_priority"}
+
+
+def final_text(result: ReviewResult) -> str:
+    """The closing summary. ✅ only for a run every reviewer took part in that ended by one of
+    the seed's rules; a failed reviewer anywhere, or a stop that is no verdict, gets ⚠️."""
+    values = {
+        "reason": tr(result.stop_reason or "max_rounds"),
+        "trajectory": result.trajectory_text(lang()),
+        "rounds": len(result.rounds),
+        "revised": sum(1 for r in result.rounds for v in r.revisions if v.changed),
+        "tokens": result.usage.get("total_tokens", 0),
+        "seconds": result.seconds,
+    }
+    failures = result.failed_reviewers
+    names = "; ".join(failures) or result.stop_detail
+    note = tr("failed_reviewers", names=names) if names else ""
+    if result.stop_reason in UNCHECKED_STOPS:
+        return tr("final_unchecked", failures=note, **values)
+    if failures:
+        return tr("final_partial", failures=note, **values)
+    return tr("final", **values)
 
 
 def trajectory_figure(rounds: list[ReviewRound]) -> go.Figure:
@@ -570,13 +656,16 @@ async def render_review(
                     elif isinstance(event, SectionRevised) and view is not None:
                         child = view.authors[event.revision.agent_id]
                         child.output = section_diff(event.revision)
-                        child.is_error = bool(event.revision.failed)
+                        child.is_error = event.revision.outcome in ("failed", "rejected")
                         await child.update()
                     elif isinstance(event, RoundFinished):
                         finished.append(event.record)
                         titles.update({s.id: s.title for s in event.document.sections})
                         if view is not None:
-                            await view.close()
+                            details = round_details(event.record, titles)
+                            await view.close(
+                                f"{view.step.output}\n\n{details}" if details else None
+                            )
                     elif isinstance(event, Paused | RunFinished | RunFailed):
                         outcome = event
                 if isinstance(outcome, Paused):
@@ -663,17 +752,7 @@ async def show_result(result: ReviewResult) -> None:
     document = top_level_message(f"**{tr('improved_title')}**\n\n{result.improved_markdown}")
     await document.send()
     judged = [r for r in result.rounds if r.judge is not None]
-    parts = [
-        tr(
-            "final",
-            reason=tr(result.stop_reason or "max_rounds"),
-            trajectory=result.trajectory_text(lang()),
-            rounds=len(result.rounds),
-            revised=sum(1 for r in result.rounds for v in r.revisions if v.changed),
-            tokens=result.usage.get("total_tokens", 0),
-            seconds=result.seconds,
-        )
-    ]
+    parts = [final_text(result)]
     if note := result.best_version_note(lang()):
         parts.append(f"⚠️ {note}")
     if issues := issues_across_rounds(result.rounds, titles):

@@ -70,7 +70,7 @@ async def review_with_progress(request: ReviewRequest, factory: ModelFactory) ->
             verdict = (
                 f"revise {', '.join(decision.focus_on)}"
                 if decision.action == "iterate"
-                else f"stop ({decision.reason})"
+                else f"stop ({decision.reason}{': ' + decision.detail if decision.detail else ''})"
             )
             say(f"INFO: Round {event.round}: {len(decision.improvements)} issue(s); {verdict}")
             if event.record is not None:
@@ -78,11 +78,10 @@ async def review_with_progress(request: ReviewRequest, factory: ModelFactory) ->
                     say(line)
         elif isinstance(event, AuthorStarted):
             say(f"INFO: Round {event.round}: revising {event.agent_id} {event.title}")
-        elif isinstance(event, SectionRevised) and event.revision.failed:
-            say(
-                f"WARNING: Round {event.round}: {event.revision.agent_id} unchanged: "
-                f"{event.revision.failed}"
-            )
+        elif isinstance(event, SectionRevised) and event.revision.outcome != "changed":
+            revision = event.revision
+            why = revision.failed or revision.rejected or "the author returned it unchanged"
+            say(f"WARNING: Round {event.round}: {revision.agent_id} {revision.outcome}: {why}")
         elif isinstance(event, RunFailed):
             raise ReviewFailed(event.message, event.partial)
         elif isinstance(event, RunFinished):
@@ -161,6 +160,10 @@ def review_command(args: argparse.Namespace) -> int:
     say(f"INFO: Trajectory: {result.trajectory_text()}")
     if note := result.best_version_note("en"):
         say(f"INFO: Best version: {note}")
+    if result.stop_reason == "reviewer_failed":
+        # Written out, but not passed: a script checking the exit code must not sign it off.
+        say(f"ERROR: The review stopped without a verdict: {result.stop_detail}")
+        return 1
     say(
         f"INFO: Done: {result.stop_reason}, {len(result.rounds)} round(s), "
         f"{result.usage.get('total_tokens', 0)} tokens, {result.seconds:.1f} s"

@@ -20,6 +20,7 @@ from agents.review.models import (
     SectionFeedback,
     SpecificTask,
 )
+from agents.review.placement import place
 from agents.review.ranking import UNRANKED, JudgeRulings, judge_rulings
 from agents.review.tracking import similarity
 from reqstudio.document_model import DocumentStructure
@@ -36,30 +37,49 @@ def determine_next_action(
     *,
     max_rounds: int = 3,
     score: float | None = None,
+    scored_by: Sequence[str] | None = None,
+    document_wide: Sequence[Improvement] = (),
+    red_team_failure: str | None = None,
     statuses: Mapping[str, str] | None = None,
     overruled: Collection[str] = (),
 ) -> NextAction:
     """The seed's `_determine_next_action`, with its fourth stop (评分下降).
 
-    `history`: the earlier rounds, each {"total_improvements": int, "score": float | None}.
-    Stops, in the seed's order: no high-priority issue left (quality_sufficient), or, with the
-    issues' `statuses` (issue id -> new/persisting/resolved/regressed), none that is new or
-    regressed: the high-priority issues left all persist from earlier rounds
+    `improvements`: the findings on a section, in the order they are to be fixed (the
+    judge's); `document_wide`: those naming no section (they count for every rule, but no
+    author can take them). `history`: the earlier rounds, each
+    {"total_improvements": int, "score": float | None, "scored_by": [reviewer, ...]}.
+    Stops, in the seed's order: no high-priority issue left (quality_sufficient, or
+    reviewer_failed when the red team gave no readable answer: `red_team_failure` says why);
+    with the issues' `statuses` (issue id -> new/persisting/resolved/regressed), none of the
+    high-priority issues left is new or regressed: they all persist from earlier rounds
     (no_new_high_priority, the seed's "无新的 high priority 问题"); the number of improvements
     did not fall since the last round (no_convergence); the reviewers' mean score fell
-    (score_declined); the round limit (max_rounds). Otherwise iterate on the sections with
-    high-priority issues, in the order of `improvements` (the judge's). Findings the judge
-    `overruled` (issue ids) are neither fixed nor counted as high-priority issues left."""
-    high = [
-        i
-        for i in improvements
-        if i.priority == "high" and not (i.issue_id and i.issue_id in overruled)
-    ]
+    (score_declined, only when the same reviewers scored both rounds); the round limit
+    (max_rounds). Otherwise iterate on the sections with high-priority issues
+    (unplaced_issues when there is none to revise). Findings the judge `overruled` (issue
+    ids) are neither fixed nor counted as high-priority issues left."""
+    found = [*improvements, *document_wide]
+
+    def stop(reason: str, detail: str = "") -> NextAction:
+        return NextAction(action="approve", reason=reason, detail=detail, improvements=found)
+
+    def open_high(item: Improvement) -> bool:
+        return item.priority == "high" and not (item.issue_id and item.issue_id in overruled)
+
+    high = [i for i in found if open_high(i)]
     if not high:
+        if red_team_failure:
+            # Nothing high was found because the red team could not look: not a pass.
+            log.warning(
+                "review round %d: no high-priority issue, but the red team failed (%s); "
+                "stopping without a verdict",
+                round_number,
+                red_team_failure,
+            )
+            return stop("reviewer_failed", f"red_team: {red_team_failure}")
         log.info("review round %d: no high-priority issue, stopping", round_number)
-        return NextAction(
-            action="approve", reason="quality_sufficient", improvements=[*improvements]
-        )
+        return stop("quality_sufficient")
     if statuses is not None and not any(
         statuses.get(i.issue_id or "", "new") in ("new", "regressed") for i in high
     ):
@@ -68,29 +88,39 @@ def determine_next_action(
             round_number,
             len(high),
         )
-        return NextAction(
-            action="approve", reason="no_new_high_priority", improvements=[*improvements]
-        )
+        return stop("no_new_high_priority")
     if round_number > 1 and history:
         previous = history[-1]
-        if len(improvements) >= int(previous["total_improvements"]):
+        if len(found) >= int(previous["total_improvements"]):
             log.warning(
                 "review round %d: the number of issues did not fall, stopping", round_number
             )
-            return NextAction(
-                action="approve", reason="no_convergence", improvements=[*improvements]
-            )
+            return stop("no_convergence")
         before = previous.get("score")
         if score is not None and before is not None and score < before:
-            log.warning("review round %d: the reviewers' score fell, stopping", round_number)
-            return NextAction(
-                action="approve", reason="score_declined", improvements=[*improvements]
-            )
+            earlier = previous.get("scored_by")
+            if scored_by is not None and earlier is not None and set(scored_by) != set(earlier):
+                # A mean over other reviewers is no comparison (one that failed drops out).
+                log.info(
+                    "review round %d: score rule skipped: scored by %s, the round before by %s",
+                    round_number,
+                    ", ".join(sorted(scored_by)) or "nobody",
+                    ", ".join(sorted(earlier)) or "nobody",
+                )
+            else:
+                log.warning("review round %d: the reviewers' score fell, stopping", round_number)
+                return stop("score_declined")
     if round_number >= max_rounds:
         log.warning("review round %d: round limit reached, stopping", round_number)
-        return NextAction(action="approve", reason="max_rounds", improvements=[*improvements])
-    focus = list(dict.fromkeys(i.agent_id for i in high))
-    return NextAction(action="iterate", focus_on=focus, improvements=[*improvements])
+        return stop("max_rounds")
+    focus = list(dict.fromkeys(i.agent_id for i in improvements if open_high(i)))
+    if not focus:
+        log.warning(
+            "review round %d: the high-priority issues name no section; nothing to revise",
+            round_number,
+        )
+        return stop("unplaced_issues")
+    return NextAction(action="iterate", focus_on=focus, improvements=found)
 
 
 def judge_priority(rank: int) -> Priority:
@@ -100,9 +130,34 @@ def judge_priority(rank: int) -> Priority:
 def round_improvements(
     red: RedTeamReview | None, judge: JudgeReview | None, known: set[str]
 ) -> list[Improvement]:
-    """The round's improvements: the red team's (the seed's list); when the red team's answer
-    could not be read, the judge's prioritized tasks stand in for it. Findings naming no
-    section of the document are dropped (and logged)."""
+    """The round's improvements naming a known section (Rewrite's panel uses this; Review
+    keeps the others as document-wide issues: `sorted_improvements`)."""
+    found = found_improvements(red, judge)
+    unknown = [i for i in found if i.agent_id not in known]
+    if unknown:
+        log.warning("review: %d finding(s) name no section of the document", len(unknown))
+    return [i for i in found if i.agent_id in known]
+
+
+def sorted_improvements(
+    red: RedTeamReview | None, judge: JudgeReview | None, document: DocumentStructure
+) -> tuple[list[Improvement], list[Improvement]]:
+    """The round's improvements as (on a section, document-wide). A finding that names a
+    section by its title goes to that section; one that names none is kept, never dropped."""
+    placed, unplaced = place(found_improvements(red, judge), document)
+    if unplaced:
+        log.warning(
+            "review: %d finding(s) name no section of the document; kept as document-wide "
+            "issues: %s",
+            len(unplaced),
+            ", ".join(f"[{i.agent_id}] {i.priority}" for i in unplaced),
+        )
+    return placed, unplaced
+
+
+def found_improvements(red: RedTeamReview | None, judge: JudgeReview | None) -> list[Improvement]:
+    """The red team's improvements (the seed's list); when the red team's answer could not be
+    read, the judge's prioritized tasks stand in for it."""
     if red is not None:
         found = list(red.improvements)
     elif judge is not None:
@@ -118,10 +173,7 @@ def round_improvements(
         ]
     else:
         found = []
-    unknown = [i for i in found if i.agent_id not in known]
-    if unknown:
-        log.warning("review: %d finding(s) name no section of the document", len(unknown))
-    return [i for i in found if i.agent_id in known]
+    return found
 
 
 def _same_aspect(a: str, b: str) -> bool:
@@ -236,6 +288,8 @@ def review_summary(record: ReviewRound) -> str:
         f"review round {record.round}: {record.total_improvements} improvement(s) "
         f"(high {counts['high']}, medium {counts['medium']}, low {counts['low']})"
     ]
+    if record.document_wide:
+        parts.append(f"{len(record.document_wide)} of them name no section (document-wide)")
     if record.red_team is not None:
         parts.append(
             "red team: "
@@ -256,6 +310,8 @@ def review_summary(record: ReviewRound) -> str:
         parts.append(f"{failure.reviewer} unreadable: {failure.reason}")
     if record.decision is not None:
         verdict = record.decision.reason or f"iterate on {', '.join(record.decision.focus_on)}"
+        if record.decision.detail:
+            verdict += f": {record.decision.detail}"
         parts.append(f"decision: {record.decision.action} ({verdict})")
     if record.score is not None:
         parts.append(f"legacy score {record.score}")

@@ -84,11 +84,25 @@ class ReviewResult(BaseModel):
         """Every issue of the run: id, round first seen, status per round."""
         return [t.model_dump(mode="json") for t in issue_ledger(self.rounds).values()]
 
+    @property
+    def stop_detail(self) -> str:
+        """What lies behind the stop reason (reviewer_failed: the reviewer and its error)."""
+        last = self.rounds[-1].decision if self.rounds else None
+        return last.detail if last is not None else ""
+
+    @property
+    def failed_reviewers(self) -> list[str]:
+        """ "round 2 red_team: ..." for every reviewer that gave no readable answer."""
+        return [
+            f"round {r.round} {f.reviewer}: {f.reason}" for r in self.rounds for f in r.failures
+        ]
+
     def reviews_json(self) -> dict[str, Any]:
         """Every review of every round, the decisions and the trajectory (the .json export)."""
         best = self.best()
         return {
             "stop_reason": self.stop_reason,
+            "stop_detail": self.stop_detail,
             "improvement_trajectory": self.improvement_trajectory,
             "trajectory": self.trajectory_text(),
             "issues": self.issues_json(),

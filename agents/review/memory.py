@@ -8,10 +8,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from agents.review.convergence import round_improvements
+from agents.review.convergence import sorted_improvements
 from agents.review.models import RedTeamReview, ReviewRound
 from agents.review.ranking import JudgeRulings, in_fix_order, judge_rulings
 from agents.review.tracking import RoundTracking, track_round
+from reqstudio.document_model import DocumentStructure
 
 log = logging.getLogger("reqstudio.review")
 
@@ -29,11 +30,12 @@ def red_team_tracking(state: dict[str, Any]) -> RoundTracking | None:
 
 
 def remember_round(
-    record: ReviewRound, state: dict[str, Any], known: set[str]
+    record: ReviewRound, state: dict[str, Any], document: DocumentStructure
 ) -> tuple[JudgeRulings, dict[str, str] | None]:
-    """Set `record.improvements` (with ids, in the judge's order), its statuses, checks,
-    overrulings and notes, and the version it reviewed. Returns the judge's rulings and the
-    issues' statuses (None when the red team could not be read: no statuses this round)."""
+    """Set `record.improvements` (with ids, in the judge's order) and `record.document_wide`
+    (with ids), its statuses, checks, overrulings and notes, and the version it reviewed.
+    Returns the judge's rulings and the issues' statuses (None when the red team could not be
+    read: no statuses this round)."""
     tracking = red_team_tracking(state)
     red = record.red_team
     if tracking is not None and red is not None:
@@ -43,7 +45,7 @@ def remember_round(
         record.tracking_notes = tracking.notes
         for note in tracking.notes:
             log.warning("review round %d: %s", record.round, note)
-    record.improvements = round_improvements(red, record.judge, known)
+    record.improvements, record.document_wide = sorted_improvements(red, record.judge, document)
     rulings = judge_rulings(record.improvements, record.judge)
     record.improvements = in_fix_order(record.improvements, rulings.ranks)
     record.overruled = rulings.overruled

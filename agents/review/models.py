@@ -9,16 +9,29 @@ main signal. Counts the seed lets the model state (`critical_issues_count`,
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 Priority = Literal["high", "medium", "low"]
 Perspective = Literal["red_team", "blue_team", "client"]
 Reviewer = Literal["red_team", "blue_team", "client", "judge"]
+# The seed's four stops, and two that say the review itself could not finish its job:
+# reviewer_failed (the red team, the only source of improvements, gave no readable answer, so
+# "no high-priority issue" would be a pass nobody earned) and unplaced_issues (high-priority
+# issues remain, but none names a section an author could revise); and the seed's
+# "无新的 high priority 问题" read with the issues' statuses: no_new_high_priority (the
+# high-priority issues left all persist from earlier rounds).
 StopReason = Literal[
-    "quality_sufficient", "no_convergence", "max_rounds", "score_declined", "no_new_high_priority"
+    "quality_sufficient",
+    "no_convergence",
+    "max_rounds",
+    "score_declined",
+    "reviewer_failed",
+    "unplaced_issues",
+    "no_new_high_priority",
 ]
+RevisionOutcome = Literal["changed", "unchanged", "failed", "rejected"]
 IssueStatus = Literal["new", "persisting", "resolved", "regressed"]
 PERSPECTIVES: tuple[Perspective, ...] = ("red_team", "blue_team", "client")
 PRIORITIES: tuple[Priority, ...] = ("high", "medium", "low")
@@ -51,9 +64,26 @@ def _id_list(value: Any) -> Any:
 
 
 class _Answer(BaseModel):
+    """A reviewer's answer. Unknown keys are ignored and every list defaults to empty, so an
+    answer must carry at least one of its role's own fields (`OWN_FIELDS`): `{}` or
+    `{"verdict": "fine"}` is no review at all, not a review that found nothing."""
+
     model_config = ConfigDict(extra="ignore")
+    OWN_FIELDS: ClassVar[tuple[str, ...]] = ()
+    ROLE: ClassVar[str] = "reviewer"
 
     score: int | None = Field(default=None, ge=0, le=100, description="legacy score, 0-100")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _carries_own_fields(cls, data: Any) -> Any:
+        if isinstance(data, dict) and cls.OWN_FIELDS and not any(k in data for k in cls.OWN_FIELDS):
+            raise ValueError(
+                f"the answer carries none of the {cls.ROLE}'s fields "
+                f"({', '.join(cls.OWN_FIELDS)}); give them, with an empty list where there "
+                "is nothing to report"
+            )
+        return data
 
     @field_validator("score", mode="before")
     @classmethod
@@ -115,6 +145,9 @@ class CheckVerdict(BaseModel):
 
 
 class RedTeamReview(_Answer):
+    OWN_FIELDS = ("improvements",)
+    ROLE = "red team"
+
     improvements: list[Improvement] = Field(default_factory=list)
     critical_issues_count: int = 0
     total_improvements: int = 0
@@ -152,6 +185,9 @@ class EnhancementSuggestion(BaseModel):
 
 
 class BlueTeamReview(_Answer):
+    OWN_FIELDS = ("keep_as_is", "enhancement_suggestions")
+    ROLE = "blue team"
+
     keep_as_is: list[KeepAsIs] = Field(default_factory=list)
     enhancement_suggestions: list[EnhancementSuggestion] = Field(default_factory=list)
 
@@ -167,6 +203,9 @@ class BusinessGap(BaseModel):
 
 
 class ClientReview(_Answer):
+    OWN_FIELDS = ("business_gaps", "market_concerns", "feasibility_concerns")
+    ROLE = "client"
+
     business_gaps: list[BusinessGap] = Field(default_factory=list)
     market_concerns: list[str] = Field(default_factory=list)
     feasibility_concerns: list[str] = Field(default_factory=list)
@@ -229,6 +268,9 @@ class ConflictingView(BaseModel):
 
 
 class JudgeReview(_Answer):
+    OWN_FIELDS = ("prioritized_improvements", "consensus_issues", "conflicting_views")
+    ROLE = "judge"
+
     prioritized_improvements: list[PrioritizedImprovement] = Field(default_factory=list)
     consensus_issues: list[ConsensusIssue] = Field(default_factory=list)
     conflicting_views: list[ConflictingView] = Field(default_factory=list)
@@ -289,8 +331,11 @@ class NextAction(BaseModel):
 
     action: Literal["approve", "iterate"]
     reason: StopReason | None = None
+    detail: str = Field(default="", description="for reviewer_failed: the reviewer and its error")
     focus_on: list[str] = Field(default_factory=list)
-    improvements: list[Improvement] = Field(default_factory=list)
+    improvements: list[Improvement] = Field(
+        default_factory=list, description="every finding of the round, document-wide ones too"
+    )
 
 
 # --- what a run records ------------------------------------------------------------------
@@ -309,10 +354,23 @@ class SectionRevision(BaseModel):
     before: str
     after: str
     failed: str = Field(default="", description="why the author failed; the section is unchanged")
+    rejected: str = Field(
+        default="", description="why the author's answer was refused; the section is unchanged"
+    )
 
     @property
     def changed(self) -> bool:
-        return not self.failed and self.before != self.after
+        return not self.failed and not self.rejected and self.before != self.after
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def outcome(self) -> RevisionOutcome:
+        """What the revision did, for the round table, the JSON and the trajectory's words."""
+        if self.failed:
+            return "failed"
+        if self.rejected:
+            return "rejected"
+        return "changed" if self.before != self.after else "unchanged"
 
 
 class IssueStatusEntry(BaseModel):
@@ -359,6 +417,10 @@ class ReviewRound(BaseModel):
     improvements: list[Improvement] = Field(
         default_factory=list, description="the round's improvements naming a known section"
     )
+    document_wide: list[Improvement] = Field(
+        default_factory=list,
+        description="improvements that name no section, even after asking: counted, not revised",
+    )
     feedback: dict[str, SectionFeedback] = Field(default_factory=dict)
     decision: NextAction | None = None
     revisions: list[SectionRevision] = Field(default_factory=list)
@@ -376,11 +438,34 @@ class ReviewRound(BaseModel):
         return next((e.status for e in self.issue_statuses if e.issue_id == issue_id), None)
 
     @property
+    def all_improvements(self) -> list[Improvement]:
+        return [*self.improvements, *self.document_wide]
+
+    @property
     def total_improvements(self) -> int:
-        return len(self.improvements)
+        return len(self.all_improvements)
 
     def count_by_priority(self) -> dict[str, int]:
-        return {p: sum(1 for i in self.improvements if i.priority == p) for p in PRIORITIES}
+        return {p: sum(1 for i in self.all_improvements if i.priority == p) for p in PRIORITIES}
+
+    def outcomes(self) -> dict[str, int]:
+        """How many revisions ended changed / unchanged / failed / rejected."""
+        counts = dict.fromkeys(("changed", "unchanged", "failed", "rejected"), 0)
+        for revision in self.revisions:
+            counts[revision.outcome] += 1
+        return counts
+
+    def scores_by_reviewer(self) -> dict[str, int]:
+        return {
+            name: review.score
+            for name, review in (
+                ("red_team", self.red_team),
+                ("blue_team", self.blue_team),
+                ("client", self.client),
+                ("judge", self.judge),
+            )
+            if review is not None and review.score is not None
+        }
 
     @property
     def score(self) -> float | None:

@@ -70,7 +70,7 @@ def issue_ledger(rounds: Sequence[ReviewRound]) -> dict[str, TrackedIssue]:
     """Every issue seen in `rounds`, by id, with its latest wording and status per round."""
     ledger: dict[str, TrackedIssue] = {}
     for record in rounds:
-        wording = {i.issue_id: i for i in record.improvements if i.issue_id}
+        wording = {i.issue_id: i for i in record.all_improvements if i.issue_id}
         for entry in record.issue_statuses:
             found = wording.get(entry.issue_id)
             tracked = ledger.get(entry.issue_id)

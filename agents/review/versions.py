@@ -4,7 +4,8 @@ Round n reviews version n of the document (version 1 is the original; version n+
 the authors made of version n). A version is worse than another when it has a regression
 (a resolved issue back, or a kept aspect broken) and the other has none, else when it has more
 high-priority issues. The result of a run is the best version seen; on a tie, the later one
-(the reviewers found it no worse). A version older than the user's own edits ("pause after each
+(the reviewers found it no worse). Only versions the red team reviewed are compared. A version
+older than the user's own edits ("pause after each
 round") is never chosen: going back would throw the edits away."""
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ class BestVersion:
 def best_version(rounds: Sequence[ReviewRound]) -> BestVersion | None:
     """The best reviewed version, and why it is not the last one (when it is not)."""
     reviewed = [r for r in rounds if r.reviewed_document is not None and r.decision is not None]
+    if reviewed and reviewed[-1].red_team is None:
+        # The last version's red team gave no answer: nothing says it is worse; keep it.
+        return BestVersion(round=reviewed[-1].round, last_round=reviewed[-1].round)
+    reviewed = [r for r in reviewed if r.red_team is not None]  # counts that are a review
     edited = [r.round for r in reviewed if r.edited_by_user]
     if edited:  # the user's edits went into the next version: only it and later ones qualify
         reviewed = [r for r in reviewed if r.round > max(edited)] or reviewed[-1:]
