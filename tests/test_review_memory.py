@@ -16,6 +16,8 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.review import ReviewRequest, run_review
 from agents.review.events import Paused, RunFinished
+from agents.review.models import Improvement, NextAction, RedTeamReview, ReviewRound
+from agents.review.versions import best_version
 from reqstudio.scripted_server import Reply
 from tests.review_support import (
     DOCUMENT,
@@ -487,3 +489,28 @@ async def test_a_version_older_than_the_users_edit_is_not_brought_back(
     # Round 1's version had fewer high-priority issues, but it is older than the user's edit.
     assert result.best_round == 2 and result.best_version_note("en") == ""
     assert edited in result.improved_markdown
+
+
+def test_a_version_whose_red_team_failed_is_neither_compared_nor_replaced():
+    def reviewed(number: int, *priorities: str, red: bool = True) -> ReviewRound:
+        return ReviewRound(
+            round=number,
+            red_team=RedTeamReview(improvements=[]) if red else None,
+            improvements=[
+                Improvement(
+                    agent_id="sec-02", category="c", issue=f"i{n}", expected="e", priority=p
+                )
+                for n, p in enumerate(priorities)
+            ],
+            decision=NextAction(action="iterate", focus_on=["sec-02"]),
+            reviewed_document={"title": f"v{number}"},
+        )
+
+    # Round 2's red team failed: its empty list is no review, so round 3 is compared with 1.
+    rounds = [reviewed(1, "high"), reviewed(2, red=False), reviewed(3, "high", "high")]
+    best = best_version(rounds)
+    assert (best.round, best.last_round) == (1, 3)
+    assert "more high-priority issues (2 against 1 in round 1)" in best.reason("en")
+    # The last round's red team failed: nothing says the last version is worse; it stays.
+    best = best_version([reviewed(1, "low"), reviewed(2, red=False)])
+    assert best.is_last and best.reason("en") == ""
