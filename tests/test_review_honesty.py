@@ -526,3 +526,11 @@ async def test_the_closing_message_has_no_tick_when_a_reviewer_failed(factory, l
     assert final_text(clean.result).startswith("✅ Review finished: no high-priority issue left")
     table = round_details(clean.result.rounds[0], {"sec-01": "Pet Clinic Booking SRS"})
     assert "| sec-01 Pet Clinic Booking SRS | rejected `rejected` | the answer is JSON" in table
+
+
+def test_the_bundled_models_grammar_cannot_answer_without_the_reviewers_fields():
+    from agents.review.models import ANSWER_MODELS
+    from agents.review.nodes import embedded_schema
+
+    for model in ANSWER_MODELS.values():
+        assert set(model.OWN_FIELDS) <= set(embedded_schema(model)["required"])

@@ -88,6 +88,10 @@ def embedded_schema(schema: type) -> dict[str, Any]:
     bounded = tighten(embedded.bounded_schema(schema, ID_FIELDS))
     for derived in ("critical_issues_count", "total_improvements"):  # recomputed anyway
         bounded.get("properties", {}).pop(derived, None)
+    own = getattr(schema, "OWN_FIELDS", ())
+    if own:
+        # The grammar then cannot produce `{}`, which the answer model refuses.
+        bounded["required"] = list(dict.fromkeys([*bounded.get("required", []), *own]))
     return bounded
 
 
