@@ -527,3 +527,37 @@ async def test_the_closing_message_has_no_tick_when_a_reviewer_failed(factory, l
     assert final_text(clean.result).startswith("✅ Review finished: no high-priority issue left")
     table = round_details(clean.result.rounds[0], {"sec-01": "Pet Clinic Booking SRS"})
     assert "| sec-01 Pet Clinic Booking SRS | rejected `rejected` | the answer is JSON" in table
+
+
+def test_the_bundled_models_grammar_cannot_answer_without_the_reviewers_fields():
+    from agents.review.models import ANSWER_MODELS
+    from agents.review.nodes import embedded_schema
+
+    for model in ANSWER_MODELS.values():
+        assert set(model.OWN_FIELDS) <= set(embedded_schema(model)["required"])
+
+
+def test_the_trajectory_words_for_a_partly_rejected_round():
+    from agents.review.models import NextAction, ReviewRound, SectionRevision
+    from agents.review.trajectory import trajectory_text
+
+    high = {"agent_id": "sec-02", "category": "c", "issue": "i", "expected": "e"}
+    first = ReviewRound(
+        round=1,
+        improvements=[{**high, "priority": "high"}, {**high, "priority": "high"}],
+        decision=NextAction(action="iterate", focus_on=["sec-02", "sec-03"]),
+        revisions=[
+            SectionRevision(agent_id="sec-02", title="a", before="x\n", after="y\n"),
+            SectionRevision(
+                agent_id="sec-03", title="b", before="x\n", after="x\n", rejected="JSON"
+            ),
+        ],
+    )
+    last = ReviewRound(round=2, decision=NextAction(action="approve", reason="quality_sufficient"))
+    assert trajectory_text([first, last], "quality_sufficient", "zh") == (
+        "第1轮发现2个问题 → 修正 1/2 节（1 节被拒绝）；第2轮无新问题 → 完成"
+    )
+    assert trajectory_text([first, last], "quality_sufficient", "en") == (
+        "Round 1 found 2 issues → fixed 1 of 2 sections (1 rejected); round 2 found no new "
+        "issues → done"
+    )

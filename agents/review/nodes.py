@@ -95,6 +95,10 @@ def embedded_schema(schema: type) -> dict[str, Any]:
     for node in [bounded, *bounded.get("$defs", {}).values()]:
         for optional in MEMORY_FIELDS:
             node.get("properties", {}).pop(optional, None)
+    own = getattr(schema, "OWN_FIELDS", ())
+    if own:
+        # The grammar then cannot produce `{}`, which the answer model refuses.
+        bounded["required"] = list(dict.fromkeys([*bounded.get("required", []), *own]))
     return bounded
 
 
@@ -468,7 +472,7 @@ async def revise_one(
 
     label = f"Review author {section.id} round {round_number}"
     conversation: list[BaseMessage] = [HumanMessage(prompt)]
-    unchanged = {"agent_id": section.id, "title": section.title, "before": section.content}
+    common = {"agent_id": section.id, "title": section.title, "before": section.content}
     rejected = ""
     try:
         for attempt in range(2):  # the answer, and once more if it cannot replace the section
@@ -507,14 +511,14 @@ async def revise_one(
     except Exception as error:
         reason = reason_for(error)
         log.warning("review round %d: author of %s failed: %s", round_number, section.id, reason)
-        revision = SectionRevision(**unchanged, after=section.content, failed=reason)
+        revision = SectionRevision(**common, after=section.content, failed=reason)
     else:
         if rejected:
             # Asked twice, refused twice: the section keeps its text and the run goes on.
-            revision = SectionRevision(**unchanged, after=section.content, rejected=rejected)
+            revision = SectionRevision(**common, after=section.content, rejected=rejected)
         else:
             revised = document.with_content(section.id, text.strip("\n") + "\n").section(section.id)
-            revision = SectionRevision(**unchanged, after=revised.content)
+            revision = SectionRevision(**common, after=revised.content)
     _emit(SectionRevised(round=round_number, revision=revision))
     return revision
 
