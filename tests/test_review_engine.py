@@ -131,7 +131,8 @@ async def test_a_falling_score_stops_with_score_declined(factory, llm_server):
         *panel(improvement("sec-03"), improvement("sec-04"), score=70),
         author_reply("sec-03", NEW_BOOKING),
         author_reply("sec-04", "Reminders go out by SMS 24 h before a visit.\n"),
-        *panel(improvement("sec-03"), score=60),
+        # A new high-priority issue (a repeated one would stop with no_new_high_priority).
+        *panel(improvement("sec-02"), score=60),
     )
     _, last = await run(factory, ReviewRequest(document=DOCUMENT, max_rounds=5))
     assert last.result.stop_reason == "score_declined"
@@ -143,7 +144,7 @@ async def test_the_round_limit_stops_with_max_rounds(factory, llm_server):
         *panel(improvement("sec-03"), improvement("sec-04")),
         author_reply("sec-03", NEW_BOOKING),
         author_reply("sec-04", "Reminders go out by SMS 24 h before a visit.\n"),
-        *panel(improvement("sec-03")),
+        *panel(improvement("sec-02")),  # new, so the round limit is what stops
     )
     _, last = await run(factory, ReviewRequest(document=DOCUMENT, max_rounds=2))
     result = last.result

@@ -40,6 +40,7 @@ from agents.review.models import (
     SectionRevision,
 )
 from agents.review.partial import incomplete_json, incomplete_markdown, revised_through
+from agents.review.tracking import issue_ledger
 from agents.review.trajectory import counts_per_round
 from agents.srs.documents import ReferenceDocumentError
 from reqstudio.document_model import parse_markdown
@@ -125,6 +126,75 @@ TEXT = {
         "zh": "审阅者评分下降（score_declined）",
         "en": "the reviewers' score fell (score_declined)",
     },
+    "no_new_high_priority": {
+        "zh": "没有新的高优先级问题，遗留的高优先级问题未能解决（no_new_high_priority）",
+        "en": "no new high-priority issue; the ones left persist from earlier rounds "
+        "(no_new_high_priority)",
+    },
+    "status_new": {"zh": "新发现", "en": "new"},
+    "status_persisting": {"zh": "仍存在", "en": "persisting"},
+    "status_resolved": {"zh": "已解决", "en": "resolved"},
+    "status_regressed": {"zh": "回退", "en": "regressed"},
+    "issues_heading": {
+        "zh": "**本轮问题及状态**",
+        "en": "**This round's issues and their status**",
+    },
+    "issues_all": {"zh": "### 各轮问题状态", "en": "### Issues round by round"},
+    "checks_heading": {
+        "zh": "**上一轮修订的检查**（validation / avoid_changes_to）",
+        "en": "**Checks of the last revision** (validation / avoid_changes_to)",
+    },
+    "check_holds": {"zh": "✅ 成立", "en": "✅ holds"},
+    "check_broken": {"zh": "❌ 不成立", "en": "❌ broken"},
+    "check_unanswered": {"zh": "— 未回答", "en": "— no answer"},
+    "overruled": {
+        "zh": "评委裁定保留（不修改）：{issue}（{aspect}）：{ruling}",
+        "en": "The judge kept it as it is (no change): {issue} ({aspect}): {ruling}",
+    },
+    "tracking_note": {
+        "zh": "⚠️ 红队回答中无法采用的内容：{note}",
+        "en": "⚠️ Not used from the red team's answer: {note}",
+    },
+    "reviewer_failed": {
+        "zh": "红队审阅失败，无法判断质量（reviewer_failed）",
+        "en": "the red team failed, so nobody checked the quality (reviewer_failed)",
+    },
+    "unplaced_issues": {
+        "zh": "高优先级问题未指明章节，无法自动修订（unplaced_issues）",
+        "en": "the high-priority issues name no section to revise (unplaced_issues)",
+    },
+    "final_unchecked": {
+        "zh": "⚠️ 审阅结束，但未通过：{reason}\n\n{failures}\n\n**改进轨迹**：{trajectory}\n\n"
+        "{rounds} 轮 · 修订 {revised} 节 · {tokens} tokens · {seconds:.1f} 秒",
+        "en": "⚠️ Review ended without a pass: {reason}\n\n{failures}\n\n"
+        "**Improvement trajectory**: {trajectory}\n\n"
+        "{rounds} rounds · {revised} sections revised · {tokens} tokens · {seconds:.1f} s",
+    },
+    "final_partial": {
+        "zh": "⚠️ 审阅结束：{reason}，但并非所有审阅者都完成了审阅\n\n{failures}\n\n"
+        "**改进轨迹**：{trajectory}\n\n{rounds} 轮 · 修订 {revised} 节 · {tokens} tokens · "
+        "{seconds:.1f} 秒",
+        "en": "⚠️ Review finished: {reason}, but not every reviewer could review\n\n"
+        "{failures}\n\n**Improvement trajectory**: {trajectory}\n\n"
+        "{rounds} rounds · {revised} sections revised · {tokens} tokens · {seconds:.1f} s",
+    },
+    "failed_reviewers": {
+        "zh": "未能完成审阅的审阅者：{names}",
+        "en": "Reviewers that could not review: {names}",
+    },
+    "author_rejected": {
+        "zh": "⚠️ 作者的修订被拒绝，本节保持不变：{reason}",
+        "en": "⚠️ The author's revision was rejected; the section is unchanged: {reason}",
+    },
+    "revisions_heading": {"zh": "**本轮修订**", "en": "**Revisions this round**"},
+    "document_wide_heading": {
+        "zh": "**未指明章节的问题**（计入停止规则，需人工处理）",
+        "en": "**Issues naming no section** (counted for the stop rules; for a person to fix)",
+    },
+    "outcome_changed": {"zh": "已修改", "en": "changed"},
+    "outcome_unchanged": {"zh": "未改变", "en": "unchanged"},
+    "outcome_failed": {"zh": "失败", "en": "failed"},
+    "outcome_rejected": {"zh": "被拒绝", "en": "rejected"},
     "final": {
         "zh": "✅ 审阅结束：{reason}\n\n**改进轨迹**：{trajectory}\n\n{rounds} 轮 · 修订 {revised} 节 · "
         "{tokens} tokens · {seconds:.1f} 秒",
@@ -325,9 +395,70 @@ def disagreement_tables(judge: JudgeReview, titles: dict[str, str]) -> str:
     )
 
 
+def status_name(status: str) -> str:
+    return tr(f"status_{status}")
+
+
+def round_issue_table(
+    record: ReviewRound, earlier: list[ReviewRound], titles: dict[str, str]
+) -> str:
+    """This round's issues with their ids and statuses (the earlier ones resolved this round
+    included), the checks of the last revision, the judge's overrulings and the notes."""
+    ledger = issue_ledger([*earlier, record])
+    rows = []
+    for entry in record.issue_statuses:
+        tracked = ledger.get(entry.issue_id)
+        if tracked is None:
+            continue
+        rows.append(
+            [entry.issue_id, section_label(tracked.agent_id, titles), tracked.issue,
+             priority_name(tracked.priority), status_name(entry.status)]
+        )  # fmt: skip
+    parts = []
+    if rows:
+        parts.append(tr("issues_heading") + "\n\n" + table(
+            ["ID", "章节", "问题", "优先级", "状态"], ["ID", "Section", "Issue", "Priority", "Status"],
+            rows,
+        ))  # fmt: skip
+    if record.checks:
+        verdict = {True: tr("check_holds"), False: tr("check_broken"), None: tr("check_unanswered")}
+        parts.append(tr("checks_heading") + "\n\n" + table(
+            ["检查", "章节", "内容", "问题", "结果", "说明"],
+            ["Check", "Section", "Text", "Issue", "Result", "Note"],
+            [[c.check_id, section_label(c.agent_id, titles), f"{c.kind}: {c.text}",
+              c.issue_id or "", verdict[c.holds], c.note] for c in record.checks],
+        ))  # fmt: skip
+    parts += [
+        tr("overruled", issue=o.issue_id, aspect=o.aspect, ruling=o.ruling)
+        for o in record.overruled
+    ]
+    parts += [tr("tracking_note", note=note) for note in record.tracking_notes]
+    return "\n\n".join(parts)
+
+
+def issues_across_rounds(rounds: list[ReviewRound], titles: dict[str, str]) -> str:
+    """Every issue of the run: id, section, issue, priority, its status in each round."""
+    ledger = issue_ledger(rounds)
+    if not ledger:
+        return ""
+    numbers = [r.round for r in rounds]
+    head = ["ID", "章节", "问题", "优先级"], ["ID", "Section", "Issue", "Priority"]
+    rows = [
+        [t.id, section_label(t.agent_id, titles), t.issue, priority_name(t.priority)]
+        + [status_name(t.status_by_round[str(n)]) if str(n) in t.status_by_round else "·"
+           for n in numbers]
+        for t in ledger.values()
+    ]  # fmt: skip
+    rounds_zh = [f"第{n}轮" for n in numbers]
+    rounds_en = [f"R{n}" for n in numbers]
+    return tr("issues_all") + "\n\n" + table(head[0] + rounds_zh, head[1] + rounds_en, rows)
+
+
 def section_diff(revision: SectionRevision) -> str:
     if revision.failed:
         return tr("author_failed", reason=revision.failed)
+    if revision.rejected:
+        return tr("author_rejected", reason=revision.rejected)
     if not revision.changed:
         return tr("unchanged")
     return diff_block(revision.agent_id, revision.before.strip("\n"), revision.after.strip("\n"))
@@ -339,7 +470,51 @@ def decision_text(record_or_decision: Any, titles: dict[str, str]) -> str:
         return tr(
             "iterate", sections=", ".join(section_label(a, titles) for a in decision.focus_on)
         )
-    return tr("stop", reason=tr(decision.reason))
+    text = tr("stop", reason=tr(decision.reason))
+    return f"{text} — {decision.detail}" if decision.detail else text
+
+
+def round_details(record: ReviewRound, titles: dict[str, str]) -> str:
+    """The round table's rows for what the decision does not say: each revision's outcome
+    (with why it failed or was rejected) and the issues that name no section."""
+    parts = []
+    if record.revisions:
+        parts.append(tr("revisions_heading") + "\n\n" + table(
+            ["章节", "结果", "原因"], ["Section", "Outcome", "Reason"],
+            [[section_label(r.agent_id, titles), f"{tr('outcome_' + r.outcome)} `{r.outcome}`",
+              r.failed or r.rejected] for r in record.revisions],
+        ))  # fmt: skip
+    if record.document_wide:
+        parts.append(tr("document_wide_heading") + "\n\n" + table(
+            ["所写章节", "问题", "期望", "优先级"], ["Named section", "Issue", "Expected", "Priority"],
+            [[i.agent_id, i.issue, i.expected, priority_name(i.priority)]
+             for i in record.document_wide],
+        ))  # fmt: skip
+    return "\n\n".join(parts)
+
+
+UNCHECKED_STOPS = {"reviewer_failed", "unplaced_issues", "no_new_high_priority"}
+
+
+def final_text(result: ReviewResult) -> str:
+    """The closing summary. ✅ only for a run every reviewer took part in that ended by one of
+    the seed's rules; a failed reviewer anywhere, or a stop that is no verdict, gets ⚠️."""
+    values = {
+        "reason": tr(result.stop_reason or "max_rounds"),
+        "trajectory": result.trajectory_text(lang()),
+        "rounds": len(result.rounds),
+        "revised": sum(1 for r in result.rounds for v in r.revisions if v.changed),
+        "tokens": result.usage.get("total_tokens", 0),
+        "seconds": result.seconds,
+    }
+    failures = result.failed_reviewers
+    names = "; ".join(failures) or result.stop_detail
+    note = tr("failed_reviewers", names=names) if names else ""
+    if result.stop_reason in UNCHECKED_STOPS:
+        return tr("final_unchecked", failures=note, **values)
+    if failures:
+        return tr("final_partial", failures=note, **values)
+    return tr("final", **values)
 
 
 def trajectory_figure(rounds: list[ReviewRound]) -> go.Figure:
@@ -449,6 +624,7 @@ async def render_review(
     tracker = UsageTracker()
     titles = {s.id: s.title for s in parse_markdown(document).sections}
     view: RoundView | None = None
+    finished: list[ReviewRound] = []  # the rounds so far, for the issues' statuses
     edits: dict[str, str] | None = None
     resume_now = resume_key is not None
     try:
@@ -456,6 +632,7 @@ async def render_review(
             if resume_now:
                 saved = await saved_review(saver, run_key)
                 titles = {s.id: s.title for s in saved.document.sections} if saved else {}
+                finished = list(saved.rounds) if saved else []
             while True:
                 outcome: Any = None
                 async for event in run_review(
@@ -482,12 +659,16 @@ async def render_review(
                             p: sum(1 for i in event.decision.improvements if i.priority == p)
                             for p in ("high", "medium", "low")
                         }
-                        view.step.output = tr(
+                        summary = tr(
                             "round_summary",
                             total=len(event.decision.improvements),
                             decision=decision_text(event.decision, titles),
                             **counts,
                         )
+                        if event.record is not None:
+                            tracked = round_issue_table(event.record, finished, titles)
+                            summary = f"{summary}\n\n{tracked}".rstrip()
+                        view.step.output = summary
                         await view.step.update()
                     elif isinstance(event, AuthorStarted) and view is not None:
                         await view.author_started(event.agent_id, event.title)
@@ -499,12 +680,16 @@ async def render_review(
                     elif isinstance(event, SectionRevised) and view is not None:
                         child = view.authors[event.revision.agent_id]
                         child.output = section_diff(event.revision)
-                        child.is_error = bool(event.revision.failed)
+                        child.is_error = event.revision.outcome in ("failed", "rejected")
                         await child.update()
                     elif isinstance(event, RoundFinished):
+                        finished.append(event.record)
                         titles.update({s.id: s.title for s in event.document.sections})
                         if view is not None:
-                            await view.close()
+                            details = round_details(event.record, titles)
+                            await view.close(
+                                f"{view.step.output}\n\n{details}" if details else None
+                            )
                     elif isinstance(event, Paused | RunFinished | RunFailed):
                         outcome = event
                 if isinstance(outcome, Paused):
@@ -622,17 +807,11 @@ async def show_result(result: ReviewResult) -> None:
     titles = {s.id: s.title for s in result.document.sections}
     await top_level_message(improved_document_text(result)).send()
     judged = [r for r in result.rounds if r.judge is not None]
-    parts = [
-        tr(
-            "final",
-            reason=tr(result.stop_reason or "max_rounds"),
-            trajectory=result.trajectory_text(lang()),
-            rounds=len(result.rounds),
-            revised=sum(1 for r in result.rounds for v in r.revisions if v.changed),
-            tokens=result.usage.get("total_tokens", 0),
-            seconds=result.seconds,
-        )
-    ]
+    parts = [final_text(result)]
+    if note := result.best_version_note(lang()):
+        parts.append(f"⚠️ {note}")
+    if issues := issues_across_rounds(result.rounds, titles):
+        parts.append(issues)
     trajectory = json.dumps(result.improvement_trajectory, ensure_ascii=False, indent=1)
     parts.append(f"{field_heading('improvement_trajectory')}```json\n{trajectory}\n```")
     if judged:

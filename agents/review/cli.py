@@ -28,6 +28,7 @@ EXIT_INCOMPLETE = 3  # failed midway; the finished rounds' result was written
 
 if TYPE_CHECKING:
     from agents.review.engine import ReviewRequest, ReviewResult
+    from agents.review.models import ReviewRound
     from reqstudio.llm import ModelFactory
     from reqstudio.settings import Settings
 
@@ -80,21 +81,53 @@ async def review_with_progress(request: ReviewRequest, factory: ModelFactory) ->
             verdict = (
                 f"revise {', '.join(decision.focus_on)}"
                 if decision.action == "iterate"
-                else f"stop ({decision.reason})"
+                else f"stop ({decision.reason}{': ' + decision.detail if decision.detail else ''})"
             )
             say(f"INFO: Round {event.round}: {len(decision.improvements)} issue(s); {verdict}")
+            if event.record is not None:
+                for line in tracking_lines(event.record):
+                    say(line)
         elif isinstance(event, AuthorStarted):
             say(f"INFO: Round {event.round}: revising {event.agent_id} {event.title}")
-        elif isinstance(event, SectionRevised) and event.revision.failed:
-            say(
-                f"WARNING: Round {event.round}: {event.revision.agent_id} unchanged: "
-                f"{event.revision.failed}"
-            )
+        elif isinstance(event, SectionRevised) and event.revision.outcome != "changed":
+            revision = event.revision
+            why = revision.failed or revision.rejected or "the author returned it unchanged"
+            say(f"WARNING: Round {event.round}: {revision.agent_id} {revision.outcome}: {why}")
         elif isinstance(event, RunFailed):
             raise ReviewFailed(event.message, event.partial, event.message_zh)
         elif isinstance(event, RunFinished):
             return event.result
     raise ReviewFailed("the review ended without a result", None)
+
+
+def tracking_lines(record: ReviewRound) -> list[str]:
+    """The round's issues by status ("new I-5; persisting I-1, I-3; resolved I-2") and what
+    the red team said about earlier issues that could not be used."""
+    by_status: dict[str, list[str]] = {}
+    for entry in record.issue_statuses:
+        by_status.setdefault(entry.status, []).append(entry.issue_id)
+    lines = []
+    if by_status:
+        parts = [
+            f"{status} {', '.join(by_status[status])}"
+            for status in ("new", "persisting", "regressed", "resolved")
+            if status in by_status
+        ]
+        lines.append(f"INFO: Round {record.round}: issues {'; '.join(parts)}")
+    broken = [c for c in record.checks if c.holds is False]
+    if record.checks:
+        lines.append(
+            f"INFO: Round {record.round}: {len(record.checks)} check(s) of the last revision, "
+            f"{len(broken)} broken"
+            + (f" ({', '.join(c.check_id for c in broken)})" if broken else "")
+        )
+    for overruled in record.overruled:
+        lines.append(
+            f"INFO: Round {record.round}: {overruled.issue_id} overruled by the judge "
+            f"({overruled.aspect}): {overruled.ruling}"
+        )
+    lines += [f"WARNING: Round {record.round}: {note}" for note in record.tracking_notes]
+    return lines
 
 
 class ReviewFailed(RuntimeError):
@@ -142,6 +175,12 @@ def review_command(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_json(args.json, result)
     say(f"INFO: Trajectory: {result.trajectory_text()}")
+    if note := result.best_version_note("en"):
+        say(f"INFO: Best version: {note}")
+    if result.stop_reason == "reviewer_failed":
+        # Written out, but not passed: a script checking the exit code must not sign it off.
+        say(f"ERROR: The review stopped without a verdict: {result.stop_detail}")
+        return 1
     say(
         f"INFO: Done: {result.stop_reason}, {len(result.rounds)} round(s), "
         f"{result.usage.get('total_tokens', 0)} tokens, {result.seconds:.1f} s"

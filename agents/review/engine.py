@@ -24,7 +24,9 @@ from agents.review.graph import build_graph, recursion_limit
 from agents.review.models import ReviewRound
 from agents.review.nodes import ReviewRoundFailed, reason_for
 from agents.review.state import ReviewContext, initial_state
+from agents.review.tracking import issue_ledger
 from agents.review.trajectory import improvement_trajectory, trajectory_text
+from agents.review.versions import BestVersion, best_version, versions_json
 from reqstudio.document_model import DocumentStructure, document_language, parse_markdown
 from reqstudio.errors import describe_failure
 from reqstudio.llm import ModelFactory
@@ -49,6 +51,9 @@ class ReviewResult(BaseModel):
     usage: dict[str, Any] = Field(default_factory=dict)
     seconds: float = 0.0
     thread_id: str | None = None
+    best_round: int | None = Field(
+        default=None, description="the round that reviewed `document` (the best version)"
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -68,13 +73,52 @@ class ReviewResult(BaseModel):
     def complete(self) -> bool:
         return self.stop_reason is not None
 
+    def best(self) -> BestVersion | None:
+        return best_version(self.rounds) if self.complete else None
+
+    def best_version_note(self, language: str | None = None) -> str:
+        """Why the result is an earlier version than the last ("" when it is the last)."""
+        best = self.best()
+        return best.reason(language or self.language) if best and not best.is_last else ""
+
+    def issues_json(self) -> list[dict[str, Any]]:
+        """Every issue of the run: id, round first seen, status per round."""
+        return [t.model_dump(mode="json") for t in issue_ledger(self.rounds).values()]
+
+    @property
+    def stop_detail(self) -> str:
+        """What lies behind the stop reason (reviewer_failed: the reviewer and its error)."""
+        last = self.rounds[-1].decision if self.rounds else None
+        return last.detail if last is not None else ""
+
+    @property
+    def failed_reviewers(self) -> list[str]:
+        """ "round 2 red_team: ..." for every reviewer that gave no readable answer."""
+        return [
+            f"round {r.round} {f.reviewer}: {f.reason}" for r in self.rounds for f in r.failures
+        ]
+
     def reviews_json(self) -> dict[str, Any]:
         """Every review of every round, the decisions and the trajectory (the .json export)."""
+        best = self.best()
         return {
             "stop_reason": self.stop_reason,
+            "stop_detail": self.stop_detail,
             "improvement_trajectory": self.improvement_trajectory,
             "trajectory": self.trajectory_text(),
-            "rounds": [r.model_dump(mode="json") for r in self.rounds],
+            "issues": self.issues_json(),
+            "versions": versions_json(self.rounds),
+            "best_version": None
+            if best is None
+            else {
+                "round": best.round,
+                "last_round": best.last_round,
+                "reason": best.reason("en"),
+                "reason_zh": best.reason("zh"),
+            },
+            "rounds": [
+                r.model_dump(mode="json", exclude={"reviewed_document"}) for r in self.rounds
+            ],
             "usage": self.usage,
             "seconds": self.seconds,
         }
@@ -93,7 +137,7 @@ def _finished(record: ReviewRound) -> bool:
 
 
 def _result(state: dict[str, Any], tracker: UsageTracker, started: float, thread_id: str | None):
-    return ReviewResult(
+    result = ReviewResult(
         original=state.get("original", ""),
         document=DocumentStructure.model_validate(state["document"]),
         rounds=[ReviewRound.model_validate(r) for r in state.get("rounds", [])],
@@ -103,6 +147,15 @@ def _result(state: dict[str, Any], tracker: UsageTracker, started: float, thread
         seconds=round(time.perf_counter() - started, 3),
         thread_id=thread_id,
     )
+    best = result.best()
+    if best is not None:
+        # A finished run returns the best version it reviewed, not necessarily the last.
+        result.best_round = best.round
+        if not best.is_last:
+            record = next(r for r in result.rounds if r.round == best.round)
+            result.document = DocumentStructure.model_validate(record.reviewed_document)
+            log.info("review: %s", best.reason("en"))
+    return result
 
 
 async def saved_review(checkpointer: BaseCheckpointSaver, thread_id: str) -> ReviewResult | None:

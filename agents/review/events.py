@@ -40,6 +40,7 @@ class DecisionMade:
     decision: NextAction
     feedback: dict[str, SectionFeedback]
     summary: str  # the round's review summary, as it went to the log
+    record: ReviewRound | None = None  # the round so far: issue ids, statuses, checks
 
 
 @dataclass

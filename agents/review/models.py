@@ -9,14 +9,30 @@ main signal. Counts the seed lets the model state (`critical_issues_count`,
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 Priority = Literal["high", "medium", "low"]
 Perspective = Literal["red_team", "blue_team", "client"]
 Reviewer = Literal["red_team", "blue_team", "client", "judge"]
-StopReason = Literal["quality_sufficient", "no_convergence", "max_rounds", "score_declined"]
+# The seed's four stops, and two that say the review itself could not finish its job:
+# reviewer_failed (the red team, the only source of improvements, gave no readable answer, so
+# "no high-priority issue" would be a pass nobody earned) and unplaced_issues (high-priority
+# issues remain, but none names a section an author could revise); and the seed's
+# "无新的 high priority 问题" read with the issues' statuses: no_new_high_priority (the
+# high-priority issues left all persist from earlier rounds).
+StopReason = Literal[
+    "quality_sufficient",
+    "no_convergence",
+    "max_rounds",
+    "score_declined",
+    "reviewer_failed",
+    "unplaced_issues",
+    "no_new_high_priority",
+]
+RevisionOutcome = Literal["changed", "unchanged", "failed", "rejected"]
+IssueStatus = Literal["new", "persisting", "resolved", "regressed"]
 PERSPECTIVES: tuple[Perspective, ...] = ("red_team", "blue_team", "client")
 PRIORITIES: tuple[Priority, ...] = ("high", "medium", "low")
 
@@ -36,10 +52,38 @@ def _score(value: Any) -> Any:
     return value
 
 
+def _id_list(value: Any) -> Any:
+    """Issue ids as a list of strings: a single id or null is accepted as well."""
+    if value is None:
+        return []
+    if isinstance(value, str | int):
+        value = [value]
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return value
+
+
 class _Answer(BaseModel):
+    """A reviewer's answer. Unknown keys are ignored and every list defaults to empty, so an
+    answer must carry at least one of its role's own fields (`OWN_FIELDS`): `{}` or
+    `{"verdict": "fine"}` is no review at all, not a review that found nothing."""
+
     model_config = ConfigDict(extra="ignore")
+    OWN_FIELDS: ClassVar[tuple[str, ...]] = ()
+    ROLE: ClassVar[str] = "reviewer"
 
     score: int | None = Field(default=None, ge=0, le=100, description="legacy score, 0-100")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _carries_own_fields(cls, data: Any) -> Any:
+        if isinstance(data, dict) and cls.OWN_FIELDS and not any(k in data for k in cls.OWN_FIELDS):
+            raise ValueError(
+                f"the answer carries none of the {cls.ROLE}'s fields "
+                f"({', '.join(cls.OWN_FIELDS)}); give them, with an empty list where there "
+                "is nothing to report"
+            )
+        return data
 
     @field_validator("score", mode="before")
     @classmethod
@@ -58,17 +102,65 @@ class Improvement(BaseModel):
     issue: str = Field(min_length=1, description="the specific missing or wrong content")
     expected: str = Field(min_length=1, description="what to add or change, concretely")
     priority: Priority = "medium"
+    # Optional (issue 16, items 7-8): a reviewer that leaves them out still gives a valid answer.
+    issue_id: str | None = Field(
+        default=None, description="the id of the earlier issue (I-n) this finding repeats"
+    )
+    example: str = Field(default="", description="an example of the expected content")
 
     @field_validator("priority", mode="before")
     @classmethod
     def _known_priority(cls, value: Any) -> Any:
         return _priority(value)
 
+    @field_validator("issue_id", mode="before")
+    @classmethod
+    def _blank_id(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        return str(value).strip()
+
+
+class CheckVerdict(BaseModel):
+    """The red team's word on one promise of the last revision (a validation or a kept aspect)."""
+
+    check_id: str = Field(min_length=1)
+    holds: bool | None = None
+    note: str = ""
+
+    @field_validator("check_id", mode="before")
+    @classmethod
+    def _text_id(cls, value: Any) -> Any:
+        return str(value).strip() if isinstance(value, int | str) else value
+
+    @field_validator("holds", mode="before")
+    @classmethod
+    def _verdict(cls, value: Any) -> Any:
+        """A verdict that is neither yes nor no is no verdict (not a reason to re-ask)."""
+        if isinstance(value, bool) or value is None:
+            return value
+        words = {"true": True, "yes": True, "是": True, "成立": True,
+                 "false": False, "no": False, "否": False, "不成立": False}  # fmt: skip
+        return words.get(str(value).strip().lower())
+
 
 class RedTeamReview(_Answer):
+    OWN_FIELDS = ("improvements",)
+    ROLE = "red team"
+
     improvements: list[Improvement] = Field(default_factory=list)
     critical_issues_count: int = 0
     total_improvements: int = 0
+    # Optional (issue 16, items 7-8): earlier issues now fixed, and the checks of the last round.
+    resolved_issues: list[str] = Field(
+        default_factory=list, description="ids of earlier issues the document now fixes"
+    )
+    checks: list[CheckVerdict] = Field(default_factory=list)
+
+    @field_validator("resolved_issues", mode="before")
+    @classmethod
+    def _resolved_list(cls, value: Any) -> Any:
+        return _id_list(value)
 
     @model_validator(mode="after")
     def _counts(self) -> RedTeamReview:
@@ -93,6 +185,9 @@ class EnhancementSuggestion(BaseModel):
 
 
 class BlueTeamReview(_Answer):
+    OWN_FIELDS = ("keep_as_is", "enhancement_suggestions")
+    ROLE = "blue team"
+
     keep_as_is: list[KeepAsIs] = Field(default_factory=list)
     enhancement_suggestions: list[EnhancementSuggestion] = Field(default_factory=list)
 
@@ -108,6 +203,9 @@ class BusinessGap(BaseModel):
 
 
 class ClientReview(_Answer):
+    OWN_FIELDS = ("business_gaps", "market_concerns", "feasibility_concerns")
+    ROLE = "client"
+
     business_gaps: list[BusinessGap] = Field(default_factory=list)
     market_concerns: list[str] = Field(default_factory=list)
     feasibility_concerns: list[str] = Field(default_factory=list)
@@ -121,6 +219,14 @@ class PrioritizedImprovement(BaseModel):
     agent_id: str = Field(min_length=1)
     task: str = Field(min_length=1)
     rationale: str = ""
+    issue_ids: list[str] = Field(
+        default_factory=list, description="the red team findings (I-n) this task ranks"
+    )
+
+    @field_validator("issue_ids", mode="before")
+    @classmethod
+    def _id_list(cls, value: Any) -> Any:
+        return _id_list(value)
 
 
 class ConsensusIssue(BaseModel):
@@ -139,9 +245,32 @@ class ConflictingView(BaseModel):
     red_team: str = ""
     blue_team: str = ""
     ruling: str = ""
+    issue_id: str | None = Field(default=None, description="the red team finding (I-n) at issue")
+    upheld: Literal["red_team", "blue_team", "both"] | None = Field(
+        default=None, description="whose view the ruling upholds"
+    )
+
+    @field_validator("upheld", mode="before")
+    @classmethod
+    def _side(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            lowered = value.strip().lower().replace(" ", "_")
+            aliases = {
+                "red": "red_team",
+                "blue": "blue_team",
+                "红队": "red_team",
+                "蓝队": "blue_team",
+            }
+            lowered = aliases.get(lowered, lowered)
+            # An answer outside the three is no ruling to act on, not a reason to re-ask.
+            return lowered if lowered in ("red_team", "blue_team", "both") else None
+        return value
 
 
 class JudgeReview(_Answer):
+    OWN_FIELDS = ("prioritized_improvements", "consensus_issues", "conflicting_views")
+    ROLE = "judge"
+
     prioritized_improvements: list[PrioritizedImprovement] = Field(default_factory=list)
     consensus_issues: list[ConsensusIssue] = Field(default_factory=list)
     conflicting_views: list[ConflictingView] = Field(default_factory=list)
@@ -186,6 +315,7 @@ class SpecificTask(BaseModel):
     example: str = ""
     validation: str = ""
     priority: Priority = "medium"
+    issue_id: str | None = None
 
 
 class SectionFeedback(BaseModel):
@@ -193,6 +323,7 @@ class SectionFeedback(BaseModel):
     iteration_context: IterationContext
     specific_tasks: list[SpecificTask] = Field(default_factory=list)
     avoid_changes_to: list[str] = Field(default_factory=list)
+    judge_rulings: list[str] = Field(default_factory=list)
 
 
 class NextAction(BaseModel):
@@ -200,8 +331,11 @@ class NextAction(BaseModel):
 
     action: Literal["approve", "iterate"]
     reason: StopReason | None = None
+    detail: str = Field(default="", description="for reviewer_failed: the reviewer and its error")
     focus_on: list[str] = Field(default_factory=list)
-    improvements: list[Improvement] = Field(default_factory=list)
+    improvements: list[Improvement] = Field(
+        default_factory=list, description="every finding of the round, document-wide ones too"
+    )
 
 
 # --- what a run records ------------------------------------------------------------------
@@ -220,10 +354,57 @@ class SectionRevision(BaseModel):
     before: str
     after: str
     failed: str = Field(default="", description="why the author failed; the section is unchanged")
+    rejected: str = Field(
+        default="", description="why the author's answer was refused; the section is unchanged"
+    )
 
     @property
     def changed(self) -> bool:
-        return not self.failed and self.before != self.after
+        return not self.failed and not self.rejected and self.before != self.after
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def outcome(self) -> RevisionOutcome:
+        """What the revision did, for the round table, the JSON and the trajectory's words."""
+        if self.failed:
+            return "failed"
+        if self.rejected:
+            return "rejected"
+        return "changed" if self.before != self.after else "unchanged"
+
+
+class IssueStatusEntry(BaseModel):
+    """One tracked issue's status in one round, and what it rests on: `reviewer` (the red
+    team named its id or listed it as resolved), `matched` (same section and substance),
+    `validation` / `avoid_changes_to` (the red team's verdict on a check), `not_raised` (an
+    earlier issue the red team neither raised again nor marked), `first_seen`."""
+
+    issue_id: str
+    status: IssueStatus
+    basis: str
+    note: str = ""
+
+
+class RevisionCheck(BaseModel):
+    """A promise of the last revision (a task's `validation` or an `avoid_changes_to`) and the
+    red team's verdict on it (`holds` None: it said nothing)."""
+
+    check_id: str
+    kind: Literal["validation", "avoid_changes_to"]
+    agent_id: str
+    text: str
+    issue_id: str | None = None
+    holds: bool | None = None
+    note: str = ""
+
+
+class Overruling(BaseModel):
+    """A red team finding the judge ruled against (the blue team's view upheld)."""
+
+    issue_id: str
+    agent_id: str
+    aspect: str
+    ruling: str = ""
 
 
 class ReviewRound(BaseModel):
@@ -236,17 +417,55 @@ class ReviewRound(BaseModel):
     improvements: list[Improvement] = Field(
         default_factory=list, description="the round's improvements naming a known section"
     )
+    document_wide: list[Improvement] = Field(
+        default_factory=list,
+        description="improvements that name no section, even after asking: counted, not revised",
+    )
     feedback: dict[str, SectionFeedback] = Field(default_factory=dict)
     decision: NextAction | None = None
     revisions: list[SectionRevision] = Field(default_factory=list)
     edited_by_user: list[str] = Field(default_factory=list)
+    # Issue 16, items 7-10: identity and status of issues, the checks, the judge's rulings.
+    issue_statuses: list[IssueStatusEntry] = Field(default_factory=list)
+    checks: list[RevisionCheck] = Field(default_factory=list)
+    overruled: list[Overruling] = Field(default_factory=list)
+    tracking_notes: list[str] = Field(default_factory=list)
+    reviewed_document: dict[str, Any] | None = Field(
+        default=None, description="the version this round reviewed (not exported to JSON)"
+    )
+
+    def status_of(self, issue_id: str | None) -> str | None:
+        return next((e.status for e in self.issue_statuses if e.issue_id == issue_id), None)
+
+    @property
+    def all_improvements(self) -> list[Improvement]:
+        return [*self.improvements, *self.document_wide]
 
     @property
     def total_improvements(self) -> int:
-        return len(self.improvements)
+        return len(self.all_improvements)
 
     def count_by_priority(self) -> dict[str, int]:
-        return {p: sum(1 for i in self.improvements if i.priority == p) for p in PRIORITIES}
+        return {p: sum(1 for i in self.all_improvements if i.priority == p) for p in PRIORITIES}
+
+    def outcomes(self) -> dict[str, int]:
+        """How many revisions ended changed / unchanged / failed / rejected."""
+        counts = dict.fromkeys(("changed", "unchanged", "failed", "rejected"), 0)
+        for revision in self.revisions:
+            counts[revision.outcome] += 1
+        return counts
+
+    def scores_by_reviewer(self) -> dict[str, int]:
+        return {
+            name: review.score
+            for name, review in (
+                ("red_team", self.red_team),
+                ("blue_team", self.blue_team),
+                ("client", self.client),
+                ("judge", self.judge),
+            )
+            if review is not None and review.score is not None
+        }
 
     @property
     def score(self) -> float | None:

@@ -15,16 +15,16 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
+from pydantic import BaseModel
 
 from agents.review.convergence import (
     determine_next_action,
     generate_review_feedback,
     review_summary,
-    round_improvements,
 )
 from agents.review.events import (
     AuthorReset,
@@ -37,6 +37,7 @@ from agents.review.events import (
     RoundStarted,
     SectionRevised,
 )
+from agents.review.memory import red_team_tracking, remember_round
 from agents.review.models import (
     ANSWER_MODELS,
     PERSPECTIVES,
@@ -49,14 +50,17 @@ from agents.review.models import (
     SectionFeedback,
     SectionRevision,
 )
+from agents.review.placement import SectionPlacements, apply_placements, section_for
+from agents.review.revision_check import rejection_reason, requirement_ids
 from agents.review.state import PerspectiveTask, ReviewContext, ReviewState
+from agents.review.tracking import RoundTracking, checks_text, earlier_issues_text
 from agents.rewrite import embedded
 from reqstudio.calls import IncompleteAnswerError, complete_text, policy_for
 from reqstudio.document_model import DocumentStructure, with_ids
 from reqstudio.errors import describe_failure
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
-from reqstudio.structured import StructuredOutputError, ask_structured
+from reqstudio.structured import StructuredOutputError, StructuredResult, ask_structured
 
 log = logging.getLogger("reqstudio.review")
 
@@ -65,6 +69,7 @@ ID_FIELDS = ("agent_id",)
 # answer to a few hundred tokens (four such answers make a round).
 EMBEDDED_ITEMS = 2
 EMBEDDED_LINE = r'^[^"\\\n]{1,60}$'
+MEMORY_FIELDS = ("issue_id", "issue_ids", "example", "resolved_issues", "checks", "upheld")
 
 
 def embedded_schema(schema: type) -> dict[str, Any]:
@@ -85,7 +90,26 @@ def embedded_schema(schema: type) -> dict[str, Any]:
     bounded = tighten(embedded.bounded_schema(schema, ID_FIELDS))
     for derived in ("critical_issues_count", "total_improvements"):  # recomputed anyway
         bounded.get("properties", {}).pop(derived, None)
+    # The optional memory fields (issue ids, checks, rulings) would only lengthen a 135M
+    # model's answer: it is asked for the seed's fields alone.
+    for node in [bounded, *bounded.get("$defs", {}).values()]:
+        for optional in MEMORY_FIELDS:
+            node.get("properties", {}).pop(optional, None)
+    own = getattr(schema, "OWN_FIELDS", ())
+    if own:
+        # The grammar then cannot produce `{}`, which the answer model refuses.
+        bounded["required"] = list(dict.fromkeys([*bounded.get("required", []), *own]))
     return bounded
+
+
+INCOMPLETE_REASONS = {
+    "length": "the answer was cut off at the length limit (finish reason: length), "
+    "also after continuing",
+    "content_filter": "the provider's content filter stopped the answer "
+    "(finish reason: content_filter), also after retries",
+    "cut": "the answer stream ended without a finish reason, also after retries",
+    "empty": "the answer was empty, also after retries",
+}
 
 
 class ReviewRoundFailed(RuntimeError):
@@ -98,9 +122,11 @@ def reason_for(error: BaseException) -> str:
     if type(error) is ValueError:
         return str(error)
     if isinstance(error, IncompleteAnswerError):
-        if error.reason == "length":
-            return "the answer was cut off at the length limit, also after continuing"
-        return "the answer stream ended without a finish reason, also after retries"
+        # Every retry of the call's policy was spent: say which fault it kept hitting.
+        return INCOMPLETE_REASONS.get(
+            error.reason,
+            f"the answer ended with finish reason {error.reason!r}, also after retries",
+        )
     return describe_failure(error, "en")
 
 
@@ -133,7 +159,20 @@ async def ask_panel_member(
     **extra: Any,
 ) -> Any:
     """`ask_reviewer` for callers without a review run (Rewrite's panel adapter)."""
-    schema = ANSWER_MODELS[reviewer]
+    messages = panel_messages(reviewer, document, language, **extra)
+    answer = await ask_panel(
+        factory,
+        callbacks,
+        ANSWER_MODELS[reviewer],
+        messages,
+        f"Review {reviewer} round {round_number}",
+    )
+    return answer.value
+
+
+def panel_messages(
+    reviewer: str, document: DocumentStructure, language: str, **extra: Any
+) -> list[BaseMessage]:
     prompt = render_prompt(
         f"review/{reviewer}.md",
         title=document.title,
@@ -141,16 +180,74 @@ async def ask_panel_member(
         language=language,
         **extra,
     )
+    return [HumanMessage(prompt)]
+
+
+async def ask_panel(
+    factory: ModelFactory,
+    callbacks: Sequence[Any],
+    schema: type[BaseModel],
+    messages: Sequence[BaseMessage],
+    label: str,
+) -> StructuredResult[Any]:
+    """One structured panel call: the shared path, in every structured-output mode."""
     bounded = embedded_schema(schema) if factory.endpoint.embedded else None
-    answer = await ask_structured(
+    return await ask_structured(
         factory.for_role("ReviewPanel", callbacks=list(callbacks)),
-        [HumanMessage(prompt)],
+        list(messages),
         schema,
         response_format=factory.response_format(schema, json_schema=bounded),
         policy=policy_for("ReviewPanel", factory.settings),
-        label=f"Review {reviewer} round {round_number}",
+        label=label,
     )
-    return answer.value
+
+
+async def ask_red_team(
+    ctx: ReviewContext,
+    document: DocumentStructure,
+    language: str,
+    round_number: int,
+    **memory: Any,
+) -> RedTeamReview:
+    """The red team's review, its findings on real sections where it can say which: a finding
+    naming no section (nor a section's title) is asked about once, with the valid ids; what
+    still fits none stays as it is (a document-wide issue later), never dropped. `memory`:
+    the earlier issues and the last revision's checks (`agents.review.tracking`)."""
+    messages = panel_messages("red_team", document, language, **memory)
+    label = f"Review red_team round {round_number}"
+    answer = await ask_panel(ctx.factory, [ctx.tracker], RedTeamReview, messages, label)
+    review: RedTeamReview = answer.value
+    findings = [
+        f.model_copy(update={"agent_id": section_for(f.agent_id, document) or f.agent_id})
+        for f in review.improvements
+    ]
+    unknown = [f for f in findings if f.agent_id not in document.section_ids]
+    if unknown:
+        log.warning(
+            "review round %d: %d red-team finding(s) name no section (%s); asking once which",
+            round_number,
+            len(unknown),
+            ", ".join(f.agent_id for f in unknown),
+        )
+        question = render_prompt(
+            "review/placement.md",
+            sections=document.sections,
+            findings=unknown,
+            language=language,
+        )
+        try:
+            placed = await ask_panel(
+                ctx.factory,
+                [ctx.tracker],
+                SectionPlacements,
+                [*messages, AIMessage(answer.raw_output), HumanMessage(question)],
+                f"{label} (section ids)",
+            )
+        except Exception as error:  # the findings stay, as document-wide issues
+            log.warning("review round %d: no section ids: %s", round_number, reason_for(error))
+        else:
+            findings = apply_placements(findings, unknown, placed.value, document)
+    return review.model_copy(update={"improvements": findings})
 
 
 # --- a round's start and the fan-out ----------------------------------------------------
@@ -164,7 +261,9 @@ async def start_round(state: ReviewState, runtime: Runtime[ReviewContext]) -> di
 
 
 def fan_out(state: ReviewState) -> list[Send]:
-    """The red team, blue team and client review concurrently (one Send each)."""
+    """The red team, blue team and client review concurrently (one Send each); the red team
+    also gets the earlier issues and the last revision's checks."""
+    earlier = [ReviewRound.model_validate(r) for r in state["rounds"]]
     return [
         Send(
             "review_perspective",
@@ -173,6 +272,8 @@ def fan_out(state: ReviewState) -> list[Send]:
                 round=state["round"],
                 document=state["document"],
                 language=state["language"],
+                earlier_issues=earlier_issues_text(earlier) if p == "red_team" else "",
+                checks=checks_text(earlier) if p == "red_team" else "",
             ),
         )
         for p in PERSPECTIVES
@@ -185,10 +286,22 @@ async def review_perspective(
     """One perspective's review; an answer that cannot be read is recorded, not raised."""
     reviewer = task["perspective"]
     document = DocumentStructure.model_validate(task["document"])
+    memory: dict[str, Any] = {}
+    if reviewer == "red_team":
+        memory = {
+            "round": task["round"],
+            "earlier_issues": task.get("earlier_issues", ""),
+            "checks": task.get("checks", ""),
+        }
     try:
-        review = await ask_reviewer(
-            runtime.context, reviewer, document, task["language"], task["round"]
-        )
+        if reviewer == "red_team":
+            review = await ask_red_team(
+                runtime.context, document, task["language"], task["round"], **memory
+            )
+        else:
+            review = await ask_reviewer(
+                runtime.context, reviewer, document, task["language"], task["round"]
+            )
     except Exception as error:
         reason = reason_for(error)
         log.warning("review round %d: %s failed: %s", task["round"], reviewer, reason)
@@ -201,10 +314,18 @@ async def review_perspective(
 # --- the judge ---------------------------------------------------------------------------
 
 
-def reviews_for_judge(outcomes: list[dict[str, Any]]) -> str:
+def reviews_for_judge(outcomes: list[dict[str, Any]], tracking: RoundTracking | None = None) -> str:
     shown = {
         o["reviewer"]: o.get("review") or {"unavailable": o.get("failed", "")} for o in outcomes
     }
+    if tracking is not None and isinstance(shown.get("red_team"), dict):
+        # The findings with their issue ids, so the judge can rank and rule on them by id.
+        shown["red_team"] = {
+            **shown["red_team"],
+            "improvements": [
+                i.model_dump(mode="json", exclude_none=True) for i in tracking.improvements
+            ],
+        }
     ordered = {p: shown[p] for p in PERSPECTIVES if p in shown}
     return json.dumps(ordered, ensure_ascii=False, indent=1)
 
@@ -224,7 +345,7 @@ async def judge_reviews(state: ReviewState, runtime: Runtime[ReviewContext]) -> 
             document,
             state["language"],
             number,
-            reviews=reviews_for_judge(outcomes),
+            reviews=reviews_for_judge(outcomes, red_team_tracking(state)),
         )
     except Exception as error:
         reason = reason_for(error)
@@ -261,28 +382,42 @@ async def decide_next_action(state: ReviewState, runtime: Runtime[ReviewContext]
         raise ReviewRoundFailed(
             f"round {record.round}: neither the red team nor the judge could be read ({reviewers})"
         )
-    known = set(document.section_ids)
-    record.improvements = round_improvements(record.red_team, record.judge, known)
+    # ids and statuses, on a section or document-wide, in the judge's order
+    rulings, statuses = remember_round(record, state, document)
     record.feedback = generate_review_feedback(
         document, record.round, record.improvements, record.blue_team, record.judge,
-        state["language"],
+        state["language"], rulings,
     )  # fmt: skip
     history = [
-        {"total_improvements": r.total_improvements, "score": r.score}
+        {
+            "total_improvements": r.total_improvements,
+            "score": r.score,
+            "scored_by": sorted(r.scores_by_reviewer()),
+        }
         for r in (ReviewRound.model_validate(d) for d in state["rounds"])
     ]
+    red_failure = next((f.reason for f in record.failures if f.reviewer == "red_team"), None)
     record.decision = determine_next_action(
         record.improvements,
         record.round,
         history,
         max_rounds=state["max_rounds"],
         score=record.score,
+        scored_by=sorted(record.scores_by_reviewer()),
+        document_wide=record.document_wide,
+        red_team_failure=red_failure,
+        statuses=statuses,
+        overruled=rulings.overruled_ids,
     )
     summary = review_summary(record)
     log.info("%s", summary)
     _emit(
         DecisionMade(
-            round=record.round, decision=record.decision, feedback=record.feedback, summary=summary
+            round=record.round,
+            decision=record.decision,
+            feedback=record.feedback,
+            summary=summary,
+            record=record,
         )
     )
     update: dict[str, Any] = {"rounds": [*state["rounds"], record.model_dump(mode="json")]}
@@ -335,32 +470,55 @@ async def revise_one(
     async def on_retry(attempt: int, error: BaseException, wait: float) -> None:
         _emit(AuthorReset(round=round_number, agent_id=section.id))
 
+    label = f"Review author {section.id} round {round_number}"
+    conversation: list[BaseMessage] = [HumanMessage(prompt)]
+    common = {"agent_id": section.id, "title": section.title, "before": section.content}
+    rejected = ""
     try:
-        text = await complete_text(
-            _author_model(ctx),
-            [HumanMessage(prompt)],
-            policy=policy_for("ReviewAuthor", ctx.factory.settings),
-            on_token=on_token,
-            on_retry=on_retry,
-            label=f"Review author {section.id} round {round_number}",
-        )
-        if not text.strip():
-            raise ValueError("the model's answer was empty")
+        for attempt in range(2):  # the answer, and once more if it cannot replace the section
+            text = await complete_text(
+                _author_model(ctx),
+                conversation,
+                policy=policy_for("ReviewAuthor", ctx.factory.settings),
+                on_token=on_token,
+                on_retry=on_retry,
+                label=label,
+            )
+            if not text.strip():
+                raise ValueError("the model's answer was empty")
+            rejected = rejection_reason(section.content, text, feedback.specific_tasks) or ""
+            if not rejected:
+                break
+            log.warning(
+                "review round %d: author of %s: %s%s",
+                round_number, section.id, rejected, "; asking again" if attempt == 0 else "",
+            )  # fmt: skip
+            if attempt == 0:
+                _emit(AuthorReset(round=round_number, agent_id=section.id))
+                conversation += [
+                    AIMessage(text),
+                    HumanMessage(
+                        render_prompt(
+                            "review/author_reask.md",
+                            reason=rejected,
+                            agent_id=section.id,
+                            section_title=section.title,
+                            ids=", ".join(requirement_ids(section.content)),
+                            language=language,
+                        )
+                    ),
+                ]
     except Exception as error:
         reason = reason_for(error)
         log.warning("review round %d: author of %s failed: %s", round_number, section.id, reason)
-        revision = SectionRevision(
-            agent_id=section.id,
-            title=section.title,
-            before=section.content,
-            after=section.content,
-            failed=reason,
-        )
+        revision = SectionRevision(**common, after=section.content, failed=reason)
     else:
-        revised = document.with_content(section.id, text.strip("\n") + "\n").section(section.id)
-        revision = SectionRevision(
-            agent_id=section.id, title=section.title, before=section.content, after=revised.content
-        )
+        if rejected:
+            # Asked twice, refused twice: the section keeps its text and the run goes on.
+            revision = SectionRevision(**common, after=section.content, rejected=rejected)
+        else:
+            revised = document.with_content(section.id, text.strip("\n") + "\n").section(section.id)
+            revision = SectionRevision(**common, after=revised.content)
     _emit(SectionRevised(round=round_number, revision=revision))
     return revision
 
@@ -380,7 +538,7 @@ async def revise_sections(state: ReviewState, runtime: Runtime[ReviewContext]) -
         )
     )
     for revision in revisions:
-        if not revision.failed:
+        if revision.changed:
             document = document.with_content(revision.agent_id, revision.after)
     record.revisions = list(revisions)
     _emit(RoundFinished(round=record.round, record=record, document=document))

@@ -39,6 +39,8 @@ class PerspectiveTask(TypedDict):
     round: int
     document: dict[str, Any]
     language: str
+    earlier_issues: str  # the red team's memory: earlier issues with ids ("" in round 1)
+    checks: str  # the last revision's validations and avoid_changes_to to check ("" if none)
 
 
 @dataclass

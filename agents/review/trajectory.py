@@ -13,7 +13,47 @@ STOP_WORDS = {
     "no_convergence": ("问题数量未减少，停止", "stopped: the number of issues did not fall"),
     "max_rounds": ("达到最大轮次，停止", "stopped: round limit reached"),
     "score_declined": ("评分下降，停止", "stopped: the reviewers' score fell"),
+    "no_new_high_priority": (
+        "无新的高优先级问题（遗留问题未能解决），停止",
+        "stopped: no new high-priority issue (those left persist)",
+    ),
+    "reviewer_failed": (
+        "红队审阅失败，停止（未通过审阅）",
+        "stopped: the red team failed (not a pass)",
+    ),
+    "unplaced_issues": (
+        "高优先级问题未指明章节，停止",
+        "stopped: the high-priority issues name no section",
+    ),
 }
+# How a round's revisions ended, in words: (zh, en singular, en plural).
+OUTCOME_WORDS = {
+    "unchanged": ("{n} 节未改变", "{n} unchanged"),
+    "failed": ("{n} 节失败", "{n} failed"),
+    "rejected": ("{n} 节被拒绝", "{n} rejected"),
+}
+
+
+def revision_words(record: ReviewRound, zh: bool) -> str:
+    """ "fixed" only when every revision changed its section; otherwise what really happened,
+    from the revisions' outcomes ("fixed 1 of 2 sections (1 failed)", "not fixed (2
+    unchanged)")."""
+    counts = record.outcomes()
+    total, changed = len(record.revisions), counts["changed"]
+    if changed == total:
+        return "修正" if zh else "fixed"
+    rest = [
+        OUTCOME_WORDS[o][0 if zh else 1].format(n=counts[o])
+        for o in ("unchanged", "failed", "rejected")
+        if counts[o]
+    ]
+    if zh:
+        details = "、".join(rest)
+        return f"修正 {changed}/{total} 节（{details}）" if changed else f"未修正（{details}）"
+    details = ", ".join(rest)
+    if changed:
+        return f"fixed {changed} of {total} section{'s' if total != 1 else ''} ({details})"
+    return f"not fixed ({details})"
 
 
 def focus_titles(record: ReviewRound, titles: dict[str, str]) -> list[str]:
@@ -34,8 +74,17 @@ def improvement_trajectory(
             "by_priority": record.count_by_priority(),
             "focus": focus_titles(record, titles),
         }
+        if record.issue_statuses:
+            statuses = [e.status for e in record.issue_statuses]
+            entry["issue_statuses"] = {
+                s: statuses.count(s) for s in ("new", "persisting", "regressed", "resolved")
+            }
         if record.score is not None:
             entry["score"] = record.score
+        if record.document_wide:
+            entry["document_wide"] = len(record.document_wide)
+        if record.revisions:
+            entry["revisions"] = record.outcomes()
         if index == len(rounds) - 1 and stop_reason:
             entry["status"] = "converged" if stop_reason == "quality_sufficient" else stop_reason
         trajectory[f"round_{record.round}"] = entry
@@ -68,7 +117,7 @@ def trajectory_text(rounds: Sequence[ReviewRound], stop_reason: str | None, lang
         if last and stop_reason:
             outcome = STOP_WORDS[stop_reason][0 if zh else 1]
         elif record.revisions:
-            outcome = "修正" if zh else "fixed"
+            outcome = revision_words(record, zh)
         else:
             outcome = "未完成" if zh else "unfinished"
         parts.append(f"{found} → {outcome}")
