@@ -18,6 +18,8 @@ SUBCOMMAND_MODULES = (
     "agents.rewrite.cli",
     "agents.review.cli",
 )
+# Commands that are not modes: they run without any mode's engine.
+ADMIN_COMMAND_MODULES = ("reqstudio.users_cli",)
 
 
 class UsageError(Exception):
@@ -30,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="ReqStudio: turn what people want into software requirements.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in ADMIN_COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
     for module_name in SUBCOMMAND_MODULES:
         try:
             module = importlib.import_module(module_name)

@@ -17,6 +17,7 @@ from sqlalchemy import event, inspect, text
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from sqlalchemy.orm import sessionmaker
 
+from reqstudio.accounts import ACCOUNTS_TABLE
 from reqstudio.persistence import SCHEMA_LOCK_KEY, is_postgres
 
 SCHEMA = [
@@ -48,6 +49,8 @@ SCHEMA = [
     # sign-in tokens revoked at sign-out, until they would have expired (ui/revocation.py)
     """CREATE TABLE IF NOT EXISTS revoked_tokens (
         "digest" TEXT PRIMARY KEY, "expiresAt" BIGINT NOT NULL)""",
+    # who may sign in: hashed passwords, single sign-on identities, roles (reqstudio/accounts.py)
+    ACCOUNTS_TABLE,
 ]
 
 # The lookups the data layer makes on every thread open, history listing and step write.
