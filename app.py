@@ -26,6 +26,9 @@ from reqstudio.runtime import (
     keep_data_private,
 )
 from reqstudio.settings import SettingsError, get_settings
+from reqstudio.usage import UsageTracker
+from reqstudio.usage_ledger import TURN_USAGE
+from ui.admin import record_usage, serve_admin_page
 from ui.agent import (
     AGENT_MODE,
     SHARED_MCP_SERVERS,
@@ -88,6 +91,7 @@ if settings.allow_anonymous_network and not sign_in.configured:
     )
 keep_data_private(settings.data_dir)
 ensure_auth_secret(settings.data_dir)
+serve_admin_page(sign_in, dict(settings.agent_prices))
 keep_uploads_in(settings.data_dir / "uploads")
 set_runtime(AppRuntime(settings))
 configure_uploads()
@@ -200,9 +204,13 @@ async def route_message(message: cl.Message) -> None:
     await show_base_names(message)
     mode = current_mode()
     failures = history_failures()
+    turn_usage = UsageTracker()  # every model call of the turn, for the admin's usage table
+    counting = TURN_USAGE.set(turn_usage)
     try:
         await mode.on_message(message)
     finally:
+        TURN_USAGE.reset(counting)
+        await record_usage(mode.id, turn_usage)
         if mode.thread_title is not None:
             await name_thread(mode.thread_title(message.content or ""))
         await persist_thread_state()

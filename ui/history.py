@@ -19,6 +19,7 @@ from sqlalchemy.orm import sessionmaker
 
 from reqstudio.accounts import ACCOUNTS_TABLE
 from reqstudio.persistence import SCHEMA_LOCK_KEY, is_postgres
+from reqstudio.usage_ledger import USAGE_INDEX, USAGE_TABLE
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS users (
@@ -51,6 +52,8 @@ SCHEMA = [
         "digest" TEXT PRIMARY KEY, "expiresAt" BIGINT NOT NULL)""",
     # who may sign in: hashed passwords, single sign-on identities, roles (reqstudio/accounts.py)
     ACCOUNTS_TABLE,
+    # tokens per user, mode and model, for the administrator (reqstudio/usage_ledger.py)
+    USAGE_TABLE,
 ]
 
 # The lookups the data layer makes on every thread open, history listing and step write.
@@ -66,6 +69,7 @@ INDEXES = [
     'CREATE INDEX IF NOT EXISTS elements_for_id ON elements ("forId")',
     'CREATE INDEX IF NOT EXISTS feedbacks_for_id ON feedbacks ("forId")',
     'CREATE INDEX IF NOT EXISTS feedbacks_thread_id ON feedbacks ("threadId")',
+    USAGE_INDEX,
 ]
 
 # Columns newer Chainlit versions write, added to tables an older ReqStudio created.
