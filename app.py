@@ -65,7 +65,7 @@ from ui.session import (
     warn_if_history_failed,
 )
 from ui.session_cookie import SecureCookiesOverHttps, set_session_cookie_by_scheme
-from ui.sign_in import configure_sign_in
+from ui.sign_in import DisabledAccountGuard, configure_sign_in
 from ui.srs import SRS_MODE
 from ui.team import TEAM_MODE
 from ui.texts import lang, t
@@ -102,6 +102,8 @@ guard_writes()
 cap_user_mcp_servers(settings.mcp_user_servers)
 set_session_cookie_by_scheme()
 cl_server.app.add_middleware(RevokedTokenGuard)
+if sign_in.configured:
+    cl_server.app.add_middleware(DisabledAccountGuard, store=sign_in.store)
 cl_server.app.add_middleware(SecureCookiesOverHttps)
 cl_server.app.add_middleware(ForeignOriginGuard, allowed=settings.allowed_origin_list)
 register_mode(CHAT_MODE)

@@ -26,7 +26,7 @@ from reqstudio.accounts import Account, AccountError
 from reqstudio.usage import UsageTracker
 from reqstudio.usage_ledger import UsageLine, record_turn, usage_by_user_and_mode
 from ui.revocation import token_of
-from ui.sign_in import SignIn
+from ui.sign_in import SignIn, forget_account_check
 
 log = logging.getLogger("reqstudio.admin")
 
@@ -118,6 +118,7 @@ async def change_account(name: str, action: str, request: Request) -> Response:
         raise HTTPException(status_code=400, detail="an administrator cannot disable themself")
     try:
         await _sign_in().store.set_disabled(name, action == "disable")
+        forget_account_check(name)
     except AccountError as error:
         raise HTTPException(status_code=404, detail=str(error)) from None
     log.info("%s %sd the account %r", admin.identifier, action, name)

@@ -20,20 +20,24 @@ import hmac
 import logging
 import secrets
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import chainlit as cl
+import jwt
 from chainlit.oauth_providers import get_configured_oauth_providers
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from reqstudio.accounts import LEGACY, AccountStore
 from reqstudio.settings import Settings
 from ui.local_login import serve_local_user
 from ui.login_guard import limit_failed_logins
+from ui.revocation import OPEN_PATHS, token_of
 
 log = logging.getLogger("reqstudio.login")
 
@@ -204,3 +208,66 @@ def configure_sign_in(settings: Settings) -> SignIn:
         serve_local_user(the_local_user)
 
     return sign_in
+
+
+# identifier -> when it was last found enabled, shared by the guard and the admin routes
+_FOUND_ENABLED: dict[str, float] = {}
+
+
+def forget_account_check(identifier: str) -> None:
+    """An account changed on this instance: check it again at its next request."""
+    _FOUND_ENABLED.pop(identifier, None)
+
+
+class DisabledAccountGuard:
+    """ASGI middleware: a signed-in token of an account disabled since is refused (401, or a
+    closed socket handshake) on every route, not only at the next sign-in. An account found
+    enabled is checked again after `RECHECK_S` seconds (at once after a change made on this
+    instance), a disabled one at every request."""
+
+    RECHECK_S = 2.0
+
+    def __init__(self, app: ASGIApp, store: AccountStore):
+        self.app = app
+        self.store = store
+
+    async def _disabled(self, identifier: str) -> bool:
+        now = time.monotonic()
+        if now - _FOUND_ENABLED.get(identifier, -self.RECHECK_S) < self.RECHECK_S:
+            return False
+        account = await self.store.get(identifier)
+        if account is not None and account.disabled:
+            return True
+        if len(_FOUND_ENABLED) > 10_000:  # forget old entries rather than grow without bound
+            _FOUND_ENABLED.clear()
+        _FOUND_ENABLED[identifier] = now
+        return False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or scope["path"].startswith(OPEN_PATHS):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        token = token_of(headers)
+        try:  # the signature is Chainlit's to check; this only refuses more
+            identifier = jwt.decode(token, options={"verify_signature": False})["identifier"]
+        except (jwt.PyJWTError, KeyError, TypeError):
+            identifier = None
+        if not identifier or not await self._disabled(str(identifier)):
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        body = b'{"detail":"account disabled"}'
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

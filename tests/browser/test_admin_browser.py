@@ -103,12 +103,21 @@ def test_a_disabled_user_cannot_sign_in(
     add_user(data, "bob")
     app = AppProcess(data, provider_env(llm_server)).start()
     try:
+        listing = {"pagination": {"first": 20}, "filter": {}}
+        signed_in_bob = httpx.Client(base_url=app.url, timeout=20)
+        signed_in_bob.post("/login", data={"username": "bob", "password": PASSWORDS["bob"]})
+        assert signed_in_bob.post("/project/threads", json=listing).status_code == 200
         with httpx.Client(base_url=app.url, timeout=20) as http:
             http.post("/login", data={"username": "alice", "password": PASSWORDS["alice"]})
             disabled = http.post(
                 "/reqstudio/admin/users/bob/disable", headers={"accept": "application/json"}
             )
             assert disabled.status_code == 200 and disabled.json()["disabled"] is True
+        # the session he already had is refused too, REST and socket
+        assert signed_in_bob.post("/project/threads", json=listing).status_code == 401
+        socket = signed_in_bob.get("/ws/socket.io/", params={"EIO": "4", "transport": "polling"})
+        assert socket.status_code == 401
+        signed_in_bob.close()
         page = open_page(browser, app.url, ready=False)
         page.locator("#email").fill("bob")
         page.locator("#password").fill(PASSWORDS["bob"])
