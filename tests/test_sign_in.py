@@ -181,3 +181,46 @@ def test_plain_passwords_in_the_environment_still_work_with_a_deprecation_line(t
     # moving her to a hashed password keeps her account (and its role)
     assert users(data, "add", "erin", stdin="erin-hashed-pass\n").returncode == 0
     assert accounts(data)["erin"][0] == "password"
+
+
+def test_accounts_on_postgresql_are_shared_by_every_instance(postgres_url: str, tmp_path: Path):
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
+    }
+    for name in ("alice", "bob"):
+        added = subprocess.run(
+            [sys.executable, "-m", "reqstudio.cli", "users", "add", name],
+            cwd=ROOT, input=PASSWORDS[name] + "\n", capture_output=True, text=True, timeout=60,
+            env=env | {"REQSTUDIO_DATA_DIR": str(tmp_path / "cli"),
+                       "REQSTUDIO_DATABASE_URL": postgres_url},
+        )  # fmt: skip
+        assert added.returncode == 0, added.stderr
+    with ScriptedLLMServer() as server:
+        shared = provider_env(server) | {
+            "REQSTUDIO_DATABASE_URL": postgres_url,
+            "CHAINLIT_AUTH_SECRET": "one-secret-for-both-instances-0123456789abcdef",
+        }
+        first = AppProcess(tmp_path / "one", shared).start()
+        second = AppProcess(tmp_path / "two", shared).start()
+        try:
+            assert sign_in(second, "bob", PASSWORDS["bob"]).status_code == 200
+            with httpx.Client(base_url=first.url, timeout=20) as admin:
+                assert (
+                    admin.post(
+                        "/login", data={"username": "alice", "password": PASSWORDS["alice"]}
+                    ).status_code
+                    == 200
+                )
+                accounts_seen = admin.get("/reqstudio/admin/users").json()
+                assert [a["identifier"] for a in accounts_seen] == ["alice", "bob"]
+                assert (
+                    admin.post(
+                        "/reqstudio/admin/users/bob/disable", headers={"accept": "application/json"}
+                    ).status_code
+                    == 200
+                )
+            # disabled on the first instance, refused on the second
+            assert sign_in(second, "bob", PASSWORDS["bob"]).status_code == 401
+        finally:
+            first.stop()
+            second.stop()
