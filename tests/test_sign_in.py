@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
 import termios
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -224,3 +226,75 @@ def test_accounts_on_postgresql_are_shared_by_every_instance(postgres_url: str, 
         finally:
             first.stop()
             second.stop()
+
+
+def test_sso_identities_are_checked_by_domain_verification_and_group():
+    from ui.sign_in import sso_refusal
+
+    domains, groups = frozenset({"example.com"}), frozenset({"requirements"})
+    alice = {"email": "alice@example.com", "groups": ["requirements", "staff"]}
+    assert sso_refusal("alice@example.com", alice, domains, groups) is None
+    assert sso_refusal("alice@example.com", alice, frozenset(), frozenset()) is None
+    assert "domain" in sso_refusal(
+        "m@example.com.evil.test", {"email": "m@example.com.evil.test"}, domains, frozenset()
+    )
+    assert "not verified" in sso_refusal(
+        "x@example.com", {"email": "x@example.com", "email_verified": False}, domains, frozenset()
+    )
+    assert "groups" in sso_refusal("alice@example.com", {"groups": ["staff"]}, frozenset(), groups)
+    assert sso_refusal("r", {"roles": "viewer requirements"}, frozenset(), groups) is None
+    assert "groups" in sso_refusal("r", {}, frozenset(), groups)
+
+
+@pytest.mark.parametrize("sign_in_way", ["password account", "single sign-on"])
+def test_beyond_loopback_an_account_or_sso_counts_as_sign_in(sign_in_way: str, tmp_path: Path):
+    """Bound to 0.0.0.0 the app starts when sign-in is configured either way (it is reached
+    here only through 127.0.0.1)."""
+    data = tmp_path / "data"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("REQSTUDIO_USERS", "CI", "REQSTUDIO_DATABASE_URL", "DATABASE_URL")
+    }
+    if sign_in_way == "password account":
+        assert users(data, "add", "alice", stdin=PASSWORDS["alice"] + "\n").returncode == 0
+    else:
+        env |= {
+            f"OAUTH_GENERIC_{key}": value
+            for key, value in {
+                "CLIENT_ID": "reqstudio", "CLIENT_SECRET": "s",
+                "AUTH_URL": "http://127.0.0.1:9/authorize", "TOKEN_URL": "http://127.0.0.1:9/token",
+                "USER_INFO_URL": "http://127.0.0.1:9/userinfo", "SCOPES": "openid email",
+            }.items()
+        }  # fmt: skip
+    from reqstudio.local_model import free_port
+
+    port = free_port()
+    data.mkdir(parents=True, exist_ok=True)
+    env |= {"OPENAI_API_KEY": "sk-x", "REQSTUDIO_DATA_DIR": str(data)}
+    with open(data / "app.log", "wb") as log:
+        process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "chainlit"), "run", "app.py", "--headless",
+             "--host", "0.0.0.0", "--port", str(port)],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        config = None
+        for _ in range(600):  # up to 60 s for the first answer
+            if process.poll() is not None:
+                break
+            try:
+                config = httpx.get(f"http://127.0.0.1:{port}/auth/config", timeout=1.0)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        assert config is not None, (data / "app.log").read_text()
+        answer = config.json()
+        assert answer["requireLogin"] is True and answer["headerAuth"] is False
+        assert answer["passwordAuth"] is (sign_in_way == "password account")
+        assert answer["oauthProviders"] == (
+            [] if sign_in_way == "password account" else ["generic"]
+        )
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=40)
