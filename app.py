@@ -7,10 +7,8 @@ under `agents/` and its browser adapter under `ui/`.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 import os
-import secrets
 import sys
 
 import chainlit as cl
@@ -28,6 +26,9 @@ from reqstudio.runtime import (
     keep_data_private,
 )
 from reqstudio.settings import SettingsError, get_settings
+from reqstudio.usage import UsageTracker
+from reqstudio.usage_ledger import TURN_USAGE
+from ui.admin import record_usage, serve_admin_page
 from ui.agent import (
     AGENT_MODE,
     SHARED_MCP_SERVERS,
@@ -38,8 +39,6 @@ from ui.agent import (
 from ui.chat import CHAT_MODE
 from ui.history import HistoryDataLayer, create_schema
 from ui.lag_route import expose_loop_lag
-from ui.local_login import serve_local_user
-from ui.login_guard import limit_failed_logins
 from ui.mcp_limits import cap_user_mcp_servers
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.origins import ForeignOriginGuard
@@ -66,6 +65,7 @@ from ui.session import (
     warn_if_history_failed,
 )
 from ui.session_cookie import SecureCookiesOverHttps, set_session_cookie_by_scheme
+from ui.sign_in import DisabledAccountGuard, configure_sign_in
 from ui.srs import SRS_MODE
 from ui.team import TEAM_MODE
 from ui.texts import lang, t
@@ -77,12 +77,13 @@ except SettingsError as error:
     raise SystemExit(2) from None
 
 bind_host = os.environ.get("CHAINLIT_HOST", "127.0.0.1")  # `chainlit run --host` sets it
+sign_in = configure_sign_in(settings)
 if problem := anonymous_network_problem(
-    bind_host, bool(settings.user_passwords), settings.allow_anonymous_network
+    bind_host, sign_in.configured, settings.allow_anonymous_network
 ):
     print(f"ReqStudio will not start: {problem}", file=sys.stderr)
     raise SystemExit(2)
-if settings.allow_anonymous_network and not settings.user_passwords:
+if settings.allow_anonymous_network and not sign_in.configured:
     logging.getLogger("reqstudio").warning(
         "no sign-in and REQSTUDIO_ALLOW_ANONYMOUS_NETWORK=true: every visitor who reaches %s "
         "is the one local user and sees every thread",
@@ -90,6 +91,7 @@ if settings.allow_anonymous_network and not settings.user_passwords:
     )
 keep_data_private(settings.data_dir)
 ensure_auth_secret(settings.data_dir)
+serve_admin_page(sign_in, dict(settings.agent_prices))
 keep_uploads_in(settings.data_dir / "uploads")
 set_runtime(AppRuntime(settings))
 configure_uploads()
@@ -100,6 +102,8 @@ guard_writes()
 cap_user_mcp_servers(settings.mcp_user_servers)
 set_session_cookie_by_scheme()
 cl_server.app.add_middleware(RevokedTokenGuard)
+if sign_in.configured:
+    cl_server.app.add_middleware(DisabledAccountGuard, store=sign_in.store)
 cl_server.app.add_middleware(SecureCookiesOverHttps)
 cl_server.app.add_middleware(ForeignOriginGuard, allowed=settings.allowed_origin_list)
 register_mode(CHAT_MODE)
@@ -153,35 +157,6 @@ def history_layer() -> HistoryDataLayer:
     return HistoryDataLayer(settings.resolved_database_url)
 
 
-if settings.user_passwords:
-    limit_failed_logins()
-
-    @cl.password_auth_callback
-    def login(username: str, password: str) -> cl.User | None:
-        expected = settings.user_passwords.get(username)
-        if expected is not None and hmac.compare_digest(expected, password):
-            # a fresh sign-in id makes each token unique: one signed out and revoked must
-            # not be the very token a sign-in in the same second is given
-            return cl.User(
-                identifier=username,
-                metadata={"provider": "credentials", "sign_in": secrets.token_hex(8)},
-            )
-        return None
-
-else:
-    # On one's own machine: no login form, one local user, and the history sidebar works.
-    def the_local_user() -> cl.User:
-        return cl.User(
-            identifier="local", metadata={"provider": "local", "sign_in": secrets.token_hex(8)}
-        )
-
-    @cl.header_auth_callback
-    def local_user(headers) -> cl.User:
-        return the_local_user()
-
-    serve_local_user(the_local_user)
-
-
 @cl.set_chat_profiles
 async def modes(user: cl.User | None, language: str | None = None) -> list[cl.ChatProfile]:
     return chat_profiles(language)
@@ -231,9 +206,13 @@ async def route_message(message: cl.Message) -> None:
     await show_base_names(message)
     mode = current_mode()
     failures = history_failures()
+    turn_usage = UsageTracker()  # every model call of the turn, for the admin's usage table
+    counting = TURN_USAGE.set(turn_usage)
     try:
         await mode.on_message(message)
     finally:
+        TURN_USAGE.reset(counting)
+        await record_usage(mode.id, turn_usage)
         if mode.thread_title is not None:
             await name_thread(mode.thread_title(message.content or ""))
         await persist_thread_state()

@@ -55,6 +55,8 @@ COMMANDS: list[Command] = [
         "review a requirements document round after round and fix what the reviewers find",
         "agents.review.cli",
     ),
+    # not a mode: the sign-in accounts, without any mode's engine
+    Command("users", "manage sign-in accounts (passwords hashed)", "reqstudio.users_cli"),
 ]
 
 

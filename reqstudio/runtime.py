@@ -74,9 +74,10 @@ def anonymous_network_problem(host: str, has_sign_in: bool, allowed: bool) -> st
         return None
     return (
         f"the app would listen on {host} with no sign-in, serving every thread to anyone who "
-        "reaches it. Configure sign-in (REQSTUDIO_USERS=name:password,...), bind to 127.0.0.1, "
-        "or set REQSTUDIO_ALLOW_ANONYMOUS_NETWORK=true to accept that. / 未配置登录时不能监听 "
-        f"{host}：请设置 REQSTUDIO_USERS、改为 127.0.0.1，或明确设置 "
+        "reaches it. Configure sign-in (`reqstudio users add NAME`, or single sign-on with "
+        "OAUTH_* variables), bind to 127.0.0.1, or set REQSTUDIO_ALLOW_ANONYMOUS_NETWORK=true "
+        f"to accept that. / 未配置登录时不能监听 {host}：请用 `reqstudio users add 用户名` "
+        "添加用户或配置单点登录（OAUTH_* 变量）、改为 127.0.0.1，或明确设置 "
         "REQSTUDIO_ALLOW_ANONYMOUS_NETWORK=true。"
     )
 

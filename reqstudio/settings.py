@@ -83,6 +83,10 @@ class ModelSpec(BaseModel):
 CHAINLIT_CI_FAKE_KEY = "sk-FAKE-OPENAI-API-KEY"
 
 
+def _comma_list(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
 class SettingsError(ValueError):
     """A configuration value is not allowed; the message is one line for the user."""
 
@@ -178,6 +182,16 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
     )
     users: SecretStr | None = Field(default=None, validation_alias=AliasChoices("REQSTUDIO_USERS"))
+    # Administrators besides the first account (comma-separated user names / identifiers).
+    admins: str = Field(default="", validation_alias=AliasChoices("REQSTUDIO_ADMINS"))
+    # Single sign-on: e-mail domains and groups whose members may sign in (empty: anyone the
+    # identity provider signs in).
+    sso_allowed_domains: str = Field(
+        default="", validation_alias=AliasChoices("REQSTUDIO_SSO_ALLOWED_DOMAINS")
+    )
+    sso_allowed_groups: str = Field(
+        default="", validation_alias=AliasChoices("REQSTUDIO_SSO_ALLOWED_GROUPS")
+    )
     # Serving every visitor as the one local user beyond loopback must be asked for by name.
     allow_anonymous_network: bool = Field(
         default=False, validation_alias=AliasChoices("REQSTUDIO_ALLOW_ANONYMOUS_NETWORK")
@@ -320,6 +334,18 @@ class Settings(BaseSettings):
     @property
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite+aiosqlite:///{self.data_dir.resolve()}/history.db"
+
+    @property
+    def admin_names(self) -> frozenset[str]:
+        return frozenset(_comma_list(self.admins))
+
+    @property
+    def sso_domains(self) -> frozenset[str]:
+        return frozenset(d.lower().lstrip("@") for d in _comma_list(self.sso_allowed_domains))
+
+    @property
+    def sso_groups(self) -> frozenset[str]:
+        return frozenset(_comma_list(self.sso_allowed_groups))
 
     @property
     def user_passwords(self) -> dict[str, str]:

@@ -59,7 +59,8 @@ def test_no_sign_in_beyond_loopback_refuses_to_start_with_one_line(tmp_path: Pat
     assert result.returncode == 2
     lines = [line for line in (result.stdout + result.stderr).splitlines() if "REQSTUDIO" in line]
     assert len(lines) == 1 and lines[0].startswith("ReqStudio will not start:")
-    assert "REQSTUDIO_USERS" in lines[0] and "REQSTUDIO_ALLOW_ANONYMOUS_NETWORK" in lines[0]
+    assert "reqstudio users add" in lines[0] and "OAUTH_" in lines[0]
+    assert "REQSTUDIO_ALLOW_ANONYMOUS_NETWORK" in lines[0]
     assert not (tmp_path / "history.db").exists()  # nothing was served, nothing created
 
 

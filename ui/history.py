@@ -17,7 +17,9 @@ from sqlalchemy import event, inspect, text
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from sqlalchemy.orm import sessionmaker
 
+from reqstudio.accounts import ACCOUNTS_TABLE
 from reqstudio.persistence import SCHEMA_LOCK_KEY, is_postgres
+from reqstudio.usage_ledger import USAGE_INDEX, USAGE_TABLE
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS users (
@@ -48,6 +50,10 @@ SCHEMA = [
     # sign-in tokens revoked at sign-out, until they would have expired (ui/revocation.py)
     """CREATE TABLE IF NOT EXISTS revoked_tokens (
         "digest" TEXT PRIMARY KEY, "expiresAt" BIGINT NOT NULL)""",
+    # who may sign in: hashed passwords, single sign-on identities, roles (reqstudio/accounts.py)
+    ACCOUNTS_TABLE,
+    # tokens per user, mode and model, for the administrator (reqstudio/usage_ledger.py)
+    USAGE_TABLE,
 ]
 
 # The lookups the data layer makes on every thread open, history listing and step write.
@@ -63,6 +69,7 @@ INDEXES = [
     'CREATE INDEX IF NOT EXISTS elements_for_id ON elements ("forId")',
     'CREATE INDEX IF NOT EXISTS feedbacks_for_id ON feedbacks ("forId")',
     'CREATE INDEX IF NOT EXISTS feedbacks_thread_id ON feedbacks ("threadId")',
+    USAGE_INDEX,
 ]
 
 # Columns newer Chainlit versions write, added to tables an older ReqStudio created.

@@ -1,0 +1,269 @@
+"""ReqStudio's accounts: who may sign in, with what, and who administers.
+
+One row per person in the `accounts` table of the app's database (the history database:
+SQLite in the data folder, or PostgreSQL by REQSTUDIO_DATABASE_URL), so every instance sees
+the same accounts. Password accounts hold an Argon2 hash (pwdlib), never the password; single
+sign-on accounts are added at their first sign-in and hold the provider and its subject. The
+first account created is the administrator (REQSTUDIO_ADMINS names more). A disabled account
+cannot sign in. Nothing here imports Chainlit: the CLI and the app share it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pwdlib import PasswordHash
+from pwdlib.hashers.argon2 import Argon2Hasher
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+ACCOUNTS_TABLE = """CREATE TABLE IF NOT EXISTS accounts (
+    "identifier" TEXT PRIMARY KEY, "displayName" TEXT, "provider" TEXT NOT NULL,
+    "subject" TEXT, "passwordHash" TEXT, "isAdmin" BOOLEAN NOT NULL DEFAULT FALSE,
+    "disabled" BOOLEAN NOT NULL DEFAULT FALSE, "createdAt" TEXT NOT NULL, "lastSignIn" TEXT)"""
+
+PASSWORD = "password"  # the provider of accounts made by `reqstudio users add`
+LEGACY = "env"  # accounts that signed in through the deprecated REQSTUDIO_USERS list
+MAX_NAME = 200
+
+_HASHER = PasswordHash((Argon2Hasher(),))
+# Checked against when a name has no password account, so an unknown name costs the same
+# time as a wrong password and timing does not tell which names exist.
+_DUMMY_HASH = _HASHER.hash("reqstudio: no such account")
+
+
+class AccountError(ValueError):
+    """A refused account change (unknown name, name taken, bad password): one line to show."""
+
+
+@dataclass(frozen=True)
+class Account:
+    identifier: str
+    display_name: str
+    provider: str
+    subject: str | None
+    is_admin: bool
+    disabled: bool
+    created_at: str
+    last_sign_in: str | None
+    has_password: bool
+
+    @classmethod
+    def from_row(cls, row: Any) -> Account:
+        return cls(
+            identifier=row.identifier,
+            display_name=row.displayName or row.identifier,
+            provider=row.provider,
+            subject=row.subject,
+            is_admin=bool(row.isAdmin),
+            disabled=bool(row.disabled),
+            created_at=row.createdAt,
+            last_sign_in=row.lastSignIn,
+            has_password=bool(row.passwordHash),
+        )
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def check_name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > MAX_NAME or any(ord(c) < 32 or c in ":," for c in name):
+        raise AccountError(
+            f"a user name is 1 to {MAX_NAME} characters, without control characters, ':' or ','"
+        )
+    return name
+
+
+def check_password(password: str) -> str:
+    if len(password) < 8:
+        raise AccountError("a password has at least 8 characters / 密码至少 8 个字符")
+    return password
+
+
+_COLUMNS = (
+    '"identifier", "displayName", "provider", "subject", "passwordHash", "isAdmin", '
+    '"disabled", "createdAt", "lastSignIn"'
+)
+
+
+class AccountStore:
+    """The `accounts` table through one SQLAlchemy async engine."""
+
+    def __init__(self, database_url: str, admins: frozenset[str] = frozenset()):
+        self.database_url = database_url
+        self.admins = admins  # named by REQSTUDIO_ADMINS: administrators whatever the table says
+        self._engine: AsyncEngine | None = None
+
+    @property
+    def engine(self) -> AsyncEngine:
+        if self._engine is None:
+            self._engine = create_async_engine(self.database_url)
+        return self._engine
+
+    async def aclose(self) -> None:
+        if self._engine is not None:
+            await self._engine.dispose()
+            self._engine = None
+
+    async def create_table(self) -> None:
+        async with self.engine.begin() as connection:
+            await connection.execute(text(ACCOUNTS_TABLE))
+
+    def _account(self, row: Any) -> Account:
+        account = Account.from_row(row)
+        if account.identifier in self.admins and not account.is_admin:
+            return Account(**{**account.__dict__, "is_admin": True})
+        return account
+
+    async def get(self, identifier: str) -> Account | None:
+        async with self.engine.connect() as connection:
+            row = (
+                await connection.execute(
+                    text(f'SELECT {_COLUMNS} FROM accounts WHERE "identifier" = :i'),
+                    {"i": identifier},
+                )
+            ).first()
+        return self._account(row) if row else None
+
+    async def list(self) -> list[Account]:
+        async with self.engine.connect() as connection:
+            rows = await connection.execute(
+                text(f'SELECT {_COLUMNS} FROM accounts ORDER BY "createdAt", "identifier"')
+            )
+            return [self._account(row) for row in rows]
+
+    async def count_with_password(self) -> int:
+        async with self.engine.connect() as connection:
+            return int(
+                (
+                    await connection.execute(
+                        text('SELECT COUNT(*) FROM accounts WHERE "passwordHash" IS NOT NULL')
+                    )
+                ).scalar_one()
+            )
+
+    async def _insert(
+        self,
+        identifier: str,
+        *,
+        provider: str,
+        display_name: str | None = None,
+        subject: str | None = None,
+        password_hash: str | None = None,
+    ) -> Account:
+        async with self.engine.begin() as connection:
+            taken = (
+                await connection.execute(
+                    text('SELECT 1 FROM accounts WHERE "identifier" = :i'), {"i": identifier}
+                )
+            ).first()
+            if taken:
+                raise AccountError(f"the user {identifier!r} exists already")
+            first = not (await connection.execute(text("SELECT 1 FROM accounts LIMIT 1"))).first()
+            await connection.execute(
+                text(
+                    f"INSERT INTO accounts ({_COLUMNS}) VALUES (:identifier, :display, "
+                    ":provider, :subject, :hash, :admin, :disabled, :created, NULL)"
+                ),
+                {
+                    "identifier": identifier,
+                    "display": display_name,
+                    "provider": provider,
+                    "subject": subject,
+                    "hash": password_hash,
+                    "admin": first,  # the first account administers
+                    "disabled": False,
+                    "created": now(),
+                },
+            )
+        account = await self.get(identifier)
+        assert account is not None
+        return account
+
+    async def add_password_user(self, name: str, password: str) -> Account:
+        name = check_name(name)
+        hashed = await asyncio.to_thread(_HASHER.hash, check_password(password))
+        existing = await self.get(name)
+        if existing is not None and existing.provider == LEGACY:
+            # moving a REQSTUDIO_USERS user to a hashed password keeps role and state
+            await self._update(name, provider=PASSWORD, passwordHash=hashed)
+            return await self.get(name)  # type: ignore[return-value]
+        return await self._insert(name, provider=PASSWORD, password_hash=hashed)
+
+    async def set_password(self, name: str, password: str) -> None:
+        account = await self.get(name)
+        if account is None or account.provider != PASSWORD:
+            raise AccountError(f"no password user {name!r}")
+        hashed = await asyncio.to_thread(_HASHER.hash, check_password(password))
+        await self._update(name, passwordHash=hashed)
+
+    async def remove(self, name: str) -> None:
+        async with self.engine.begin() as connection:
+            result = await connection.execute(
+                text('DELETE FROM accounts WHERE "identifier" = :i'), {"i": name}
+            )
+        if result.rowcount == 0:
+            raise AccountError(f"no user {name!r}")
+
+    async def set_disabled(self, name: str, disabled: bool) -> None:
+        if await self.get(name) is None:
+            raise AccountError(f"no user {name!r}")
+        await self._update(name, disabled=disabled)
+
+    async def _update(self, name: str, **columns: Any) -> None:
+        assignments = ", ".join(f'"{column}" = :{column}' for column in columns)
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                text(f'UPDATE accounts SET {assignments} WHERE "identifier" = :identifier'),
+                {**columns, "identifier": name},
+            )
+
+    async def verify_password(self, name: str, password: str) -> Account | None:
+        """The account if `password` is right and the account may sign in, else None."""
+        async with self.engine.connect() as connection:
+            row = (
+                await connection.execute(
+                    text(f'SELECT {_COLUMNS} FROM accounts WHERE "identifier" = :i'), {"i": name}
+                )
+            ).first()
+        stored = row.passwordHash if row is not None and row.passwordHash else None
+        valid, new_hash = await asyncio.to_thread(
+            _HASHER.verify_and_update, password, stored or _DUMMY_HASH
+        )
+        if not (valid and stored) or row.disabled:
+            return None
+        updates: dict[str, Any] = {"lastSignIn": now()}
+        if new_hash:  # hashed with older parameters: stored again with today's
+            updates["passwordHash"] = new_hash
+        await self._update(name, **updates)
+        return self._account(row)
+
+    async def sign_in_external(
+        self, identifier: str, *, provider: str, subject: str | None, display_name: str | None
+    ) -> Account | None:
+        """The account of someone signed in elsewhere (single sign-on, REQSTUDIO_USERS, the
+        local user), added at the first sign-in. None when it may not sign in: disabled, a
+        password account of that name, or the name now held by another subject of the provider."""
+        account = await self.get(identifier)
+        if account is None:
+            try:
+                account = await self._insert(
+                    identifier, provider=provider, subject=subject, display_name=display_name
+                )
+            except AccountError:  # added by a sign-in on another instance meanwhile
+                account = await self.get(identifier)
+                if account is None:
+                    return None
+        if account.disabled or account.provider != provider:
+            return None
+        if account.subject and subject and account.subject != subject:
+            return None
+        await self._update(
+            identifier, lastSignIn=now(), displayName=display_name or account.display_name
+        )
+        return account

@@ -1,0 +1,273 @@
+"""How people sign in: password accounts, single sign-on, or the one local user.
+
+- Password accounts (`reqstudio users add`, Argon2 hashes in the `accounts` table) and the
+  deprecated `REQSTUDIO_USERS` list turn on Chainlit's password form, behind the failed-login
+  limit (ui/login_guard.py).
+- Single sign-on: any of Chainlit's OAuth providers configured by its `OAUTH_*` variables (the
+  generic OpenID Connect one, Keycloak, Azure AD, Okta, Google, GitHub, GitLab...). The identity
+  becomes an account at its first sign-in, if its e-mail domain and groups are allowed
+  (REQSTUDIO_SSO_ALLOWED_DOMAINS, REQSTUDIO_SSO_ALLOWED_GROUPS).
+- Neither: no form, every visitor is the local user (refused beyond loopback by app.py).
+
+Whether the password form shows is decided at start-up: after adding the first password
+account to an app running without one, restart it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import chainlit as cl
+import jwt
+from chainlit.oauth_providers import get_configured_oauth_providers
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from reqstudio.accounts import LEGACY, AccountStore
+from reqstudio.settings import Settings
+from ui.local_login import serve_local_user
+from ui.login_guard import limit_failed_logins
+from ui.revocation import OPEN_PATHS, token_of
+
+log = logging.getLogger("reqstudio.login")
+
+
+@dataclass(frozen=True)
+class SignIn:
+    passwords: bool  # the password form (accounts or REQSTUDIO_USERS)
+    sso: tuple[str, ...]  # the configured OAuth providers' ids
+    store: AccountStore
+
+    @property
+    def configured(self) -> bool:
+        return self.passwords or bool(self.sso)
+
+
+def _password_accounts(database_url: str) -> int:
+    """How many password accounts exist, read before Chainlit's loop runs (a loop of its own
+    in a thread: app.py is imported inside the server's loop)."""
+
+    url = make_url(database_url)
+    if url.get_backend_name() == "sqlite" and not Path(url.database or "").is_file():
+        return 0  # a first start: nothing is created before the start-up checks pass
+
+    async def count() -> int:
+        probe = AccountStore(database_url)
+        try:
+            return await probe.count_with_password()
+        except DBAPIError:
+            return 0  # a database from before accounts existed: the table comes at start-up
+        finally:
+            await probe.aclose()
+
+    result: list[int] = []
+    thread_error: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(asyncio.run(count()))
+        except BaseException as error:
+            thread_error.append(error)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    if thread_error:
+        raise thread_error[0]
+    return result[0]
+
+
+def new_user(identifier: str, provider: str, display_name: str | None = None) -> cl.User:
+    # a fresh sign-in id makes each token unique: one signed out and revoked must not be the
+    # very token a sign-in in the same second is given
+    return cl.User(
+        identifier=identifier,
+        display_name=display_name,
+        metadata={"provider": provider, "sign_in": secrets.token_hex(8)},
+    )
+
+
+def _as_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [part for part in value.replace(",", " ").split() if part]
+    if isinstance(value, Iterable):
+        return [str(item) for item in value]
+    return []
+
+
+def sso_refusal(
+    identifier: str, raw: dict[str, Any], domains: frozenset[str], groups: frozenset[str]
+) -> str | None:
+    """Why an identity the provider vouched for may not sign in here (None: it may)."""
+    if domains:
+        email = str(raw.get("email") or (identifier if "@" in identifier else ""))
+        domain = email.rpartition("@")[2].lower()
+        if not email or domain not in domains:
+            return f"e-mail domain {domain or '(none)'} is not allowed"
+        if raw.get("email_verified") is False:
+            return "e-mail address not verified by the provider"
+    if groups:
+        held = set(_as_list(raw.get("groups"))) | set(_as_list(raw.get("roles")))
+        if not held & groups:
+            return "in none of the allowed groups"
+    return None
+
+
+def configure_sign_in(settings: Settings) -> SignIn:
+    store = AccountStore(settings.resolved_database_url, settings.admin_names)
+    legacy = settings.user_passwords
+    passwords = bool(legacy) or _password_accounts(settings.resolved_database_url) > 0
+    sso = tuple(get_configured_oauth_providers())
+    sign_in = SignIn(passwords=passwords, sso=sso, store=store)
+
+    if legacy:
+        log.warning(
+            "REQSTUDIO_USERS (plain-text passwords) is deprecated and will be removed: move each "
+            "user to hashed passwords with `reqstudio users add NAME`, then unset it. / "
+            "REQSTUDIO_USERS 明文密码已弃用：请用 `reqstudio users add 用户名` 迁移后删除该变量。"
+        )
+
+    if passwords:
+        limit_failed_logins()
+
+        @cl.password_auth_callback
+        async def login(username: str, password: str) -> cl.User | None:
+            account = await store.verify_password(username, password)
+            if account is not None:
+                return new_user(account.identifier, "credentials", account.display_name)
+            expected = legacy.get(username)
+            if expected is not None and hmac.compare_digest(expected, password):
+                account = await store.sign_in_external(
+                    username, provider=LEGACY, subject=None, display_name=None
+                )
+                if account is not None:
+                    return new_user(username, "credentials")
+                log.warning("sign-in of %r refused: account disabled", username)
+            return None
+
+    if sso:
+
+        @cl.oauth_callback
+        async def single_sign_on(
+            provider_id: str,
+            token: str,
+            raw_user_data: dict[str, Any],
+            default_user: cl.User,
+            id_token: str | None = None,
+        ) -> cl.User | None:
+            identifier = str(default_user.identifier or "").strip()
+            if not identifier:
+                log.warning("single sign-on through %s refused: no user identifier", provider_id)
+                return None
+            if problem := sso_refusal(
+                identifier, raw_user_data, settings.sso_domains, settings.sso_groups
+            ):
+                log.warning("single sign-on of %r refused: %s", identifier, problem)
+                return None
+            display = str(
+                raw_user_data.get("name")
+                or raw_user_data.get("preferred_username")
+                or default_user.display_name
+                or identifier
+            )
+            subject = raw_user_data.get("sub") or raw_user_data.get("id")
+            account = await store.sign_in_external(
+                identifier,
+                provider=f"sso:{provider_id}",
+                subject=str(subject) if subject else None,
+                display_name=display,
+            )
+            if account is None:
+                log.warning(
+                    "single sign-on of %r refused: account disabled or held by another sign-in",
+                    identifier,
+                )
+                return None
+            log.info("single sign-on of %r through %s", identifier, provider_id)
+            return new_user(identifier, provider_id, display)
+
+    if not sign_in.configured:
+        # On one's own machine: no login form, one local user, and the history sidebar works.
+        def the_local_user() -> cl.User:
+            return new_user("local", "local")
+
+        @cl.header_auth_callback
+        def local_user(headers) -> cl.User:
+            return the_local_user()
+
+        serve_local_user(the_local_user)
+
+    return sign_in
+
+
+# identifier -> when it was last found enabled, shared by the guard and the admin routes
+_FOUND_ENABLED: dict[str, float] = {}
+
+
+def forget_account_check(identifier: str) -> None:
+    """An account changed on this instance: check it again at its next request."""
+    _FOUND_ENABLED.pop(identifier, None)
+
+
+class DisabledAccountGuard:
+    """ASGI middleware: a signed-in token of an account disabled since is refused (401, or a
+    closed socket handshake) on every route, not only at the next sign-in. An account found
+    enabled is checked again after `RECHECK_S` seconds (at once after a change made on this
+    instance), a disabled one at every request."""
+
+    RECHECK_S = 2.0
+
+    def __init__(self, app: ASGIApp, store: AccountStore):
+        self.app = app
+        self.store = store
+
+    async def _disabled(self, identifier: str) -> bool:
+        now = time.monotonic()
+        if now - _FOUND_ENABLED.get(identifier, -self.RECHECK_S) < self.RECHECK_S:
+            return False
+        account = await self.store.get(identifier)
+        if account is not None and account.disabled:
+            return True
+        if len(_FOUND_ENABLED) > 10_000:  # forget old entries rather than grow without bound
+            _FOUND_ENABLED.clear()
+        _FOUND_ENABLED[identifier] = now
+        return False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or scope["path"].startswith(OPEN_PATHS):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        token = token_of(headers)
+        try:  # the signature is Chainlit's to check; this only refuses more
+            identifier = jwt.decode(token, options={"verify_signature": False})["identifier"]
+        except (jwt.PyJWTError, KeyError, TypeError):
+            identifier = None
+        if not identifier or not await self._disabled(str(identifier)):
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        body = b'{"detail":"account disabled"}'
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
