@@ -13,9 +13,10 @@ import asyncio
 import getpass
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from reqstudio.accounts import AccountError, AccountStore
-from reqstudio.settings import load_settings
+if TYPE_CHECKING:  # the account store (SQLAlchemy, Argon2) and settings load when it runs
+    from reqstudio.accounts import AccountStore
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,12 +40,17 @@ def read_password(name: str) -> str:
     if sys.stdin.isatty():
         first = getpass.getpass(f"Password for {name} / 密码: ")
         if getpass.getpass("Again / 再次输入: ") != first:
+            from reqstudio.accounts import AccountError
+
             raise AccountError("the two passwords differ / 两次输入的密码不一致")
         return first
     return sys.stdin.readline().rstrip("\r\n")
 
 
 def run(args: argparse.Namespace) -> int:
+    from reqstudio.accounts import AccountError, AccountStore
+    from reqstudio.settings import load_settings
+
     settings = load_settings()
     os.umask(0o077)  # the database the app would create is the owner's alone
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -57,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(store: AccountStore, args: argparse.Namespace) -> int:
+    from reqstudio.accounts import AccountError
+
     try:
         await store.create_table()
         action = args.users_command
