@@ -117,7 +117,7 @@ async def test_a_failed_section_closes_its_step_as_an_error_naming_the_finish_re
     assert filling.name == "② Sections"
     assert filling.is_error
     assert (
-        "This stage failed: the provider's content filter stopped the answer (finish reason: "
-        in (filling.output)
+        "This stage failed at section sec-02 “Booking”: the provider's content filter stopped "
+        "the answer (finish reason: " in (filling.output)
     )
     assert progress.step is None  # closed: the page no longer shows it running

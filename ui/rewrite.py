@@ -37,7 +37,7 @@ from reqstudio.errors import describe_failure
 from reqstudio.persistence import open_checkpointer
 from reqstudio.usage import UsageTracker
 from ui.modes import ModeSpec, StarterSpec
-from ui.rewrite_progress import ChainlitProgress
+from ui.rewrite_progress import ChainlitProgress, stage_label
 from ui.rewrite_texts import tr
 from ui.session import (
     persist_thread_state,
@@ -279,18 +279,28 @@ async def render_rewrite(request: RewriteRequest | None, *, resume_key: str | No
         return
     except (RewriteStageError, RewriteTooLarge) as error:
         log.info("rewrite failed: %s", error, exc_info=True)
-        reason = error.reason_zh if lang() == "zh" else error.reason
-        note = tr("failed", stage=error.stage, reason=reason)
+        reason = sentence(error.reason_zh if lang() == "zh" else error.reason)
+        where = progress.where(error.section_id, error.section_title)
+        note = tr("failed", stage=stage_label(error.stage), where=where, reason=reason)
         await progress.close_step(note, error=True)
         await keep_partial(progress, error.partial, note, run_key)
         return
     except Exception as error:  # keep the app running; finished steps are in the checkpoint
         log.exception("rewrite failed")
-        note = tr("failed", stage="?", reason=describe_failure(error, lang()))
+        reason = sentence(describe_failure(error, lang()))
+        note = tr("failed", stage="?", where="", reason=reason)
         await progress.close_step(note, error=True)
         await keep_partial(progress, None, note, run_key)
         return
     await finish(progress, result, time.perf_counter() - started)
+
+
+def sentence(reason: str) -> str:
+    """A reason as a sentence: the failure note goes on after it."""
+    reason = reason.strip()
+    if reason and reason[-1] not in ".。!！?？":
+        reason += "。" if lang() == "zh" else "."
+    return reason
 
 
 def downloads(markdown: str, structure: dict[str, Any], stem: str = "rewritten") -> list[cl.File]:

@@ -52,6 +52,18 @@ def issues_table(issues: list[ReviewIssue], document: DocumentStructure | None) 
     return "\n".join(rows)
 
 
+STAGES = {
+    "outline_generation": "step_outline",
+    "content_filling": "step_filling",
+    "review_revision": "stage_review",
+}
+
+
+def stage_label(stage: str) -> str:
+    """A stage as its step is titled in the user's language (the engine names it in English)."""
+    return tr(STAGES[stage]) if stage in STAGES else stage
+
+
 def section_diff(patch: SectionPatch) -> str:
     return diff_block(patch.section_id, patch.before, patch.after)
 
@@ -127,10 +139,23 @@ class ChainlitProgress:
         if reason == "cancelled":
             await self.close_step(tr("stopped"), error=True)
             return
-        # names the section's fault and its finish reason, in the user's language
-        note = tr("stage_failed", reason=kwargs.get("reason_zh") if lang() == "zh" else reason)
+        if stage_name == "content_filling":
+            await self.drop_unfinished(kwargs.get("section_id"))
+        # names the section and its fault (the finish reason), in the user's language
+        where = self.where(kwargs.get("section_id"))
+        reason = kwargs.get("reason_zh") if lang() == "zh" else reason
+        note = tr("stage_failed", where=where, reason=reason)
         output = f"{self.step.output}\n\n{note}" if self.step and self.step.output else note
         await self.close_step(output, error=True)
+
+    def where(self, section_id: str | None, title: str | None = None) -> str:
+        """ ", at section sec-02 “Booking”" for a failure at a section, else nothing."""
+        if not section_id:
+            return ""
+        if title is None and self.document is not None:
+            titles = {s.id: s.title for s in self.document.sections}
+            title = titles.get(section_id, "")
+        return tr("where", section_id=section_id, title=cell(title or ""))
 
     async def on_stage_progress(self, stage_name: str, message: str, **kwargs: Any) -> None:
         if stage_name == "content_filling" and self.step is not None:
@@ -193,6 +218,21 @@ class ChainlitProgress:
     async def on_section_token(self, section_id: str, text: str) -> None:
         self.written[section_id] = self.written.get(section_id, "") + text
         await self.draft.stream_token(text)
+
+    async def drop_unfinished(self, section_id: str | None) -> None:
+        """A section that failed for good: its last try's text (cut, filtered) and its heading
+        leave the draft, which stops streaming (no cursor left spinning)."""
+        if section_id and self.document is not None:
+            partial = self.written.pop(section_id, "")
+            if partial and self.draft.content.endswith(partial):
+                self.draft.content = self.draft.content[: len(self.draft.content) - len(partial)]
+            section = next((s for s in self.document.sections if s.id == section_id), None)
+            if section is not None:
+                heading = f"{'#' * section.level} {section.title}\n\n"
+                if self.draft.content.endswith(heading):
+                    self.draft.content = self.draft.content[: -len(heading)].rstrip("\n")
+        if self.draft.content:
+            await self.draft.update()
 
     async def on_section_reset(self, section_id: str) -> None:
         # The stream broke: drop what arrived of this section; it is written again.

@@ -103,14 +103,19 @@ TEXT = {
         "fixed · {tokens} tokens · {seconds:.1f} s",
     },
     "failed": {
-        "zh": "⚠️ 重写在阶段 {stage} 失败：{reason} 已写的内容已保留。",
-        "en": "⚠️ The rewrite failed in stage {stage}: {reason} What was written is kept.",
+        "zh": "⚠️ 重写在「{stage}」阶段失败{where}：{reason}已写的内容已保留。",
+        "en": "⚠️ The rewrite failed in stage “{stage}”{where}: {reason} What was written is kept.",
     },
+    "where": {"zh": "，章节 {section_id}「{title}」", "en": " at section {section_id} “{title}”"},
+    "stage_review": {"zh": "③ 评审", "en": "③ Review"},
     "stopped": {
         "zh": "⏹ 已停止。已写的内容已保留。",
         "en": "⏹ Stopped. What was written is kept.",
     },
-    "stage_failed": {"zh": "⚠️ 本阶段失败：{reason}", "en": "⚠️ This stage failed: {reason}"},
+    "stage_failed": {
+        "zh": "⚠️ 本阶段失败{where}：{reason}",
+        "en": "⚠️ This stage failed{where}: {reason}",
+    },
     "patch_failed": {
         "zh": "⚠️ 未能修订「{title}」（{section_id}），该节保持修订前的内容：{reason}",
         "en": "⚠️ Could not patch “{title}” ({section_id}); it stays as before: {reason}",

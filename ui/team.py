@@ -80,8 +80,10 @@ TEXT = {
         "en": "🐣 {parent} created **{agent}** ({role}) with this task brief:\n\n{brief}",
     },
     "refused": {
-        "zh": "⛔ 拒绝了 {agent} 的 `{tool}`：**{code}**（{meaning}）\n\n> {message}",
-        "en": "⛔ Refused {agent}'s `{tool}`: **{code}** ({meaning})\n\n> {message}",
+        "zh": "⛔ 拒绝了 {agent} 的 `{tool}`：**{code}**（{meaning}）\n\n告知 {agent} 的原文：\n\n"
+        "> {message}",
+        "en": "⛔ Refused {agent}'s `{tool}`: **{code}** ({meaning})\n\nWhat {agent} was told:\n\n"
+        "> {message}",
     },
     "introduced": {"zh": "🤝 {line}", "en": "🤝 {line}"},
     "limit": {
@@ -231,22 +233,18 @@ def card_markdown(spec: dict[str, Any] | None, fallback_name: str = "") -> str:
     except ValidationError:
         return f"```json\n{json.dumps(spec, ensure_ascii=False, indent=1)}\n```"
     lines = [tr("card_title", name=_cell(card.name or fallback_name or "?"))]
-    if card.description:
-        lines.append(f"> {_cell(card.description)}")
-    lines.append(
-        tr(
-            "card_modes",
-            inputs=", ".join(card.default_input_modes),
-            outputs=", ".join(card.default_output_modes),
+    if card.description:  # a blank line ends the quote: the modes are not part of it
+        lines += [f"> {_cell(card.description)}", ""]
+    inputs, outputs = ", ".join(card.default_input_modes), ", ".join(card.default_output_modes)
+    lines.append(tr("card_modes", inputs=inputs, outputs=outputs))
+    if (card.input_format, card.output_format) != (inputs, outputs):  # else the same line again
+        lines.append(
+            tr(
+                "card_formats",
+                input_format=_cell(card.input_format),
+                output_format=_cell(card.output_format),
+            )
         )
-    )
-    lines.append(
-        tr(
-            "card_formats",
-            input_format=_cell(card.input_format),
-            output_format=_cell(card.output_format),
-        )
-    )
     rows = [
         f"| `{_cell(s.id)}` {_cell(s.name)} | {_cell(s.description)} | "
         f"{'<br>'.join(_cell(e) for e in s.examples)} | "

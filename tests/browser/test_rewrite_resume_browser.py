@@ -1,0 +1,257 @@
+"""Rewrite's failure endings in a real browser (issue 17, items 2 and 8): a run that fails at a
+section says which section and why and offers Resume; after a restart the reopened thread
+offers it again and Resume writes only the sections not yet saved; a patch that fails for
+good leaves an incomplete document that names the sections not patched."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.apps import AppProcess
+from tests.browser_support import (
+    attach,
+    open_page,
+    provider_env,
+    send,
+    wait_until_idle,
+    wait_until_loaded,
+)
+from tests.rewrite_support import (
+    BODIES,
+    FILL,
+    FILL_ZH,
+    ORIGINAL_EN,
+    ORIGINAL_ZH,
+    OUTLINE_ZH,
+    PATCH_ZH,
+    REVIEW_ZH,
+    outline_reply,
+    patch_reply,
+    prompts_for,
+    review_reply,
+)
+
+pytestmark = pytest.mark.browser
+
+SECTIONS_ZH = [
+    ("概述", "说明系统用途与用户。", 2),
+    ("预约流程", "说明预约、改约与取消。", 2),
+    ("支付与提醒", "写清支付方式与提醒规则。", 2),
+]
+BODIES_ZH = [
+    "本系统供宠物主人在线预约就诊，兽医查看当天日程。\n",
+    "主人选择兽医与空闲时段完成预约，就诊前 2 小时内不可取消。\n",
+    "仅支持到店刷卡支付，不提供在线支付。就诊前 24 小时通过短信提醒。\n",
+]
+TITLE_ZH = "宠物医院预约系统"
+# More failing answers than any retry policy takes: what is left is dropped with a reset.
+FAILING_TRIES = 12
+
+
+def quick_env(server: ScriptedLLMServer) -> dict[str, str]:
+    """The app's retry waits in milliseconds: a failure after every try comes at once."""
+    return provider_env(server) | {"REQSTUDIO_RETRY_BACKOFF_SCALE": "0.01"}
+
+
+def switch_mode(page: Page, title: str) -> None:
+    page.locator("#chat-profiles").click()
+    page.get_by_role("option", name=title).click()
+
+
+def start_rewrite(page: Page, mode: str, original: Path, text: str, no_questions: str) -> None:
+    switch_mode(page, mode)
+    on = "已启用 重写 模式" if mode == "重写" else "Rewrite mode is on"
+    expect(page.get_by_text(on)).to_be_visible()  # the new chat's composer is in place
+    attach(page, str(original))
+    send(page, text)
+    page.get_by_role("button", name=no_questions).click()
+
+
+def open_step(page: Page, name: str) -> None:
+    """Show a step's output: a click on its title toggles it, so only when it is closed."""
+    title = page.get_by_role("button", name=name, exact=True)
+    if title.get_attribute("aria-expanded") != "true":
+        title.click()
+    expect(title).to_have_attribute("aria-expanded", "true")
+
+
+def expected_markdown(bodies: list[str]) -> str:
+    return f"# {TITLE_ZH}\n\n" + "".join(
+        f"## {title}\n\n{body.strip()}\n\n"
+        for (title, _, _), body in zip(SECTIONS_ZH, bodies, strict=True)
+    )
+
+
+def download(page: Page, name: str) -> str:
+    with page.expect_download() as file:
+        page.get_by_text(name).last.click()
+    return Path(file.value.path()).read_text(encoding="utf-8")
+
+
+def test_a_failed_rewrite_resumes_after_a_restart_without_asking_finished_sections_again(
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
+):
+    original = tmp_path / "宠物医院.md"
+    original.write_text(ORIGINAL_ZH, encoding="utf-8")
+    data_dir = tmp_path / "data"
+    llm_server.script(
+        outline_reply(SECTIONS_ZH, title=TITLE_ZH, match=OUTLINE_ZH),
+        Reply(content=BODIES_ZH[0], match=FILL_ZH),
+        *[Reply(fault="500", match=FILL_ZH) for _ in range(FAILING_TRIES)],
+    )
+    first = AppProcess(data_dir, quick_env(llm_server)).start()
+    try:
+        page = open_page(browser, first.url, "zh-CN")
+        start_rewrite(page, "重写", original, "重写宠物医院文档并中途失败", "不澄清，直接重写")
+        failure = page.get_by_text("⚠️ 重写在", exact=False)
+        expect(failure).to_be_visible(timeout=60_000)
+        # the failure names the section and the fault, in Chinese, and offers Resume
+        expect(failure).to_contain_text("「预约流程」")
+        expect(failure).to_contain_text("已写的内容已保留")
+        expect(page.get_by_role("button", name="继续重写")).to_be_visible()
+        expect(page.get_by_text("本系统供宠物主人在线预约就诊", exact=False).first).to_be_visible()
+        open_step(page, "② 逐节撰写")
+        expect(page.get_by_text("⚠️ 本阶段失败", exact=False)).to_be_visible()
+        expect(page.get_by_text("⚠️ 本阶段失败", exact=False)).to_contain_text("「预约流程」")
+        kept = download(page, "rewritten-partial.md")
+        # the outline with the one section written; the others are headings without a body
+        assert kept == expected_markdown([BODIES_ZH[0], "", ""]).replace("\n\n\n\n", "\n\n")
+        failure.scroll_into_view_if_needed()
+        page.screenshot(path=output_dir / "rewrite-failed-zh-CN.png")
+        wait_until_idle(page)
+        page.context.close()
+    finally:
+        first.stop()
+    asked = prompts_for(llm_server, FILL_ZH)
+    assert "第 1/3 节：概述" in asked[0] and all("第 2/3 节：预约流程" in p for p in asked[1:])
+    assert len(asked) >= 3  # section 2 was tried more than once before the run gave up
+
+    llm_server.reset()  # the failing answers not taken go; what follows is the resume
+    llm_server.script(
+        Reply(content=BODIES_ZH[1], match=FILL_ZH),
+        Reply(content=BODIES_ZH[2], match=FILL_ZH),
+        review_reply(match=REVIEW_ZH),
+    )
+    second = AppProcess(data_dir, quick_env(llm_server)).start()
+    try:
+        page = open_page(browser, second.url, "zh-CN")
+        page.locator("#thread-history").get_by_text("重写宠物医院文档并中途失败").first.click()
+        wait_until_loaded(page)
+        offer = page.get_by_text("上次的重写没有完成，已完成的步骤已保存。", exact=False)
+        expect(offer).to_be_visible()
+        expect(page.get_by_text("⚠️ 重写在", exact=False)).to_be_visible()  # the stored failure
+        page.screenshot(path=output_dir / "rewrite-resume-offer-zh-CN.png")
+        page.locator(".step").filter(has=offer).get_by_role("button", name="继续重写").click()
+        summary = page.get_by_text("✅ 重写完成：3 节 · 评审 1 轮", exact=False)
+        expect(summary).to_be_visible(timeout=60_000)
+        markdown = download(page, "rewritten.md")
+        assert markdown == expected_markdown(BODIES_ZH)
+        data = json.loads(download(page, "rewritten.json"))
+        assert data["complete"] is True
+        assert [s["content"] for s in data["structured_document"]["sections"]] == BODIES_ZH
+        summary.scroll_into_view_if_needed()
+        page.screenshot(path=output_dir / "rewrite-resumed-zh-CN.png")
+        wait_until_idle(page)
+    finally:
+        second.stop()
+    # the resume asked for sections 2 and 3 only: no outline, section 1 not written again
+    assert prompts_for(llm_server, OUTLINE_ZH) == []
+    fills = prompts_for(llm_server, FILL_ZH)
+    assert len(fills) == 2
+    assert "第 2/3 节：预约流程" in fills[0] and "第 3/3 节：支付与提醒" in fills[1]
+    assert "本系统供宠物主人在线预约就诊" in fills[0]  # section 1 came from the checkpoint
+    assert llm_server.pending == 0
+
+
+def test_the_failure_and_resume_speak_english_and_name_the_finish_reason(
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
+):
+    original = tmp_path / "clinic.md"
+    original.write_text(ORIGINAL_EN, encoding="utf-8")
+    llm_server.script(
+        outline_reply(),
+        Reply(content=BODIES[0], match=FILL),
+        *[
+            Reply(content="Owners pick", match=FILL, finish_reason="content_filter")
+            for _ in range(FAILING_TRIES)
+        ],
+    )
+    app = AppProcess(tmp_path / "data", quick_env(llm_server)).start()
+    try:
+        page = open_page(browser, app.url, "en-US")
+        start_rewrite(page, "Rewrite", original, "Rewrite the clinic document", "Rewrite without")
+        failure = page.get_by_text("⚠️ The rewrite failed", exact=False)
+        expect(failure).to_be_visible(timeout=60_000)
+        expect(failure).to_contain_text("“Booking”")
+        expect(failure).to_contain_text("finish reason: content_filter")
+        expect(failure).to_contain_text("What was written is kept.")
+        expect(page.get_by_text("Owners pick", exact=False)).to_have_count(0)  # the cut text
+        failure.scroll_into_view_if_needed()
+        page.screenshot(path=output_dir / "rewrite-failed-en-US.png")
+
+        llm_server.reset()
+        llm_server.script(
+            Reply(content=BODIES[1], match=FILL),
+            Reply(content=BODIES[2], match=FILL),
+            review_reply(match="meticulous document reviewer"),
+        )
+        page.get_by_role("button", name="Resume the rewrite").click()
+        summary = page.get_by_text("✅ Rewrite done: 3 sections · 1 review rounds", exact=False)
+        expect(summary).to_be_visible(timeout=60_000)
+        assert len(prompts_for(llm_server, FILL)) == 2
+        wait_until_idle(page)
+    finally:
+        app.stop()
+
+
+def test_a_failed_patch_leaves_an_incomplete_document_naming_the_section(
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
+):
+    original = tmp_path / "宠物医院.md"
+    original.write_text(ORIGINAL_ZH, encoding="utf-8")
+    patched = "仅支持到店刷卡支付。就诊前 24 小时与 2 小时各发一次短信提醒。\n"
+    llm_server.script(
+        outline_reply(SECTIONS_ZH, title=TITLE_ZH, match=OUTLINE_ZH),
+        *[Reply(content=body, match=FILL_ZH) for body in BODIES_ZH],
+        review_reply(
+            ("sec-02", "改约规则与澄清不一致。"),
+            ("sec-03", "提醒规则不完整。"),
+            match=REVIEW_ZH,
+        ),
+        patch_reply(patched, match="（omission）提醒规则不完整。"),
+        *[
+            Reply(fault="500", match="（omission）改约规则与澄清不一致。")
+            for _ in range(FAILING_TRIES)
+        ],
+    )  # no second review: a failed patch ends the review (agents/rewrite/graph.py)
+    app = AppProcess(tmp_path / "data", quick_env(llm_server)).start()
+    try:
+        page = open_page(browser, app.url, "zh-CN")
+        start_rewrite(page, "重写", original, "重写宠物医院文档", "不澄清，直接重写")
+        summary = page.get_by_text("⚠️ 重写未完全完成", exact=False)
+        expect(summary).to_be_visible(timeout=60_000)
+        expect(summary).to_contain_text("sec-02「预约流程」")
+        expect(summary).not_to_contain_text("支付与提醒")
+        open_step(page, "③ 评审 · 第 1 轮")
+        expect(page.get_by_text("⚠️ 未能修订「预约流程」（sec-02）", exact=False)).to_be_visible()
+        expect(page.get_by_text("修订「支付与提醒」")).to_be_visible()
+        markdown = download(page, "rewritten.md")
+        # the failed section stays as drafted, the patch that worked is kept
+        assert markdown == expected_markdown([BODIES_ZH[0], BODIES_ZH[1], patched])
+        data = json.loads(download(page, "rewritten.json"))
+        assert data["complete"] is False
+        assert [f["section_id"] for f in data["failed_patches"]] == ["sec-02"]
+        summary.scroll_into_view_if_needed()
+        page.screenshot(path=output_dir / "rewrite-incomplete-zh-CN.png")
+        wait_until_idle(page)
+    finally:
+        app.stop()
+    assert len(prompts_for(llm_server, REVIEW_ZH)) == 1
+    patches = prompts_for(llm_server, PATCH_ZH)
+    assert sum("提醒规则不完整" in p for p in patches) == 1  # the patch that worked, once
+    assert len(patches) >= 3  # and the failing one, tried more than once
