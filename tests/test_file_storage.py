@@ -1,0 +1,340 @@
+"""Thread files in the configured store (issue 19 item 3): an SRS run's downloads and its
+uploaded reference, written through one app instance, are served by another one sharing the
+database (the `database` back end on one PostgreSQL, the `s3` back end on a real
+S3-compatible server, moto), and by the same data folder moved elsewhere (`local`). The
+stores refuse, on the way in, files too big or of a type not allowed, and say so in one line.
+
+The apps are real processes driven over their socket and HTTP, as the browser drives them."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import socketio
+
+from reqstudio.local_model import free_port
+from reqstudio.scripted_server import ScriptedLLMServer
+from tests.apps import AppProcess
+from tests.browser_support import provider_env
+from tests.test_srs_support import (
+    E_STORE,
+    SRS_TEXT,
+    clarify_reply,
+    doc_reply,
+    explore_reply,
+    parse_reply,
+)
+
+SHARED_SECRET = "test-shared-secret-" + "x" * 40  # instances sign with one secret (README)
+REFERENCE = E_STORE / "reference.md"
+RUN_FILES = {"srs.md", "srs-log.json", "reference.md"}
+
+
+def script_srs_run(llm_server: ScriptedLLMServer) -> None:
+    llm_server.script(
+        parse_reply(("FR-01", "Readers search books."), ("FR-02", "Readers reserve books.")),
+        explore_reply(("FR-01", "Readers search books by title."), ("FR-02", "Reserve.")),
+        clarify_reply(FR_01=2, FR_02=2),
+        doc_reply(SRS_TEXT),
+    )
+
+
+async def cookie_of(base_url: str) -> str:
+    async with httpx.AsyncClient(base_url=base_url) as http:
+        await http.get("/user")  # the one local user's sign-in cookie (no REQSTUDIO_USERS)
+        return "; ".join(f"{k}={v}" for k, v in http.cookies.items())
+
+
+async def run_srs_with_reference(app: AppProcess) -> tuple[str, bytes]:
+    """An SRS run as the browser makes it: upload the reference, send the description with it
+    attached, wait until srs.md and srs-log.json are offered. Returns the thread id and srs.md
+    as the running session's download link serves it."""
+    cookie = await cookie_of(app.url)
+    session_id = str(uuid.uuid4())
+    client = socketio.AsyncClient(reconnection=False)
+    changed = asyncio.Event()
+    thread: dict[str, str] = {}
+    shown: dict[str, dict] = {}
+    texts: list[str] = []
+
+    @client.on("first_interaction")
+    async def first(data: dict) -> None:
+        thread["id"] = data["thread_id"]
+
+    @client.on("element")
+    async def element(data: dict) -> None:
+        shown[data["name"]] = data
+        changed.set()
+
+    @client.on("new_message")
+    async def message(data: dict) -> None:
+        texts.append(data.get("output") or "")
+        changed.set()
+
+    async def until(condition, timeout: float = 90) -> None:
+        async def wait() -> None:
+            while not condition():
+                changed.clear()
+                await changed.wait()
+
+        await asyncio.wait_for(wait(), timeout)
+
+    await client.connect(
+        app.url,
+        socketio_path="/ws/socket.io",
+        transports=["websocket"],
+        headers={"Cookie": cookie, "Accept-Language": "en-US"},
+        auth={"clientType": "webapp", "sessionId": session_id, "threadId": "",
+              "userEnv": "{}", "chatProfile": "SRS"},
+    )  # fmt: skip
+    try:
+        await client.emit("connection_successful")
+        await until(lambda: any("mode is on" in t for t in texts))
+        async with httpx.AsyncClient(base_url=app.url, headers={"Cookie": cookie}) as http:
+            uploaded = await http.post(
+                "/project/file",
+                params={"session_id": session_id},
+                files={"file": (REFERENCE.name, REFERENCE.read_bytes(), "text/markdown")},
+            )
+        assert uploaded.status_code == 200, uploaded.text
+        step = {
+            "id": str(uuid.uuid4()), "threadId": "", "name": "local", "type": "user_message",
+            "output": "A library lending system: readers search and reserve books.",
+            "createdAt": "", "streaming": False, "metadata": {}, "modes": {},
+        }  # fmt: skip
+        await client.emit("client_message", {"message": step, "fileReferences": [uploaded.json()]})
+        await until(lambda: "srs.md" in shown and "srs-log.json" in shown)
+        async with httpx.AsyncClient(base_url=app.url, headers={"Cookie": cookie}) as http:
+            live = await http.get(
+                f"/project/file/{shown['srs.md']['chainlitKey']}",
+                params={"session_id": session_id},
+            )
+        assert live.status_code == 200
+    finally:
+        await client.disconnect()
+    return thread["id"], live.content
+
+
+def stored_files(app: AppProcess, thread_id: str, names: set[str]) -> dict[str, dict]:
+    """The thread's files as another tab opening it gets them (`GET /project/thread/<id>`);
+    waits, bounded, for the history writes the run started to land."""
+    with httpx.Client(base_url=app.url, timeout=30) as http:
+        http.get("/user")
+        deadline = time.monotonic() + 30
+        while True:
+            reply = http.get(f"/project/thread/{thread_id}")
+            assert reply.status_code == 200, reply.text
+            found = {e["name"]: e for e in reply.json().get("elements") or []}
+            if names <= found.keys() or time.monotonic() > deadline:
+                return found
+            time.sleep(0.2)
+
+
+def download(app: AppProcess, url: str) -> httpx.Response:
+    """What the browser's download link fetches: the app's own route, or a presigned URL."""
+    target = url if url.startswith("http") else app.url + url
+    return httpx.get(target, timeout=30)
+
+
+def assert_run_files_served(app: AppProcess, files: dict[str, dict]) -> None:
+    assert files.keys() >= RUN_FILES, sorted(files)
+    srs = download(app, files["srs.md"]["url"])
+    assert srs.status_code == 200 and srs.text == SRS_TEXT
+    assert srs.headers["content-type"].startswith("text/markdown")
+    log = download(app, files["srs-log.json"]["url"])
+    assert log.status_code == 200 and '"usage"' in log.text
+    reference = download(app, files["reference.md"]["url"])
+    assert reference.content == REFERENCE.read_bytes()  # the upload itself, byte for byte
+
+
+# --- database: two instances, separate data folders, one PostgreSQL -------------------------
+
+
+def test_second_instance_serves_the_files_the_first_wrote_from_postgres(
+    llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path
+):
+    env = provider_env(llm_server) | {
+        "REQSTUDIO_DATABASE_URL": postgres_url,
+        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
+    }
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    try:
+        script_srs_run(llm_server)
+        thread_id, live = asyncio.run(run_srs_with_reference(first))
+        assert live.decode() == SRS_TEXT
+        files = stored_files(second, thread_id, RUN_FILES)
+        first.stop()  # the instance that wrote them is gone
+        assert all(f["url"].startswith("/reqstudio/files/") for f in files.values())
+        assert_run_files_served(second, files)
+        # nothing of it on either machine's disk: the files are in the database
+        assert (
+            not list((tmp_path / "a").glob("files/*"))
+            and not (tmp_path / "a/thread-files").exists()
+        )
+        assert "thread files stored in: database" in second.log()
+
+        # a link is only as good as its signature and its time
+        url = files["srs.md"]["url"]
+        assert download(second, url.replace("signature=", "signature=0")).status_code == 403
+        expired = url.split("?")[0] + "?expires=1&signature=" + url.split("signature=")[1]
+        assert download(second, expired).status_code == 403
+    finally:
+        first.stop()
+        second.stop()
+
+
+# --- s3: a real S3-compatible server (moto) -------------------------------------------------
+
+
+class MotoServer:
+    """moto's S3-compatible HTTP server on a free port of 127.0.0.1."""
+
+    def __init__(self, folder: Path):
+        self.port = free_port()
+        self.log = folder / "moto.log"
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> MotoServer:
+        binary = Path(sys.executable).parent / "moto_server"
+        if not binary.exists():
+            pytest.skip("moto[server] is not installed (pip install -e '.[dev]')")
+        log = open(self.log, "wb")  # noqa: SIM115 - owned by the process
+        self.process = subprocess.Popen(
+            [str(binary), "-H", "127.0.0.1", "-p", str(self.port)],
+            stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(self.url, timeout=1)
+                return self
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError(f"moto did not start: {self.log.read_text()}")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+    def client(self):
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.url, **AWS_TEST_KEYS)
+
+
+AWS_TEST_KEYS = {
+    "aws_access_key_id": "test-key",
+    "aws_secret_access_key": "test-secret",
+    "region_name": "us-east-1",
+}
+
+
+def aws_env(moto: MotoServer, bucket: str) -> dict[str, str]:
+    return {
+        "REQSTUDIO_S3_BUCKET": bucket,
+        "REQSTUDIO_S3_ENDPOINT_URL": moto.url,
+        "AWS_ACCESS_KEY_ID": AWS_TEST_KEYS["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": AWS_TEST_KEYS["aws_secret_access_key"],
+        "AWS_DEFAULT_REGION": AWS_TEST_KEYS["region_name"],
+        "AWS_EC2_METADATA_DISABLED": "true",  # never ask a cloud for credentials
+    }
+
+
+@pytest.fixture
+def moto(tmp_path: Path) -> Iterator[MotoServer]:
+    server = MotoServer(tmp_path).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_second_instance_serves_from_s3_what_the_first_wrote(
+    llm_server: ScriptedLLMServer, postgres_url: str, moto: MotoServer, tmp_path: Path
+):
+    moto.client().create_bucket(Bucket="reqstudio-files")
+    env = (
+        provider_env(llm_server)
+        | aws_env(moto, "reqstudio-files")
+        | {
+            "REQSTUDIO_DATABASE_URL": postgres_url,
+            "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
+        }
+    )
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    try:
+        script_srs_run(llm_server)
+        thread_id, _ = asyncio.run(run_srs_with_reference(first))
+        files = stored_files(second, thread_id, RUN_FILES)
+        first.stop()
+        # presigned URLs of the S3 server: the browser downloads from the store itself
+        assert all(f["url"].startswith(moto.url + "/reqstudio-files/") for f in files.values())
+        assert_run_files_served(second, files)
+        keys = [
+            o["Key"] for o in moto.client().list_objects_v2(Bucket="reqstudio-files")["Contents"]
+        ]
+        assert {k.rsplit("/", 1)[-1] for k in keys} >= RUN_FILES
+        assert "thread files stored in: s3" in second.log()
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_s3_store_down_costs_one_log_line_a_file_and_the_live_download_stays(
+    llm_server: ScriptedLLMServer, moto: MotoServer, tmp_path: Path
+):
+    moto.client().create_bucket(Bucket="reqstudio-files")
+    app = AppProcess(tmp_path / "a", provider_env(llm_server) | aws_env(moto, "reqstudio-files"))
+    app.start()
+    moto.stop()  # the store goes away after start-up
+    try:
+        script_srs_run(llm_server)
+        _, live = asyncio.run(run_srs_with_reference(app))
+        assert live.decode() == SRS_TEXT  # the running session still offers what it made
+    finally:
+        app.stop()
+    lines = [line for line in app.log().splitlines() if "file store unavailable" in line]
+    # one line per file (the reference, srs.md, srs-log.json), no traceback
+    assert len(lines) == 3 and all("EndpointConnectionError" in line for line in lines), lines
+    assert "Traceback" not in app.log()
+
+
+# --- local: the embedded default, and the data folder moved ---------------------------------
+
+
+def test_local_files_follow_the_data_folder_when_it_moves(
+    llm_server: ScriptedLLMServer, tmp_path: Path
+):
+    env = provider_env(llm_server)
+    app = AppProcess(tmp_path / "before", env).start()
+    try:
+        script_srs_run(llm_server)
+        thread_id, _ = asyncio.run(run_srs_with_reference(app))
+        stored_files(app, thread_id, RUN_FILES)  # written before the app stops
+    finally:
+        app.stop()
+    assert "thread files stored in: local" in app.log()
+    shutil.move(tmp_path / "before", tmp_path / "after")
+    # the secret the links are signed with moves with the folder (ensure_auth_secret)
+    moved = AppProcess(tmp_path / "after", env).start()
+    try:
+        files = stored_files(moved, thread_id, RUN_FILES)
+        assert_run_files_served(moved, files)
+    finally:
+        moved.stop()
