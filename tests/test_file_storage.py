@@ -33,6 +33,8 @@ from tests.test_srs_support import (
     explore_reply,
     parse_reply,
 )
+from tests.test_team_run import answer
+from ui.storage import DatabaseStorage, FileNotStored, LocalDiskStorage
 
 SHARED_SECRET = "test-shared-secret-" + "x" * 40  # instances sign with one secret (README)
 REFERENCE = E_STORE / "reference.md"
@@ -58,6 +60,24 @@ async def run_srs_with_reference(app: AppProcess) -> tuple[str, bytes]:
     """An SRS run as the browser makes it: upload the reference, send the description with it
     attached, wait until srs.md and srs-log.json are offered. Returns the thread id and srs.md
     as the running session's download link serves it."""
+    thread_id, live = await run_in_mode(
+        app, "SRS", "A library lending system: readers search and reserve books.",
+        {"srs.md", "srs-log.json"}, attach=REFERENCE,
+    )  # fmt: skip
+    return thread_id, live["srs.md"]
+
+
+async def run_in_mode(
+    app: AppProcess,
+    mode: str,
+    text: str,
+    offered: set[str],
+    attach: Path | None = None,
+    said: str = "",
+) -> tuple[str, dict[str, bytes]]:
+    """Send `text` (with `attach` uploaded and attached) in `mode` over the app's socket, as
+    the browser does; wait until the files named `offered` are shown and a message holds
+    `said`. Returns the thread id and those files as the running session serves them."""
     cookie = await cookie_of(app.url)
     session_id = str(uuid.uuid4())
     client = socketio.AsyncClient(reconnection=False)
@@ -94,34 +114,38 @@ async def run_srs_with_reference(app: AppProcess) -> tuple[str, bytes]:
         transports=["websocket"],
         headers={"Cookie": cookie, "Accept-Language": "en-US"},
         auth={"clientType": "webapp", "sessionId": session_id, "threadId": "",
-              "userEnv": "{}", "chatProfile": "SRS"},
+              "userEnv": "{}", "chatProfile": mode},
     )  # fmt: skip
     try:
         await client.emit("connection_successful")
         await until(lambda: any("mode is on" in t for t in texts))
+        references = None
         async with httpx.AsyncClient(base_url=app.url, headers={"Cookie": cookie}) as http:
-            uploaded = await http.post(
-                "/project/file",
-                params={"session_id": session_id},
-                files={"file": (REFERENCE.name, REFERENCE.read_bytes(), "text/markdown")},
-            )
-        assert uploaded.status_code == 200, uploaded.text
-        step = {
-            "id": str(uuid.uuid4()), "threadId": "", "name": "local", "type": "user_message",
-            "output": "A library lending system: readers search and reserve books.",
-            "createdAt": "", "streaming": False, "metadata": {}, "modes": {},
-        }  # fmt: skip
-        await client.emit("client_message", {"message": step, "fileReferences": [uploaded.json()]})
-        await until(lambda: "srs.md" in shown and "srs-log.json" in shown)
-        async with httpx.AsyncClient(base_url=app.url, headers={"Cookie": cookie}) as http:
-            live = await http.get(
-                f"/project/file/{shown['srs.md']['chainlitKey']}",
-                params={"session_id": session_id},
-            )
-        assert live.status_code == 200
+            if attach is not None:
+                uploaded = await http.post(
+                    "/project/file",
+                    params={"session_id": session_id},
+                    files={"file": (attach.name, attach.read_bytes(), "text/markdown")},
+                )
+                assert uploaded.status_code == 200, uploaded.text
+                references = [uploaded.json()]
+            step = {
+                "id": str(uuid.uuid4()), "threadId": "", "name": "local",
+                "type": "user_message", "output": text, "createdAt": "", "streaming": False,
+                "metadata": {}, "modes": {},
+            }  # fmt: skip
+            await client.emit("client_message", {"message": step, "fileReferences": references})
+            await until(lambda: offered <= shown.keys() and any(said in t for t in texts[1:]))
+            live = {}
+            for name in offered:
+                reply = await http.get(
+                    f"/project/file/{shown[name]['chainlitKey']}", params={"session_id": session_id}
+                )
+                assert reply.status_code == 200
+                live[name] = reply.content
     finally:
         await client.disconnect()
-    return thread["id"], live.content
+    return thread.get("id", ""), live
 
 
 def stored_files(app: AppProcess, thread_id: str, names: set[str]) -> dict[str, dict]:
@@ -188,6 +212,32 @@ def test_second_instance_serves_the_files_the_first_wrote_from_postgres(
         assert download(second, url.replace("signature=", "signature=0")).status_code == 403
         expired = url.split("?")[0] + "?expires=1&signature=" + url.split("signature=")[1]
         assert download(second, expired).status_code == 403
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_a_team_record_written_on_one_instance_downloads_from_another(
+    llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path
+):
+    """Team keeps its record as a download (Review and Rewrite keep theirs the same way, as
+    elements of their closing message): nothing per mode, Chainlit stores it."""
+    env = provider_env(llm_server) | {
+        "REQSTUDIO_DATABASE_URL": postgres_url,
+        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
+    }
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    try:
+        llm_server.script(answer("Login: FR-1 users sign in.", "List the login requirements"))
+        thread_id, live = asyncio.run(
+            run_in_mode(first, "Team", "List the login requirements", {"team-record.json"})
+        )
+        files = stored_files(second, thread_id, {"team-record.json"})
+        first.stop()
+        record = download(second, files["team-record.json"]["url"])
+        assert record.status_code == 200 and record.content == live["team-record.json"]
+        assert record.json()["reason"] == "answered"
     finally:
         first.stop()
         second.stop()
@@ -338,3 +388,82 @@ def test_local_files_follow_the_data_folder_when_it_moves(
         assert_run_files_served(moved, files)
     finally:
         moved.stop()
+
+
+# --- refused on the way in ------------------------------------------------------------------
+
+MB = 1024 * 1024
+TYPES = ("text/markdown", "application/json")
+
+
+async def test_database_store_refuses_big_files_wrong_types_and_a_full_table(postgres_url):
+    store = DatabaseStorage(postgres_url, max_mb=1, allowed_types=TYPES, table_max_mb=1.5)
+    await store.create_table()
+    try:
+        written = await store.upload_file("u/1/a.md", b"# A\n", "text/markdown")
+        assert written["object_key"] == "u/1/a.md"
+        assert await store.read("u/1/a.md") == (b"# A\n", "text/markdown")
+
+        with pytest.raises(FileNotStored) as too_big:
+            await store.upload_file("u/2/big.md", b"x" * (MB + 1), "text/markdown")
+        assert str(too_big.value) == (
+            "file 'big.md' not stored: 1.00 MB is over the 1 MB limit (REQSTUDIO_FILE_MAX_MB)"
+        )
+        with pytest.raises(FileNotStored, match="content type 'text/html' is not allowed"):
+            await store.upload_file("u/3/page.html", b"<script>", "text/html")
+
+        await store.upload_file("u/4/b.md", b"y" * (MB - 10), "text/markdown")
+        with pytest.raises(FileNotStored, match="REQSTUDIO_DATABASE_FILES_MAX_MB"):
+            await store.upload_file("u/5/c.md", b"z" * (MB - 10), "text/markdown")
+        # writing a key again replaces it: its old size does not count against the table
+        await store.upload_file("u/4/b.md", b"w" * (MB - 10), "text/markdown")
+        assert await store.read("u/2/big.md") is None and await store.read("u/5/c.md") is None
+    finally:
+        await store.close()
+
+
+async def test_database_store_unavailable_is_one_line(postgres_server, postgres_url):
+    store = DatabaseStorage(postgres_url, max_mb=1, allowed_types=TYPES, table_max_mb=1)
+    await store.create_table()
+    await asyncio.to_thread(postgres_server.stop)
+    try:
+        with pytest.raises(FileNotStored) as down:
+            await store.upload_file("u/1/a.md", b"# A\n", "text/markdown")
+        assert str(down.value).startswith("file store unavailable: ")
+        assert "\n" not in str(down.value)
+    finally:
+        await asyncio.to_thread(postgres_server.start)
+        await store.close()
+
+
+async def test_local_store_keeps_names_users_gave_inside_its_folder(tmp_path: Path):
+    store = LocalDiskStorage(tmp_path / "files", max_mb=1, allowed_types=TYPES)
+    await store.upload_file("u/1/../../../escape.md", b"# kept\n", "text/markdown")
+    assert not (tmp_path / "escape.md").exists()
+    assert [p.parent for p in (tmp_path / "files").iterdir()] == [tmp_path / "files"] * 2
+    assert await store.read("u/1/../../../escape.md") == (b"# kept\n", "text/markdown")
+    with pytest.raises(FileNotStored, match="content type 'image/svg\\+xml' is not allowed"):
+        await store.upload_file("u/2/x.svg", b"<svg/>", "image/svg+xml")
+
+
+def test_an_oversized_attachment_is_refused_in_words_and_not_stored(
+    llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path
+):
+    limits = {"REQSTUDIO_REFERENCE_MAX_MB": "0.01", "REQSTUDIO_FILE_MAX_MB": "0.01"}
+    env = provider_env(llm_server) | {"REQSTUDIO_DATABASE_URL": postgres_url} | limits
+    app = AppProcess(tmp_path / "a", env).start()
+    try:
+        said = "over the 0.01 MB limit"  # the app's own refusal, in the chat
+        asyncio.run(run_in_mode(app, "SRS", "A library.", set(), attach=REFERENCE, said=said))
+        deadline = time.monotonic() + 30  # the store's refusal is written by another task
+        while "not stored" not in app.log() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        app.stop()
+    size = REFERENCE.stat().st_size / MB
+    refused = [line for line in app.log().splitlines() if "not stored" in line]
+    assert len(refused) == 1 and refused[0].endswith(
+        f"file 'reference.md' not stored: {size:.2f} MB is over the 0.01 MB limit "
+        "(REQSTUDIO_FILE_MAX_MB)"
+    )
+    assert "Traceback" not in app.log()

@@ -40,6 +40,8 @@ from reqstudio.settings import Settings
 log = logging.getLogger("reqstudio")
 
 FILES_ROUTE = "/reqstudio/files"
+MB = 1024 * 1024
+FILES_LOCK_KEY = 0x52514649  # the file table's total is checked and written under this lock
 
 
 class FileNotStored(Exception):
@@ -52,17 +54,17 @@ class CheckedStorage(BaseStorageClient):
 
     kind = ""
 
-    def __init__(self, max_bytes: int, allowed_types: tuple[str, ...]):
-        self.max_bytes = max_bytes
+    def __init__(self, max_mb: float, allowed_types: tuple[str, ...]):
+        self.max_mb = max_mb
         self.allowed_types = allowed_types
 
     def check(self, object_key: str, data: bytes | str, mime: str) -> bytes:
         content = data.encode() if isinstance(data, str) else bytes(data)
         name = object_key.rsplit("/", 1)[-1]
-        if len(content) > self.max_bytes:
+        if len(content) > self.max_mb * MB:
             raise FileNotStored(
-                f"file {name!r} not stored: {len(content) / 1024 / 1024:.1f} MB is over the "
-                f"{self.max_bytes / 1024 / 1024:g} MB limit (REQSTUDIO_FILE_MAX_MB)"
+                f"file {name!r} not stored: {len(content) / MB:.2f} MB is over the "
+                f"{self.max_mb:g} MB limit (REQSTUDIO_FILE_MAX_MB)"
             )
         base_type = (mime or "").split(";")[0].strip().lower()
         if not any(fnmatch.fnmatch(base_type, pattern) for pattern in self.allowed_types):
@@ -121,8 +123,8 @@ class LocalDiskStorage(AppServedStorage):
 
     kind = "local"
 
-    def __init__(self, folder: Path, max_bytes: int, allowed_types: tuple[str, ...]):
-        super().__init__(max_bytes, allowed_types)
+    def __init__(self, folder: Path, max_mb: float, allowed_types: tuple[str, ...]):
+        super().__init__(max_mb, allowed_types)
         self.folder = folder
 
     def _path(self, object_key: str) -> Path:
@@ -150,7 +152,7 @@ class LocalDiskStorage(AppServedStorage):
             await asyncio.to_thread(self._write, object_key, content, mime)
         except OSError as error:
             raise FileNotStored(f"file store unavailable: {error}") from None
-        return {"object_key": object_key, "url": signed_url(object_key)}
+        return {"object_key": object_key}  # links are signed when a thread is read
 
     def _read(self, object_key: str) -> tuple[bytes, str] | None:
         path = self._path(object_key)
@@ -176,21 +178,21 @@ STORED_FILES_TABLE = """CREATE TABLE IF NOT EXISTS stored_files (
 
 
 class DatabaseStorage(AppServedStorage):
-    """Files in a table of the history database, each at most `max_bytes` and all together at
-    most `table_max_bytes`: several instances on one PostgreSQL serve each other's files."""
+    """Files in a table of the history database, each at most `max_mb` and all together at
+    most `table_max_mb`: several instances on one PostgreSQL serve each other's files."""
 
     kind = "database"
 
     def __init__(
         self,
         database_url: str,
-        max_bytes: int,
+        max_mb: float,
         allowed_types: tuple[str, ...],
-        table_max_bytes: int,
+        table_max_mb: float,
     ):
-        super().__init__(max_bytes, allowed_types)
+        super().__init__(max_mb, allowed_types)
         self.database_url = database_url
-        self.table_max_bytes = table_max_bytes
+        self.table_max_mb = table_max_mb
         self._engine: AsyncEngine | None = None
 
     @property
@@ -217,6 +219,10 @@ class DatabaseStorage(AppServedStorage):
         content = self.check(object_key, data, mime)
         try:
             async with self.engine.begin() as connection:
+                if is_postgres(self.database_url):  # instances writing at once take turns
+                    await connection.execute(
+                        text("SELECT pg_advisory_xact_lock(:key)"), {"key": FILES_LOCK_KEY}
+                    )
                 held = (
                     await connection.execute(
                         text(
@@ -226,11 +232,10 @@ class DatabaseStorage(AppServedStorage):
                         {"key": object_key},
                     )
                 ).scalar_one()
-                if held + len(content) > self.table_max_bytes:
+                if held + len(content) > self.table_max_mb * MB:
                     raise FileNotStored(
                         f"file {object_key.rsplit('/', 1)[-1]!r} not stored: the file table "
-                        f"holds {held / 1024 / 1024:.1f} MB of its "
-                        f"{self.table_max_bytes / 1024 / 1024:g} MB "
+                        f"holds {held / MB:.2f} MB of its {self.table_max_mb:g} MB "
                         "(REQSTUDIO_DATABASE_FILES_MAX_MB)"
                     )
                 await connection.execute(
@@ -254,7 +259,7 @@ class DatabaseStorage(AppServedStorage):
             raise FileNotStored(
                 f"file store unavailable: {type(error).__name__}: {error}".splitlines()[0]
             ) from None
-        return {"object_key": object_key, "url": signed_url(object_key)}
+        return {"object_key": object_key}  # links are signed when a thread is read
 
     async def read(self, object_key: str) -> tuple[bytes, str] | None:
         async with self.engine.connect() as connection:
@@ -278,7 +283,7 @@ class DatabaseStorage(AppServedStorage):
             await self._engine.dispose()
 
 
-def s3_storage(settings: Settings, max_bytes: int, allowed_types: tuple[str, ...]):
+def s3_storage(settings: Settings, max_mb: float, allowed_types: tuple[str, ...]):
     """Chainlit's S3 client with the same checks; boto3 reads region and keys from the
     standard AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION)."""
     from chainlit.data.storage_clients.s3 import S3StorageClient
@@ -287,7 +292,7 @@ def s3_storage(settings: Settings, max_bytes: int, allowed_types: tuple[str, ...
         kind = "s3"
 
         def __init__(self) -> None:
-            CheckedStorage.__init__(self, max_bytes, allowed_types)
+            CheckedStorage.__init__(self, max_mb, allowed_types)
             kwargs = {"endpoint_url": settings.s3_endpoint_url} if settings.s3_endpoint_url else {}
             S3StorageClient.__init__(self, settings.s3_bucket, **kwargs)
 
@@ -325,19 +330,15 @@ def storage_kind(settings: Settings) -> str:
 
 
 def make_storage(settings: Settings) -> CheckedStorage:
-    max_bytes = int(settings.file_max_mb * 1024 * 1024)
-    types = settings.file_type_list
+    max_mb, types = settings.file_max_mb, settings.file_type_list
     kind = storage_kind(settings)
     if kind == "s3":
-        return s3_storage(settings, max_bytes, types)
+        return s3_storage(settings, max_mb, types)
     if kind == "database":
         return DatabaseStorage(
-            settings.resolved_database_url,
-            max_bytes,
-            types,
-            int(settings.database_files_max_mb * 1024 * 1024),
+            settings.resolved_database_url, max_mb, types, settings.database_files_max_mb
         )
-    return LocalDiskStorage(settings.data_dir / "files", max_bytes, types)
+    return LocalDiskStorage(settings.data_dir / "files", max_mb, types)
 
 
 async def prepare_storage(storage: CheckedStorage) -> None:
