@@ -1,0 +1,67 @@
+"""A finished SRS thread reopened in the browser on another instance (separate data folder,
+one PostgreSQL): its downloads and its reference chip are there, and download what the first
+instance wrote (issue 19 item 3, issue 18 item 1 for SRS)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from reqstudio.scripted_server import ScriptedLLMServer
+from tests.apps import AppProcess
+from tests.browser.test_srs_browser import SRS, switch_mode
+from tests.browser_support import attach, open_page, provider_env, send, wait_until_loaded
+from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
+
+pytestmark = pytest.mark.browser
+
+SHARED_SECRET = "test-shared-secret-" + "x" * 40
+
+
+def test_srs_files_download_on_another_instance(
+    browser: Browser, llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path,
+    output_dir: Path,
+):  # fmt: skip
+    env = provider_env(llm_server) | {
+        "REQSTUDIO_DATABASE_URL": postgres_url,
+        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
+    }
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    try:
+        llm_server.script(
+            parse_reply(("FR-01", "顾客可以浏览商品目录"), ("FR-02", "顾客可以下单")),
+            explore_reply(("FR-01", "顾客可以按类别浏览商品目录"), ("FR-02", "顾客可以下单")),
+            clarify_reply(FR_01=2, FR_02=2),
+            doc_reply(SRS),
+        )
+        page = open_page(browser, first.url)
+        switch_mode(page, "SRS 生成")
+        expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
+        attach(page, str(E_STORE / "reference.md"))
+        send(page, "在线电子商店：顾客浏览商品目录并下单。")
+        expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("srs.md", exact=True)).to_be_visible()
+        page.context.close()
+        first.stop()  # the instance that wrote the files is gone
+
+        page = open_page(browser, second.url)
+        page.locator("#thread-history").get_by_text("在线电子商店", exact=False).click()
+        wait_until_loaded(page)
+        expect(page.get_by_text("本文档描述 e-Store 的需求。")).to_be_visible()
+        for name in ("srs.md", "srs-log.json", "reference.md"):  # the names users saw
+            expect(page.get_by_text(name, exact=True)).to_be_visible()
+        with page.expect_download() as srs:
+            page.get_by_text("srs.md", exact=True).click()
+        assert Path(srs.value.path()).read_text(encoding="utf-8") == SRS
+        with page.expect_download() as reference:
+            page.get_by_text("reference.md", exact=True).click()
+        assert Path(reference.value.path()).read_bytes() == (E_STORE / "reference.md").read_bytes()
+        expect(page.get_by_role("button", name="评估", exact=True)).to_be_visible()
+        page.get_by_text("srs.md", exact=True).scroll_into_view_if_needed()
+        page.screenshot(path=output_dir / "storage-srs-reopened-elsewhere.png")
+    finally:
+        first.stop()
+        second.stop()
