@@ -1,9 +1,10 @@
-"""A finished SRS thread reopened in the browser on another instance (separate data folder,
-one PostgreSQL): its downloads and its reference chip are there, and download what the first
-instance wrote (issue 19 item 3, issue 18 item 1 for SRS)."""
+"""Finished SRS and Review threads reopened in the browser on another instance (separate data
+folder, one PostgreSQL): their downloads, reference chip and chart are there, and download what
+the first instance wrote (issue 19 item 3; issue 18 item 1 for SRS and Review)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,19 @@ from playwright.sync_api import Browser, expect
 
 from reqstudio.scripted_server import ScriptedLLMServer
 from tests.apps import AppProcess
+from tests.browser.test_review_browser import EXPECTED, ISSUE, REVISED
+from tests.browser.test_review_browser import switch_mode as review_switch_mode
 from tests.browser.test_srs_browser import SRS, switch_mode
 from tests.browser_support import attach, open_page, provider_env, send, wait_until_loaded
+from tests.review_support import (
+    DOCUMENT_ZH,
+    author_reply,
+    blue_reply,
+    client_reply,
+    improvement,
+    judge_reply,
+    red_reply,
+)
 from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
 
 pytestmark = pytest.mark.browser
@@ -62,6 +74,61 @@ def test_srs_files_download_on_another_instance(
         expect(page.get_by_role("button", name="评估", exact=True)).to_be_visible()
         page.get_by_text("srs.md", exact=True).scroll_into_view_if_needed()
         page.screenshot(path=output_dir / "storage-srs-reopened-elsewhere.png")
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_review_downloads_and_chart_come_back_on_another_instance(
+    browser: Browser, llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path,
+    output_dir: Path,
+):  # fmt: skip
+    """Review keeps its downloads and trajectory chart as elements of its messages: with a
+    file store, Chainlit keeps them with no code in the mode."""
+    env = provider_env(llm_server) | {
+        "REQSTUDIO_DATABASE_URL": postgres_url,
+        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
+    }
+    document = tmp_path / "预约需求.md"
+    document.write_text(DOCUMENT_ZH, encoding="utf-8")
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    try:
+        llm_server.script(
+            red_reply(improvement("sec-02", "high", ISSUE, EXPECTED)),
+            blue_reply([("sec-02", "预约流程")]),
+            client_reply(),
+            judge_reply(agent_id="sec-02"),
+            author_reply("sec-02", REVISED),
+            red_reply(improvement("sec-01", "low")),
+            blue_reply(),
+            client_reply(),
+            judge_reply(conflicts=False, agent_id="sec-02"),
+        )
+        page = open_page(browser, first.url)
+        review_switch_mode(page, "审阅")
+        expect(page.get_by_text("请上传要审阅的需求文档")).to_be_visible()
+        attach(page, str(document))
+        send(page, "请审阅这份文档")
+        expect(page.get_by_text("✅ 审阅结束", exact=False)).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("improved.md")).to_be_visible()
+        page.context.close()
+        first.stop()
+
+        page = open_page(browser, second.url)
+        page.locator("#thread-history").get_by_text("请审阅这份文档", exact=False).click()
+        wait_until_loaded(page)
+        expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
+        with page.expect_download() as improved:
+            page.get_by_text("improved.md").click()
+        expected = DOCUMENT_ZH.replace("主人在线预约兽医，查询空闲时段要快。\n", REVISED)
+        assert Path(improved.value.path()).read_text(encoding="utf-8") == expected
+        with page.expect_download() as reviews:
+            page.get_by_text("reviews.json").click()
+        data = json.loads(Path(reviews.value.path()).read_text(encoding="utf-8"))
+        assert data["stop_reason"] == "quality_sufficient"
+        page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+        page.screenshot(path=output_dir / "storage-review-reopened-elsewhere.png")
     finally:
         first.stop()
         second.stop()
