@@ -92,10 +92,17 @@ def _signature(object_key: str, expires: int) -> str:
     return hmac.new(_secret(), f"{object_key}\n{expires}".encode(), hashlib.sha256).hexdigest()
 
 
+def files_route() -> str:
+    """The route's path, under `chainlit run --root-path` when the app is served below one."""
+    from chainlit.config import config
+
+    return f"{config.run.root_path.rstrip('/')}{FILES_ROUTE}"
+
+
 def signed_url(object_key: str, lifetime: int = storage_expiry_time) -> str:
     expires = int(time.time()) + lifetime
     return (
-        f"{FILES_ROUTE}/{quote(object_key, safe='/')}"
+        f"{files_route()}/{quote(object_key, safe='/')}"
         f"?expires={expires}&signature={_signature(object_key, expires)}"
     )
 
@@ -381,4 +388,4 @@ def serve_stored_files(storage: CheckedStorage) -> None:
         )
 
     # before Chainlit's catch-all route, which serves the web app for any other path
-    app.router.routes.insert(0, Route(FILES_ROUTE + "/{key:path}", stored_file, methods=["GET"]))
+    app.router.routes.insert(0, Route(files_route() + "/{key:path}", stored_file, methods=["GET"]))
