@@ -438,10 +438,11 @@ async def test_database_store_unavailable_is_one_line(postgres_server, postgres_
 
 async def test_local_store_keeps_names_users_gave_inside_its_folder(tmp_path: Path):
     store = LocalDiskStorage(tmp_path / "files", max_mb=1, allowed_types=TYPES)
-    await store.upload_file("u/1/../../../escape.md", b"# kept\n", "text/markdown")
+    written = await store.upload_file("u/1/../../../escape.md", b"# kept\n", "text/markdown")
+    assert written["object_key"] == "u/1/escape.md"  # what Chainlit records for the element
     assert not (tmp_path / "escape.md").exists()
     assert [p.parent for p in (tmp_path / "files").iterdir()] == [tmp_path / "files"] * 2
-    assert await store.read("u/1/../../../escape.md") == (b"# kept\n", "text/markdown")
+    assert await store.read("u/1/escape.md") == (b"# kept\n", "text/markdown")
     with pytest.raises(FileNotStored, match="content type 'image/svg\\+xml' is not allowed"):
         await store.upload_file("u/2/x.svg", b"<svg/>", "image/svg+xml")
 

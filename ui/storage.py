@@ -49,6 +49,17 @@ class FileNotStored(Exception):
     store is unavailable). The message is one line for the log."""
 
 
+def safe_key(object_key: str) -> str:
+    """Chainlit keys a file `<user id>/<element id>/<name>`, the name as the browser gave it
+    (`../../evil.md`): the key keeps the base name only, so that no store, path or URL sees
+    a `..` segment. Chainlit records the key the store returns."""
+    from agents.srs.documents import display_name
+
+    head, _, name = object_key.partition("/")
+    element, _, name = name.partition("/")
+    return "/".join(part for part in (head, element, display_name(name) if name else "") if part)
+
+
 class CheckedStorage(BaseStorageClient):
     """The checks every back end makes on the way in."""
 
@@ -58,7 +69,9 @@ class CheckedStorage(BaseStorageClient):
         self.max_mb = max_mb
         self.allowed_types = allowed_types
 
-    def check(self, object_key: str, data: bytes | str, mime: str) -> bytes:
+    def check(self, object_key: str, data: bytes | str, mime: str) -> tuple[str, bytes]:
+        """The key to store under and the bytes, or FileNotStored."""
+        object_key = safe_key(object_key)
         content = data.encode() if isinstance(data, str) else bytes(data)
         name = object_key.rsplit("/", 1)[-1]
         if len(content) > self.max_mb * MB:
@@ -72,7 +85,7 @@ class CheckedStorage(BaseStorageClient):
                 f"file {name!r} not stored: content type {mime!r} is not allowed "
                 "(REQSTUDIO_FILE_TYPES)"
             )
-        return content
+        return object_key, content
 
     async def close(self) -> None:
         return None
@@ -154,7 +167,7 @@ class LocalDiskStorage(AppServedStorage):
         overwrite: bool = True,
         content_disposition: str | None = None,
     ) -> dict[str, Any]:
-        content = self.check(object_key, data, mime)
+        object_key, content = self.check(object_key, data, mime)
         try:
             await asyncio.to_thread(self._write, object_key, content, mime)
         except OSError as error:
@@ -223,7 +236,7 @@ class DatabaseStorage(AppServedStorage):
         overwrite: bool = True,
         content_disposition: str | None = None,
     ) -> dict[str, Any]:
-        content = self.check(object_key, data, mime)
+        object_key, content = self.check(object_key, data, mime)
         try:
             async with self.engine.begin() as connection:
                 if is_postgres(self.database_url):  # instances writing at once take turns
@@ -311,7 +324,7 @@ def s3_storage(settings: Settings, max_mb: float, allowed_types: tuple[str, ...]
             overwrite: bool = True,
             content_disposition: str | None = None,
         ) -> dict[str, Any]:
-            content = self.check(object_key, data, mime)
+            object_key, content = self.check(object_key, data, mime)
             try:
                 self.client.put_object(
                     Bucket=self.bucket, Key=object_key, Body=content, ContentType=mime
