@@ -1,6 +1,6 @@
-"""Finished SRS and Review threads reopened in the browser on another instance (separate data
+"""Finished SRS, Review and Rewrite threads reopened in the browser on another instance (separate data
 folder, one PostgreSQL): their downloads, reference chip and chart are there, and download what
-the first instance wrote (issue 19 item 3; issue 18 item 1 for SRS and Review)."""
+the first instance wrote (issue 19 item 3; issue 18 item 1 for these files)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from reqstudio.scripted_server import ScriptedLLMServer
+from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser.test_review_browser import EXPECTED, ISSUE, REVISED
 from tests.browser.test_review_browser import switch_mode as review_switch_mode
+from tests.browser.test_rewrite_browser import BODIES, SECTIONS
 from tests.browser.test_srs_browser import SRS, switch_mode
 from tests.browser_support import attach, open_page, provider_env, send, wait_until_loaded
 from tests.review_support import (
@@ -25,6 +26,7 @@ from tests.review_support import (
     judge_reply,
     red_reply,
 )
+from tests.rewrite_support import FILL_ZH, ORIGINAL_ZH, outline_reply
 from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
 
 pytestmark = pytest.mark.browser
@@ -129,6 +131,50 @@ def test_review_downloads_and_chart_come_back_on_another_instance(
         assert data["stop_reason"] == "quality_sufficient"
         page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
         page.screenshot(path=output_dir / "storage-review-reopened-elsewhere.png")
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_rewrite_downloads_come_back_on_another_instance(
+    browser: Browser, llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path,
+):  # fmt: skip
+    env = provider_env(llm_server) | {
+        "REQSTUDIO_DATABASE_URL": postgres_url,
+        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
+        "REWRITE_MAX_REVIEW_ROUNDS": "0",
+    }
+    original = tmp_path / "宠物医院.md"
+    original.write_text(ORIGINAL_ZH, encoding="utf-8")
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    try:
+        llm_server.script(
+            outline_reply(SECTIONS, title="宠物医院预约系统", match="解决方案架构师"),
+            *(Reply(content=body, match=FILL_ZH) for body in BODIES),
+        )
+        page = open_page(browser, first.url)
+        review_switch_mode(page, "重写")
+        expect(page.get_by_text("已启用 重写 模式")).to_be_visible()
+        attach(page, str(original))
+        send(page, "请重写这份文档")
+        page.get_by_role("button", name="不澄清，直接重写").click()
+        expect(page.get_by_text("✅ 重写完成", exact=False)).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("rewritten.md")).to_be_visible()
+        page.context.close()
+        first.stop()
+
+        page = open_page(browser, second.url)
+        page.locator("#thread-history").get_by_text("请重写这份文档", exact=False).click()
+        wait_until_loaded(page)
+        with page.expect_download() as rewritten:
+            page.get_by_text("rewritten.md").click()
+        markdown = Path(rewritten.value.path()).read_text(encoding="utf-8")
+        assert markdown.startswith("# 宠物医院预约系统\n\n## 概述\n\n" + BODIES[0].strip())
+        with page.expect_download() as structure:
+            page.get_by_text("rewritten.json").click()
+        data = json.loads(Path(structure.value.path()).read_text(encoding="utf-8"))
+        assert data["rewritten_content"] == markdown
     finally:
         first.stop()
         second.stop()
