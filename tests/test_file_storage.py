@@ -74,10 +74,12 @@ async def run_in_mode(
     offered: set[str],
     attach: Path | None = None,
     said: str = "",
+    ask_upload: Path | None = None,
 ) -> tuple[str, dict[str, bytes]]:
     """Send `text` (with `attach` uploaded and attached) in `mode` over the app's socket, as
     the browser does; wait until the files named `offered` are shown and a message holds
-    `said`. Returns the thread id and those files as the running session serves them."""
+    `said`. Asked for a file, choose to upload one and upload `ask_upload`. Returns the thread
+    id and those files as the running session serves them."""
     cookie = await cookie_of(app.url)
     session_id = str(uuid.uuid4())
     client = socketio.AsyncClient(reconnection=False)
@@ -99,6 +101,22 @@ async def run_in_mode(
     async def message(data: dict) -> None:
         texts.append(data.get("output") or "")
         changed.set()
+
+    @client.on("ask")
+    async def ask(data: dict) -> object:
+        if data["spec"]["type"] == "action":  # SRS: upload a reference or go on without
+            choice = "upload" if ask_upload else "skip"
+            return {"name": choice, "payload": {"choice": choice}, "label": choice}
+        assert ask_upload is not None and data["spec"]["type"] == "file"
+        async with httpx.AsyncClient(base_url=app.url, headers={"Cookie": cookie}) as http:
+            parent = data["msg"].get("parentId")
+            uploaded = await http.post(
+                "/project/file",
+                params={"session_id": session_id, **({"ask_parent_id": parent} if parent else {})},
+                files={"file": (ask_upload.name, ask_upload.read_bytes(), "text/markdown")},
+            )
+        assert uploaded.status_code == 200, uploaded.text
+        return [uploaded.json()]
 
     async def until(condition, timeout: float = 90) -> None:
         async def wait() -> None:
@@ -238,6 +256,37 @@ def test_a_team_record_written_on_one_instance_downloads_from_another(
         record = download(second, files["team-record.json"]["url"])
         assert record.status_code == 200 and record.content == live["team-record.json"]
         assert record.json()["reason"] == "answered"
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_a_reference_uploaded_when_asked_is_one_chip_on_another_instance(
+    llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path
+):
+    env = provider_env(llm_server) | {
+        "REQSTUDIO_DATABASE_URL": postgres_url,
+        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
+    }
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    try:
+        script_srs_run(llm_server)
+        thread_id, _ = asyncio.run(
+            run_in_mode(
+                first, "SRS", "A library lending system.", {"srs.md", "reference.md"},
+                ask_upload=REFERENCE,
+            )
+        )  # fmt: skip
+        files = stored_files(second, thread_id, RUN_FILES)
+        first.stop()
+        assert_run_files_served(second, files)
+        with httpx.Client(base_url=second.url) as http:
+            http.get("/user")
+            thread = http.get(f"/project/thread/{thread_id}").json()
+        chips = [e for e in thread["elements"] if e["name"] == "reference.md"]
+        read = next(s for s in thread["steps"] if "reference.md" in (s.get("output") or ""))
+        assert len(chips) == 1 and chips[0]["forId"] == read["id"]  # on the "read" message
     finally:
         first.stop()
         second.stop()

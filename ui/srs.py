@@ -323,8 +323,10 @@ async def ask_for_reference() -> bool:
             )
         )
         store_reference(document)
-        read.elements = [  # its chip sits on this message, stored with it
-            cl.File(name=display_name(file.name), path=file.path, mime=file.type)
+        # Its chip sits on this message. Chainlit has stored the upload as an element of the
+        # question under the same id: sent again here, that one element moves to this message.
+        read.elements = [
+            cl.File(id=file.id, name=display_name(file.name), path=file.path, mime=file.type)
         ]
         await read.send()
         return True
