@@ -23,6 +23,7 @@ import socketio
 
 from reqstudio.local_model import free_port
 from reqstudio.scripted_server import ScriptedLLMServer
+from reqstudio.settings import SettingsError, load_settings
 from tests.apps import AppProcess
 from tests.browser_support import provider_env
 from tests.test_srs_support import (
@@ -34,7 +35,13 @@ from tests.test_srs_support import (
     parse_reply,
 )
 from tests.test_team_run import answer
-from ui.storage import DatabaseStorage, FileNotStored, LocalDiskStorage
+from ui.storage import (
+    DatabaseStorage,
+    FileNotStored,
+    LocalDiskStorage,
+    make_storage,
+    storage_kind,
+)
 
 SHARED_SECRET = "test-shared-secret-" + "x" * 40  # instances sign with one secret (README)
 REFERENCE = E_STORE / "reference.md"
@@ -517,3 +524,46 @@ def test_an_oversized_attachment_is_refused_in_words_and_not_stored(
         "(REQSTUDIO_FILE_MAX_MB)"
     )
     assert "Traceback" not in app.log()
+
+
+# --- settings -------------------------------------------------------------------------------
+
+
+def test_auto_picks_the_store_from_what_is_configured(tmp_path: Path):
+    base = {"REQSTUDIO_DATA_DIR": str(tmp_path)}
+    pg = "postgresql+asyncpg://u@127.0.0.1/d"
+    assert storage_kind(load_settings(**base)) == "local"
+    assert storage_kind(load_settings(**base, REQSTUDIO_DATABASE_URL=pg)) == "database"
+    with_bucket = load_settings(**base, REQSTUDIO_DATABASE_URL=pg, REQSTUDIO_S3_BUCKET="b")
+    assert storage_kind(with_bucket) == "s3"
+    chosen = load_settings(**base, REQSTUDIO_DATABASE_URL=pg, REQSTUDIO_STORAGE="local")
+    assert isinstance(make_storage(chosen), LocalDiskStorage)
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (
+            {"REQSTUDIO_FILE_MAX_MB": "5"},
+            "Invalid settings: REQSTUDIO_FILE_MAX_MB (5) is below REQSTUDIO_REFERENCE_MAX_MB "
+            "(10): accepted references could not be kept",
+        ),
+        (
+            {"REQSTUDIO_STORAGE": "s3"},
+            "Invalid settings: REQSTUDIO_STORAGE=s3 needs REQSTUDIO_S3_BUCKET",
+        ),
+        (
+            {"REQSTUDIO_S3_ENDPOINT_URL": "minio:9000"},
+            'Invalid setting REQSTUDIO_S3_ENDPOINT_URL="minio:9000": must start with http:// or https://',
+        ),
+        (
+            {"REQSTUDIO_STORAGE": "disk"},
+            'Invalid setting REQSTUDIO_STORAGE="disk": '
+            "Input should be 'auto', 'local', 'database' or 's3'",
+        ),
+    ],
+)
+def test_storage_settings_refused_in_one_line(values: dict, message: str):
+    with pytest.raises(SettingsError) as refused:
+        load_settings(**values)
+    assert str(refused.value) == message
