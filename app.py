@@ -94,7 +94,11 @@ ensure_auth_secret(settings.data_dir)
 keep_uploads_in(settings.data_dir / "uploads")
 set_runtime(AppRuntime(settings))
 # Thread files (downloads, references, charts) in the configured store: local, database, s3.
-file_store = make_storage(settings)
+try:
+    file_store = make_storage(settings)
+except SettingsError as error:
+    print(f"ReqStudio cannot start. {error}", file=sys.stderr)
+    raise SystemExit(2) from None
 serve_stored_files(file_store)
 configure_uploads()
 silence_chainlit_stop_line()

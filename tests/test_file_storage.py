@@ -567,3 +567,11 @@ def test_storage_settings_refused_in_one_line(values: dict, message: str):
     with pytest.raises(SettingsError) as refused:
         load_settings(**values)
     assert str(refused.value) == message
+
+
+def test_s3_without_boto3_is_refused_in_one_line(monkeypatch, tmp_path: Path):
+    monkeypatch.setitem(sys.modules, "boto3", None)  # as if the s3 extra were not installed
+    monkeypatch.delitem(sys.modules, "chainlit.data.storage_clients.s3", raising=False)
+    settings = load_settings(REQSTUDIO_DATA_DIR=str(tmp_path), REQSTUDIO_S3_BUCKET="b")
+    with pytest.raises(SettingsError, match=r"need boto3: install the s3 extra"):
+        make_storage(settings)

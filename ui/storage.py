@@ -35,7 +35,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from reqstudio.persistence import is_postgres
-from reqstudio.settings import Settings
+from reqstudio.settings import Settings, SettingsError
 
 log = logging.getLogger("reqstudio")
 
@@ -306,7 +306,13 @@ class DatabaseStorage(AppServedStorage):
 def s3_storage(settings: Settings, max_mb: float, allowed_types: tuple[str, ...]):
     """Chainlit's S3 client with the same checks; boto3 reads region and keys from the
     standard AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION)."""
-    from chainlit.data.storage_clients.s3 import S3StorageClient
+    try:
+        from chainlit.data.storage_clients.s3 import S3StorageClient
+    except ImportError:
+        raise SettingsError(
+            "Thread files in S3 (REQSTUDIO_S3_BUCKET) need boto3: install the s3 extra "
+            "(pip install -e '.[s3]', or EXTRAS=s3 ./scripts/setup.sh)"
+        ) from None
 
     class S3Storage(CheckedStorage, S3StorageClient):
         kind = "s3"
