@@ -102,7 +102,9 @@ def _secret() -> bytes:
 
 
 def _signature(object_key: str, expires: int) -> str:
-    return hmac.new(_secret(), f"{object_key}\n{expires}".encode(), hashlib.sha256).hexdigest()
+    # labelled, so that no signature made here is valid for anything else signed with the secret
+    signed = f"reqstudio-file\n{object_key}\n{expires}".encode()
+    return hmac.new(_secret(), signed, hashlib.sha256).hexdigest()
 
 
 def files_route() -> str:
