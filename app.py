@@ -67,6 +67,7 @@ from ui.session import (
 from ui.session_cookie import SecureCookiesOverHttps, set_session_cookie_by_scheme
 from ui.sign_in import DisabledAccountGuard, configure_sign_in
 from ui.srs import SRS_MODE
+from ui.storage import make_storage, prepare_storage, serve_stored_files
 from ui.team import TEAM_MODE
 from ui.texts import lang, t
 
@@ -94,6 +95,13 @@ ensure_auth_secret(settings.data_dir)
 serve_admin_page(sign_in, dict(settings.agent_prices))
 keep_uploads_in(settings.data_dir / "uploads")
 set_runtime(AppRuntime(settings))
+# Thread files (downloads, references, charts) in the configured store: local, database, s3.
+try:
+    file_store = make_storage(settings)
+except SettingsError as error:
+    print(f"ReqStudio cannot start. {error}", file=sys.stderr)
+    raise SystemExit(2) from None
+serve_stored_files(file_store)
 configure_uploads()
 silence_chainlit_stop_line()
 keep_running_task_shown_on_reconnect()
@@ -128,6 +136,8 @@ async def start_app() -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     await create_schema(settings.resolved_database_url)
     await prepare_checkpoints(settings)
+    await prepare_storage(file_store)
+    logging.getLogger("reqstudio").info("thread files stored in: %s", file_store.kind)
     try:
         await asyncio.to_thread(runtime().start)
     except EmbeddedModelUnavailable as error:
@@ -154,7 +164,7 @@ async def sign_out(request, response) -> dict:
 
 @cl.data_layer
 def history_layer() -> HistoryDataLayer:
-    return HistoryDataLayer(settings.resolved_database_url)
+    return HistoryDataLayer(settings.resolved_database_url, storage_provider=file_store)
 
 
 @cl.set_chat_profiles

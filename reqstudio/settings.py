@@ -21,6 +21,7 @@ from pydantic import (
     SecretStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceParseError
@@ -232,6 +233,34 @@ class Settings(BaseSettings):
         default=10.0, gt=0, le=100, validation_alias=AliasChoices("REQSTUDIO_REFERENCE_MAX_MB")
     )
 
+    # Where thread files live (ui/storage.py): auto is s3 with a bucket, database with a
+    # PostgreSQL URL, local otherwise.
+    storage: Literal["auto", "local", "database", "s3"] = Field(
+        default="auto", validation_alias=AliasChoices("REQSTUDIO_STORAGE")
+    )
+    s3_bucket: str | None = Field(
+        default=None, validation_alias=AliasChoices("REQSTUDIO_S3_BUCKET")
+    )
+    s3_endpoint_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("REQSTUDIO_S3_ENDPOINT_URL")
+    )
+    # One stored file at most (downloads, uploaded references, charts); not below
+    # REQSTUDIO_REFERENCE_MAX_MB, so that every reference the app accepts can be kept.
+    file_max_mb: float = Field(
+        default=20.0, gt=0, le=1024, validation_alias=AliasChoices("REQSTUDIO_FILE_MAX_MB")
+    )
+    file_types: str = Field(
+        default=(
+            "text/markdown,text/plain,text/csv,application/json,application/pdf,"
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document,"
+            "application/octet-stream,image/png,image/jpeg,image/gif,image/webp"
+        ),
+        validation_alias=AliasChoices("REQSTUDIO_FILE_TYPES"),
+    )
+    database_files_max_mb: float = Field(
+        default=2048.0, gt=0, validation_alias=AliasChoices("REQSTUDIO_DATABASE_FILES_MAX_MB")
+    )
+
     # Review mode (seed 001)
     review_max_rounds: int = Field(
         default=3, ge=1, le=10, validation_alias=AliasChoices("REVIEW_MAX_ROUNDS")
@@ -312,6 +341,27 @@ class Settings(BaseSettings):
             raise ValueError("must start with sqlite+aiosqlite:// or postgresql+asyncpg://")
         return value
 
+    @field_validator("s3_endpoint_url")
+    @classmethod
+    def _endpoint_url(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _storage_fits(self) -> Settings:
+        if self.file_max_mb < self.reference_max_mb:
+            raise ValueError(
+                f"REQSTUDIO_FILE_MAX_MB ({self.file_max_mb:g}) is below "
+                f"REQSTUDIO_REFERENCE_MAX_MB ({self.reference_max_mb:g}): accepted references "
+                "could not be kept"
+            )
+        if self.storage == "s3" and not self.s3_bucket:
+            raise ValueError("REQSTUDIO_STORAGE=s3 needs REQSTUDIO_S3_BUCKET")
+        return self
+
     @field_validator("users")
     @classmethod
     def _users(cls, value: SecretStr | None) -> SecretStr | None:
@@ -330,6 +380,10 @@ class Settings(BaseSettings):
     @property
     def allowed_origin_list(self) -> tuple[str, ...]:
         return tuple(o.strip() for o in self.allowed_origins.split(",") if o.strip())
+
+    @property
+    def file_type_list(self) -> tuple[str, ...]:
+        return tuple(t.strip().lower() for t in self.file_types.split(",") if t.strip())
 
     @property
     def resolved_database_url(self) -> str:
@@ -411,7 +465,12 @@ def describe_validation_error(error: ValidationError) -> str:
     """One line per bad variable: its name, its value (secrets hidden) and what is allowed."""
     lines = []
     for item in error.errors():
-        loc = item.get("loc") or ("?",)
+        if not item.get("loc"):  # a check across settings: its message names them
+            lines.append(
+                f"Invalid settings: {item.get('msg', 'invalid').removeprefix('Value error, ')}"
+            )
+            continue
+        loc = item["loc"]
         field = str(loc[0])  # the field name, or the alias it was given by
         env_name = _ENV_NAMES.get(field, field)
         value = item.get("input")

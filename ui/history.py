@@ -184,7 +184,18 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
     create_step = _tracked("create_step")
     update_step = _tracked("update_step")
     delete_step = _tracked("delete_step")
-    create_element = _tracked("create_element")
+
+    async def _create_element(self, element: Any) -> None:
+        """Chainlit's, except that a file the store refused or could not take costs one log
+        line (Chainlit's own raises in a task nobody awaits: a traceback)."""
+        from ui.storage import FileNotStored
+
+        try:
+            await SQLAlchemyDataLayer.create_element(self, element)
+        except FileNotStored as refusal:
+            log.warning("%s", refusal)
+
+    create_element = _tracked("create_element", _create_element)
     delete_element = _tracked("delete_element")
 
     async def flush(self, timeout: float = 15.0) -> None:

@@ -231,7 +231,7 @@ async def read_attachments(message: cl.Message) -> bool:
             await cl.Message(content=f"⚠️ {error.message(lang())}").send()
             ok = False
             continue
-        store_reference(document, message.id)
+        store_reference(document)  # the attachment's chip is stored by Chainlit
         await cl.Message(
             content=tr(
                 "reference_ok",
@@ -243,40 +243,27 @@ async def read_attachments(message: cl.Message) -> bool:
     return ok
 
 
-def store_reference(document, shown_on: str | None = None) -> None:
-    """Keep the reference for this thread; `shown_on` is the message its chip belongs to."""
+def store_reference(document) -> None:
+    """Keep the reference's text for this thread's runs."""
     cl.user_session.set(
         "srs_reference",
         {"name": document.name, "text": document.text, "encoding": document.encoding},
     )
-    if shown_on:
-        remember_file(shown_on, document.name, document.text.encode(), "text/plain")
 
 
 # --- what a resumed thread must show again --------------------------------------------------
-# Chainlit keeps no files without a storage service, so a reopened thread would lose its
-# downloads, its reference chip and its Evaluate button. The thread keeps them itself: the
-# files in the data directory, the list of (message, file) in its session.
+# Files are elements of their messages: Chainlit's data layer keeps them in the configured
+# store (ui/storage.py) and shows them again when the thread is opened, on any instance. The
+# thread itself keeps only its Evaluate button (actions are not stored).
 
 
-def thread_files_dir() -> Path:
-    folder = runtime().settings.data_dir / "thread-files" / str(cl.context.session.thread_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-def remember_file(for_id: str, name: str, content: bytes, mime: str) -> cl.File:
-    name = display_name(name)
-    path = thread_files_dir() / f"{for_id}-{name}"
-    path.write_bytes(content)
-    shown = [f for f in cl.user_session.get("srs_files") or [] if f["path"] != str(path)]
-    shown.append({"for_id": for_id, "name": name, "path": str(path), "mime": mime})
-    cl.user_session.set("srs_files", shown)
-    return cl.File(name=name, path=str(path), mime=mime)
+def thread_file(name: str, content: bytes, mime: str) -> cl.File:
+    return cl.File(name=display_name(name), content=content, mime=mime)
 
 
 async def restore_thread_items() -> None:
-    """Show again the files and the Evaluate button the thread had."""
+    """Show again the Evaluate button the thread had, and the files of a thread written by a
+    version before the file store (kept then in this machine's data directory)."""
     for item in cl.user_session.get("srs_files") or []:
         if Path(item["path"]).is_file():
             file = cl.File(
@@ -335,11 +322,11 @@ async def ask_for_reference() -> bool:
                 encoding=document.encoding,
             )
         )
-        store_reference(document, read.id)  # its chip sits on this message
+        store_reference(document)
+        # Its chip sits on this message. Chainlit has stored the upload as an element of the
+        # question under the same id: sent again here, that one element moves to this message.
         read.elements = [
-            cl.File(**{k: v for k, v in f.items() if k != "for_id"})
-            for f in cl.user_session.get("srs_files") or []
-            if f["for_id"] == read.id
+            cl.File(id=file.id, name=display_name(file.name), path=file.path, mime=file.type)
         ]
         await read.send()
         return True
@@ -478,8 +465,8 @@ async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int 
         {"logs": result.logs, "usage": result.usage}, ensure_ascii=False, indent=2
     )
     document.elements = [
-        remember_file(document.id, "srs.md", result.srs_markdown.encode(), "text/markdown"),
-        remember_file(document.id, "srs-log.json", log_json.encode(), "application/json"),
+        thread_file("srs.md", result.srs_markdown.encode(), "text/markdown"),
+        thread_file("srs-log.json", log_json.encode(), "application/json"),
     ]
     document.actions = [cl.Action(name="srs_review", payload={}, label=tr("review"))]
     if cl.user_session.get("srs_reference"):

@@ -1,0 +1,180 @@
+"""Finished SRS, Review and Rewrite threads reopened in the browser on another instance (separate data
+folder, one PostgreSQL): their downloads, reference chip and chart are there, and download what
+the first instance wrote (issue 19 item 3; issue 18 item 1 for these files)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.apps import AppProcess
+from tests.browser.test_review_browser import EXPECTED, ISSUE, REVISED
+from tests.browser.test_review_browser import switch_mode as review_switch_mode
+from tests.browser.test_rewrite_browser import BODIES, SECTIONS
+from tests.browser.test_srs_browser import SRS, switch_mode
+from tests.browser_support import attach, open_page, provider_env, send, wait_until_loaded
+from tests.review_support import (
+    DOCUMENT_ZH,
+    author_reply,
+    blue_reply,
+    client_reply,
+    improvement,
+    judge_reply,
+    red_reply,
+)
+from tests.rewrite_support import FILL_ZH, ORIGINAL_ZH, outline_reply
+from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
+
+pytestmark = pytest.mark.browser
+
+SHARED_SECRET = "test-shared-secret-" + "x" * 40
+
+
+def test_srs_files_download_on_another_instance(
+    browser: Browser, llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path,
+    output_dir: Path,
+):  # fmt: skip
+    env = provider_env(llm_server) | {
+        "REQSTUDIO_DATABASE_URL": postgres_url,
+        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
+    }
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    try:
+        llm_server.script(
+            parse_reply(("FR-01", "顾客可以浏览商品目录"), ("FR-02", "顾客可以下单")),
+            explore_reply(("FR-01", "顾客可以按类别浏览商品目录"), ("FR-02", "顾客可以下单")),
+            clarify_reply(FR_01=2, FR_02=2),
+            doc_reply(SRS),
+        )
+        page = open_page(browser, first.url)
+        switch_mode(page, "SRS 生成")
+        expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
+        attach(page, str(E_STORE / "reference.md"))
+        send(page, "在线电子商店：顾客浏览商品目录并下单。")
+        expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("srs.md", exact=True)).to_be_visible()
+        page.context.close()
+        first.stop()  # the instance that wrote the files is gone
+
+        page = open_page(browser, second.url)
+        page.locator("#thread-history").get_by_text("在线电子商店", exact=False).click()
+        wait_until_loaded(page)
+        expect(page.get_by_text("本文档描述 e-Store 的需求。")).to_be_visible()
+        for name in ("srs.md", "srs-log.json", "reference.md"):  # the names users saw
+            expect(page.get_by_text(name, exact=True)).to_be_visible()
+        with page.expect_download() as srs:
+            page.get_by_text("srs.md", exact=True).click()
+        assert Path(srs.value.path()).read_text(encoding="utf-8") == SRS
+        with page.expect_download() as reference:
+            page.get_by_text("reference.md", exact=True).click()
+        assert Path(reference.value.path()).read_bytes() == (E_STORE / "reference.md").read_bytes()
+        expect(page.get_by_role("button", name="评估", exact=True)).to_be_visible()
+        page.get_by_text("srs.md", exact=True).scroll_into_view_if_needed()
+        page.screenshot(path=output_dir / "storage-srs-reopened-elsewhere.png")
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_review_downloads_and_chart_come_back_on_another_instance(
+    browser: Browser, llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path,
+    output_dir: Path,
+):  # fmt: skip
+    """Review keeps its downloads and trajectory chart as elements of its messages: with a
+    file store, Chainlit keeps them with no code in the mode."""
+    env = provider_env(llm_server) | {
+        "REQSTUDIO_DATABASE_URL": postgres_url,
+        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
+    }
+    document = tmp_path / "预约需求.md"
+    document.write_text(DOCUMENT_ZH, encoding="utf-8")
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    try:
+        llm_server.script(
+            red_reply(improvement("sec-02", "high", ISSUE, EXPECTED)),
+            blue_reply([("sec-02", "预约流程")]),
+            client_reply(),
+            judge_reply(agent_id="sec-02"),
+            author_reply("sec-02", REVISED),
+            red_reply(improvement("sec-01", "low")),
+            blue_reply(),
+            client_reply(),
+            judge_reply(conflicts=False, agent_id="sec-02"),
+        )
+        page = open_page(browser, first.url)
+        review_switch_mode(page, "审阅")
+        expect(page.get_by_text("请上传要审阅的需求文档")).to_be_visible()
+        attach(page, str(document))
+        send(page, "请审阅这份文档")
+        expect(page.get_by_text("✅ 审阅结束", exact=False)).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("improved.md")).to_be_visible()
+        page.context.close()
+        first.stop()
+
+        page = open_page(browser, second.url)
+        page.locator("#thread-history").get_by_text("请审阅这份文档", exact=False).click()
+        wait_until_loaded(page)
+        expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
+        with page.expect_download() as improved:
+            page.get_by_text("improved.md").click()
+        expected = DOCUMENT_ZH.replace("主人在线预约兽医，查询空闲时段要快。\n", REVISED)
+        assert Path(improved.value.path()).read_text(encoding="utf-8") == expected
+        with page.expect_download() as reviews:
+            page.get_by_text("reviews.json").click()
+        data = json.loads(Path(reviews.value.path()).read_text(encoding="utf-8"))
+        assert data["stop_reason"] == "quality_sufficient"
+        page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+        page.screenshot(path=output_dir / "storage-review-reopened-elsewhere.png")
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_rewrite_downloads_come_back_on_another_instance(
+    browser: Browser, llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path,
+):  # fmt: skip
+    env = provider_env(llm_server) | {
+        "REQSTUDIO_DATABASE_URL": postgres_url,
+        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
+        "REWRITE_MAX_REVIEW_ROUNDS": "0",
+    }
+    original = tmp_path / "宠物医院.md"
+    original.write_text(ORIGINAL_ZH, encoding="utf-8")
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    try:
+        llm_server.script(
+            outline_reply(SECTIONS, title="宠物医院预约系统", match="解决方案架构师"),
+            *(Reply(content=body, match=FILL_ZH) for body in BODIES),
+        )
+        page = open_page(browser, first.url)
+        review_switch_mode(page, "重写")
+        expect(page.get_by_text("已启用 重写 模式")).to_be_visible()
+        attach(page, str(original))
+        send(page, "请重写这份文档")
+        page.get_by_role("button", name="不澄清，直接重写").click()
+        expect(page.get_by_text("✅ 重写完成", exact=False)).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("rewritten.md")).to_be_visible()
+        page.context.close()
+        first.stop()
+
+        page = open_page(browser, second.url)
+        page.locator("#thread-history").get_by_text("请重写这份文档", exact=False).click()
+        wait_until_loaded(page)
+        with page.expect_download() as rewritten:
+            page.get_by_text("rewritten.md").click()
+        markdown = Path(rewritten.value.path()).read_text(encoding="utf-8")
+        assert markdown.startswith("# 宠物医院预约系统\n\n## 概述\n\n" + BODIES[0].strip())
+        with page.expect_download() as structure:
+            page.get_by_text("rewritten.json").click()
+        data = json.loads(Path(structure.value.path()).read_text(encoding="utf-8"))
+        assert data["rewritten_content"] == markdown
+    finally:
+        first.stop()
+        second.stop()
