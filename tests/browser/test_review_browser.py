@@ -83,8 +83,12 @@ def test_review_two_rounds_in_the_browser(
     wait_until_idle(page)
     page.locator('[id="step-审阅 · 第 1 轮"]').click()
     page.locator('[id="step-红队"]').first.click()
-    expect(page.get_by_role("cell", name=ISSUE)).to_be_visible()
-    expect(page.get_by_role("cell", name=EXPECTED)).to_be_visible()
+    expect(page.get_by_role("cell", name=ISSUE).first).to_be_visible()
+    expect(page.get_by_role("cell", name=EXPECTED).first).to_be_visible()
+    # Issue 16 item 7: every issue has an id and a status, shown in the round's table.
+    expect(page.get_by_text("本轮问题及状态").first).to_be_visible()
+    expect(page.get_by_role("cell", name="I-1", exact=True).first).to_be_visible()
+    expect(page.get_by_role("cell", name="新发现", exact=True).first).to_be_visible()
     page.locator('[id="step-修订 · 2. 预约"]').first.click()
     diff = page.locator("code").filter(has_text="sec-02 after").first
     expect(diff).to_contain_text("+" + REVISED.strip())
@@ -96,6 +100,7 @@ def test_review_two_rounds_in_the_browser(
     expect(page.get_by_role("cell", name="the flow is clear as it is").last).to_be_visible()
     expect(page.get_by_text("分歧意见").last).to_be_visible()  # the seed's keys, read in Chinese
     expect(page.get_by_text("共识问题").last).to_be_visible()
+    expect(page.get_by_text("各轮问题状态").last).to_be_visible()  # the run's issues by round
     chart = page.locator(".js-plotly-plot").first
     expect(chart).to_be_visible(timeout=30_000)
     chart.scroll_into_view_if_needed()
