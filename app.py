@@ -41,6 +41,7 @@ from ui.history import HistoryDataLayer, create_schema
 from ui.lag_route import expose_loop_lag
 from ui.mcp_limits import cap_user_mcp_servers
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
+from ui.offline_page import serve_page_without_other_sites
 from ui.origins import ForeignOriginGuard
 from ui.ownership import guard_writes
 from ui.review import REVIEW_MODE
@@ -109,6 +110,7 @@ show_uploaded_pdfs_as_files()
 guard_writes()
 cap_user_mcp_servers(settings.mcp_user_servers)
 set_session_cookie_by_scheme()
+serve_page_without_other_sites()
 cl_server.app.add_middleware(RevokedTokenGuard)
 if sign_in.configured:
     cl_server.app.add_middleware(DisabledAccountGuard, store=sign_in.store)
