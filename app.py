@@ -15,6 +15,7 @@ import chainlit as cl
 from chainlit import server as cl_server
 from chainlit.data import get_data_layer
 
+import ui.edits  # noqa: F401  (registers the Regenerate action)
 from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.loop_monitor import LoopLagMonitor
 from reqstudio.persistence import prepare_checkpoints
@@ -211,7 +212,9 @@ cl.on_mcp_disconnect(on_mcp_disconnect)
 
 
 @cl.on_message
-async def route_message(message: cl.Message) -> None:
+async def route_message(message: cl.Message | None) -> None:
+    if message is None:  # Chainlit's edit of a message it does not know: nothing to answer
+        return
     if startup_problem():
         await cl.Message(content=t("no_model", problem=startup_problem())).send()
         return

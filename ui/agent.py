@@ -34,6 +34,7 @@ from reqstudio.errors import describe_failure
 from reqstudio.settings import ModelSpec, SettingsError
 from tools.mcp_tools import McpConfigError, McpToolbox, SharedMcpServers, resolve_mcp_config
 from tools.web_search import WebSearch, load_backend
+from ui.edits import regenerate_action
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import (
     finish_step,
@@ -459,6 +460,8 @@ async def on_agent_message(message: cl.Message) -> None:
     except (SettingsError, ValueError) as error:
         await cl.Message(content=tr("config_error", error=error)).send()
         return
+    agent.memory.rewind_to(message.id)  # an edited or regenerated question: what followed goes
+    asked_before = len(agent.memory.turns)
     view = AgentRunView()
     try:
         async for event in agent.run(question):
@@ -477,12 +480,16 @@ async def on_agent_message(message: cl.Message) -> None:
         await view.close_open_steps("failed", describe_failure(exc, lang()))
         await send_top_level(f"⚠️ {describe_failure(exc, lang())}")
     finally:
+        agent.memory.tag_turns_since(asked_before, message.id)
+        if view.answer is not None and view.answer.id:
+            await regenerate_action(message).send(for_id=view.answer.id)
         cl.user_session.set(MEMORY_KEY, agent.memory.dump())
         await persist_thread_state()
 
 
 AGENT_MODE = ModeSpec(
     id="Agent",
+    editable=True,
     title={"zh": "Agent 智能体", "en": "Agent"},
     description={
         "zh": "ReAct 智能体：自主决定是否搜索、调用 MCP 工具，每一步都实时展示。",

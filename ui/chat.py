@@ -13,6 +13,7 @@ from reqstudio.calls import IncompleteAnswerError
 from reqstudio.errors import describe_failure
 from reqstudio.llm import embedded_max_tokens
 from reqstudio.usage import UsageTracker
+from ui.edits import regenerate_action
 from ui.modes import ModeSpec, StarterSpec
 from ui.session import persist_thread_state, runtime
 from ui.texts import lang, t
@@ -40,9 +41,10 @@ async def on_chat_message(message: cl.Message) -> None:
         await cl.Message(content=t("empty_message")).send()
         return
     memory = ChatMemory.load(cl.user_session.get(MEMORY_KEY))
+    memory.rewind_to(message.id)  # an edited or regenerated message: what followed goes
     tracker = UsageTracker()
     engine = ChatEngine(runtime().factory(), callbacks=[tracker])
-    reply = cl.Message(content="")
+    reply = cl.Message(content="", actions=[regenerate_action(message)])
     started = time.perf_counter()
     answer = ""
     notice = ""
@@ -81,9 +83,9 @@ async def on_chat_message(message: cl.Message) -> None:
     body = answer if not notice else f"{answer}\n\n{notice}".strip()
     reply.content = f"{body}\n\n*{footer}*"
     await reply.send()
-    memory.add("user", text)
+    memory.add("user", text, message.id)
     if answer:
-        memory.add("assistant", answer)
+        memory.add("assistant", answer, message.id)
     cl.user_session.set(MEMORY_KEY, memory.dump())
     await persist_thread_state()
     if cancelled:
@@ -99,6 +101,7 @@ CHAT_MODE = ModeSpec(
         "en": "A plain streaming conversation that remembers this thread.",
     },
     on_message=on_chat_message,
+    editable=True,
     starters=[
         StarterSpec(
             label={"zh": "什么是好的需求？", "en": "What makes a good requirement?"},

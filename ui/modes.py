@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import chainlit as cl
+from chainlit.config import ChainlitConfigOverrides, FeaturesSettings
 
 from ui.texts import lang
 
@@ -34,9 +35,14 @@ class ModeSpec:
     on_resume: Callable[[dict], Awaitable[None]] | None = None
     # The thread's name in the history, from its first message (None: Chainlit's default).
     thread_title: Callable[[str], str] | None = None
+    # The user may edit a sent message (Chainlit's edit) and regenerate an answer: the
+    # mode's memory rewinds to that message (ui/edits.py).
+    editable: bool = False
 
 
 MODES: dict[str, ModeSpec] = {}
+# Chainlit's message edit, on for the modes that can rewind their memory (off in config.toml)
+EDITABLE = ChainlitConfigOverrides(features=FeaturesSettings(edit_message=True))
 DEFAULT_MODE = "Chat"
 
 
@@ -60,6 +66,7 @@ def chat_profiles(language: str | None) -> list[cl.ChatProfile]:
             starters=[
                 cl.Starter(label=s.label[code], message=s.message[code]) for s in mode.starters
             ],
+            config_overrides=EDITABLE if mode.editable else None,
         )
         for mode in MODES.values()
     ]

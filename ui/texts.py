@@ -5,6 +5,11 @@ from __future__ import annotations
 import chainlit as cl
 
 TEXTS: dict[str, dict[str, str]] = {
+    "regenerate": {"zh": "重新生成", "en": "Regenerate"},
+    "regenerate_unknown": {
+        "zh": "⚠️ 找不到这条回答对应的问题，无法重新生成。",
+        "en": "⚠️ The question of this answer is not found: it cannot be regenerated.",
+    },
     "mode_on": {
         "zh": "已启用 **{mode}** 模式。{description}",
         "en": "**{mode}** mode is on. {description}",

@@ -18,6 +18,9 @@ from reqstudio.prompts import render_prompt
 class ChatTurn(BaseModel):
     role: Literal["user", "assistant"]
     content: str
+    # The user message the turn belongs to (its question, or the answer to it): an edited or
+    # regenerated message rewinds the memory to it.
+    message_id: str | None = None
 
 
 @dataclass
@@ -27,8 +30,22 @@ class ChatMemory:
     turns: list[ChatTurn] = field(default_factory=list)
     window: int = 40
 
-    def add(self, role: Literal["user", "assistant"], content: str) -> None:
-        self.turns.append(ChatTurn(role=role, content=content))
+    def add(
+        self, role: Literal["user", "assistant"], content: str, message_id: str | None = None
+    ) -> None:
+        self.turns.append(ChatTurn(role=role, content=content, message_id=message_id))
+
+    def rewind_to(self, message_id: str | None) -> int:
+        """Forget the turns of the user message `message_id` and every later turn (the user
+        edited or regenerated it: what followed is discarded); how many turns went."""
+        if not message_id:
+            return 0
+        for index, turn in enumerate(self.turns):
+            if turn.message_id == message_id:
+                dropped = len(self.turns) - index
+                del self.turns[index:]
+                return dropped
+        return 0
 
     def as_messages(self) -> list[BaseMessage]:
         recent = self.turns[-self.window :]
@@ -37,7 +54,7 @@ class ChatMemory:
         ]
 
     def dump(self) -> list[dict[str, str]]:
-        return [t.model_dump() for t in self.turns]
+        return [t.model_dump(exclude_none=True) for t in self.turns]
 
     @classmethod
     def load(cls, data: Sequence[dict] | None) -> ChatMemory:

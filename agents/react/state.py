@@ -202,6 +202,8 @@ class AgentState(TypedDict, total=False):
 class AgentTurn(BaseModel):
     question: str
     answer: str
+    # The browser's message that asked it: an edited or regenerated question rewinds to it.
+    message_id: str | None = None
 
 
 class ToolRecord(BaseModel):
@@ -245,6 +247,24 @@ class AgentMemory(BaseModel):
     def clear(self) -> None:
         self.turns.clear()
         self.tool_records.clear()
+
+    def tag_turns_since(self, count: int, message_id: str | None) -> None:
+        """Mark the turns recorded after the first `count` as asked by `message_id`."""
+        for turn in self.turns[count:]:
+            turn.message_id = message_id
+
+    def rewind_to(self, message_id: str | None) -> int:
+        """Forget the turn asked by `message_id` and every later one, tool records included
+        (the user edited or regenerated that question); how many turns went."""
+        if not message_id:
+            return 0
+        for index, turn in enumerate(self.turns):
+            if turn.message_id == message_id:
+                dropped = len(self.turns) - index
+                del self.turns[index:]
+                self.tool_records = [r for r in self.tool_records if r.turn <= index]
+                return dropped
+        return 0
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

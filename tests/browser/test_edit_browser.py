@@ -1,0 +1,143 @@
+"""Edit a sent message and regenerate an answer, in Chat: the later turns go from the page,
+from the history and from the model's memory alike, after a restart too (issue 18 item 12)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.apps import AppProcess
+from tests.browser_support import (
+    open_page,
+    provider_env,
+    send,
+    wait_until_idle,
+    wait_until_loaded,
+)
+
+pytestmark = pytest.mark.browser
+
+
+def sent_contents(server: ScriptedLLMServer) -> list[str]:
+    """What the model was sent in the last request (system prompt left out)."""
+    return [m["content"] for m in server.requests[-1]["messages"] if m["role"] != "system"]
+
+
+def edit(page: Page, old: str, new: str) -> None:
+    """Edit a sent message as a user does: hover it, the pencil, type, confirm."""
+    wait_until_idle(page)
+    bubble = page.locator('[data-step-type="user_message"]').filter(has_text=old).last
+    bubble.hover()
+    bubble.locator(".edit-message").click()
+    page.locator("#edit-chat-input").fill(new)
+    page.locator(".confirm-edit").click()
+
+
+def test_edit_and_regenerate_rewind_the_memory(
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
+):
+    data_dir = tmp_path / "data"
+    first = AppProcess(data_dir, provider_env(llm_server)).start()
+    try:
+        llm_server.script(
+            Reply(content="第一个回答：系统叫 e-Store。"),
+            Reply(content="第二个回答：有三个角色。"),
+            Reply(content="改后的回答：系统叫 Library。"),
+            Reply(content="重新生成的回答：系统名为 Library。"),
+        )
+        page = open_page(browser, first.url, "zh-CN")
+        send(page, "系统叫 e-Store")
+        expect(page.get_by_text("第一个回答：系统叫 e-Store。")).to_be_visible()
+        send(page, "有哪些角色？")
+        expect(page.get_by_text("第二个回答：有三个角色。")).to_be_visible()
+
+        edit(page, "系统叫 e-Store", "系统叫 Library")
+        expect(page.get_by_text("改后的回答：系统叫 Library。")).to_be_visible()
+        for gone in ("第一个回答：系统叫 e-Store。", "有哪些角色？", "第二个回答：有三个角色。"):
+            expect(page.get_by_text(gone)).to_have_count(0)
+        assert sent_contents(llm_server) == ["系统叫 Library"]  # nothing the user discarded
+
+        wait_until_idle(page)
+        page.get_by_role("button", name="重新生成").last.click()
+        expect(page.get_by_text("重新生成的回答：系统名为 Library。")).to_be_visible()
+        expect(page.get_by_text("改后的回答：系统叫 Library。")).to_have_count(0)
+        assert sent_contents(llm_server) == ["系统叫 Library"]
+        wait_until_idle(page)
+        page.screenshot(path=output_dir / "chat-edited-zh-CN.png")
+        page.context.close()
+    finally:
+        first.stop()
+
+    second = AppProcess(data_dir, provider_env(llm_server)).start()
+    try:
+        page = open_page(browser, second.url, "en-US")
+        page.locator("#thread-history").get_by_text(
+            "系统叫 e-Store"
+        ).first.click()  # its first name
+        wait_until_loaded(page)
+        expect(page.get_by_text("重新生成的回答：系统名为 Library。")).to_be_visible()
+        for gone in ("第一个回答：系统叫 e-Store。", "第二个回答：有三个角色。",
+                     "改后的回答：系统叫 Library。"):  # fmt: skip
+            expect(page.get_by_text(gone)).to_have_count(0)
+        llm_server.script(
+            Reply(content="Edited after the restart."), Reply(content="It is Library.")
+        )
+        # an old message of the reopened thread can be edited too
+        edit(page, "系统叫 Library", "The system is called Library")
+        expect(page.get_by_text("Edited after the restart.")).to_be_visible()
+        expect(page.get_by_text("重新生成的回答：系统名为 Library。")).to_have_count(0)
+        assert sent_contents(llm_server) == ["The system is called Library"]
+        send(page, "What is it called?")
+        expect(page.get_by_text("It is Library.")).to_be_visible()
+        assert sent_contents(llm_server) == [
+            "The system is called Library",
+            "Edited after the restart.",
+            "What is it called?",
+        ]
+        expect(page.get_by_role("button", name="Regenerate").first).to_be_visible()
+        page.screenshot(path=output_dir / "chat-edited-en-US.png")
+    finally:
+        second.stop()
+
+
+REASONING = "research agent"  # prompts/agent/react_system.md
+ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
+
+
+def test_agent_answer_regenerated_and_question_edited(
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path
+):
+    env = provider_env(llm_server) | {"REQSTUDIO_MCP_CONFIG": "off"}
+    app = AppProcess(tmp_path / "data", env).start()
+    try:
+        llm_server.script(
+            Reply(match=REASONING, content="不需要工具。"),
+            Reply(match=ANSWER, content="答案一：IEEE 830。"),
+            Reply(match=REASONING, content="不需要工具。"),
+            Reply(match=ANSWER, content="答案二：IEEE 29148。"),
+            Reply(match=REASONING, content="不需要工具。"),
+            Reply(match=ANSWER, content="答案三：关于测试。"),
+        )
+        page = open_page(browser, app.url, "zh-CN")
+        page.locator("#chat-profiles").click()
+        page.get_by_role("option", name="Agent 智能体").click()
+        expect(page.get_by_text("已启用 Agent 智能体 模式")).to_be_visible()
+        send(page, "哪个标准定义了 SRS？")
+        expect(page.get_by_text("答案一：IEEE 830。")).to_be_visible()
+        wait_until_idle(page)
+        page.get_by_role("button", name="重新生成").last.click()
+        expect(page.get_by_text("答案二：IEEE 29148。")).to_be_visible()
+        expect(page.get_by_text("答案一：IEEE 830。")).to_have_count(0)
+        edit(page, "哪个标准定义了 SRS？", "哪个标准讲测试？")
+        expect(page.get_by_text("答案三：关于测试。")).to_be_visible()
+        expect(page.get_by_text("答案二：IEEE 29148。")).to_have_count(0)
+        sent = json.dumps(llm_server.requests[-1]["messages"], ensure_ascii=False)
+        assert "哪个标准讲测试？" in sent
+        for discarded in ("答案一", "答案二", "哪个标准定义了 SRS？"):
+            assert discarded not in sent
+    finally:
+        app.stop()
