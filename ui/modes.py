@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import chainlit as cl
 
+from reqstudio.messages import both, keys_under, language_code
 from ui.texts import lang
 
 Handler = Callable[[cl.Message], Awaitable[None]]
@@ -36,6 +37,23 @@ class ModeSpec:
     thread_title: Callable[[str], str] | None = None
 
 
+def catalog_texts(namespace: str) -> dict:
+    """A mode's title, description and starters from the message catalogue
+    (`<namespace>.mode.*`, `<namespace>.starters.N.*`), as ModeSpec takes them."""
+    numbers = sorted({key.split(".")[2] for key in keys_under(f"{namespace}.starters")}, key=int)
+    return {
+        "title": both(f"{namespace}.mode.title"),
+        "description": both(f"{namespace}.mode.description"),
+        "starters": [
+            StarterSpec(
+                label=both(f"{namespace}.starters.{n}.label"),
+                message=both(f"{namespace}.starters.{n}.message"),
+            )
+            for n in numbers
+        ],
+    }
+
+
 MODES: dict[str, ModeSpec] = {}
 DEFAULT_MODE = "Chat"
 
@@ -49,7 +67,7 @@ def current_mode() -> ModeSpec:
 
 
 def chat_profiles(language: str | None) -> list[cl.ChatProfile]:
-    code = "zh" if (language or "").lower().startswith("zh") else "en"
+    code = language_code(language or "")
     return [
         cl.ChatProfile(
             name=mode.id,

@@ -47,7 +47,7 @@ from reqstudio.document_model import parse_markdown
 from reqstudio.errors import describe_failure
 from reqstudio.persistence import open_checkpointer
 from reqstudio.usage import UsageTracker
-from ui.modes import ModeSpec, StarterSpec
+from ui.modes import ModeSpec, catalog_texts
 from ui.session import (
     diff_block,
     open_top_level_step,
@@ -62,209 +62,7 @@ log = logging.getLogger("reqstudio.review")
 MIN_PASTED_CHARS = 30
 ASK_TIMEOUT = 1800
 
-TEXT = {
-    "intro": {
-        "zh": "请上传要审阅的需求文档（.md / .txt / .pdf / .docx），或直接粘贴文档内容。红队、蓝队、"
-        "甲方和评委逐轮审阅，各节作者只修正发现的问题，直到问题收敛。轮数和“每轮后暂停”在设置（⚙）中。",
-        "en": "Upload the requirements document to review (.md / .txt / .pdf / .docx), or paste "
-        "its text. A red team, blue team, client and judge review it round after round; each "
-        "section's author fixes exactly what they found, until the issues converge. Rounds and "
-        "“pause after each round” are in the settings (⚙).",
-    },
-    "need_document": {
-        "zh": "还没有文档：请上传文件，或粘贴文档内容（至少 {chars} 个字符）。",
-        "en": "No document yet: upload a file or paste the document's text (at least {chars} "
-        "characters).",
-    },
-    "document_ok": {
-        "zh": "已读取文档《{name}》：{chars} 个字符，{sections} 节。",
-        "en": "Document “{name}” read: {chars} characters, {sections} sections.",
-    },
-    "step_round": {"zh": "审阅 · 第 {round} 轮", "en": "Review · round {round}"},
-    "red_team": {"zh": "红队", "en": "Red team"},
-    "blue_team": {"zh": "蓝队", "en": "Blue team"},
-    "client": {"zh": "甲方", "en": "Client"},
-    "judge": {"zh": "评委", "en": "Judge"},
-    "reviewing": {"zh": "审阅中…", "en": "Reviewing…"},
-    "waiting_judge": {"zh": "等待三方审阅…", "en": "Waiting for the three reviews…"},
-    "unreadable": {
-        "zh": "⚠️ {reviewer}的回答无法读取，本轮继续使用其他审阅者的意见：{reason}",
-        "en": "⚠️ The {reviewer}'s answer could not be read; the round goes on with the others: "
-        "{reason}",
-    },
-    "step_author": {"zh": "修订 · {title}", "en": "Revision · {title}"},
-    "author_failed": {
-        "zh": "⚠️ 作者未能修订本节，本节保持不变：{reason}",
-        "en": "⚠️ The author could not revise this section; it is unchanged: {reason}",
-    },
-    "unchanged": {"zh": "（内容未改变）", "en": "(no change)"},
-    "before_after": {"zh": "修改前 / 修改后", "en": "Before / after"},
-    "legacy_score": {
-        "zh": "评分（仅供参考）：{score}",
-        "en": "Score (for reference only): {score}",
-    },
-    "none_found": {"zh": "（无）", "en": "(none)"},
-    "round_summary": {
-        "zh": "发现 {total} 个问题（高 {high} · 中 {medium} · 低 {low}）。{decision}",
-        "en": "{total} issues found (high {high} · medium {medium} · low {low}). {decision}",
-    },
-    "iterate": {"zh": "修订：{sections}", "en": "Revising: {sections}"},
-    "stop": {"zh": "停止：{reason}", "en": "Stop: {reason}"},
-    "quality_sufficient": {
-        "zh": "没有高优先级问题（quality_sufficient）",
-        "en": "no high-priority issue left (quality_sufficient)",
-    },
-    "no_convergence": {
-        "zh": "问题数量未减少（no_convergence）",
-        "en": "the number of issues did not fall (no_convergence)",
-    },
-    "max_rounds": {
-        "zh": "达到最大轮次（max_rounds）",
-        "en": "the round limit was reached (max_rounds)",
-    },
-    "score_declined": {
-        "zh": "审阅者评分下降（score_declined）",
-        "en": "the reviewers' score fell (score_declined)",
-    },
-    "no_new_high_priority": {
-        "zh": "没有新的高优先级问题，遗留的高优先级问题未能解决（no_new_high_priority）",
-        "en": "no new high-priority issue; the ones left persist from earlier rounds "
-        "(no_new_high_priority)",
-    },
-    "status_new": {"zh": "新发现", "en": "new"},
-    "status_persisting": {"zh": "仍存在", "en": "persisting"},
-    "status_resolved": {"zh": "已解决", "en": "resolved"},
-    "status_regressed": {"zh": "回退", "en": "regressed"},
-    "issues_heading": {
-        "zh": "**本轮问题及状态**",
-        "en": "**This round's issues and their status**",
-    },
-    "issues_all": {"zh": "### 各轮问题状态", "en": "### Issues round by round"},
-    "checks_heading": {
-        "zh": "**上一轮修订的检查**（validation / avoid_changes_to）",
-        "en": "**Checks of the last revision** (validation / avoid_changes_to)",
-    },
-    "check_holds": {"zh": "✅ 成立", "en": "✅ holds"},
-    "check_broken": {"zh": "❌ 不成立", "en": "❌ broken"},
-    "check_unanswered": {"zh": "— 未回答", "en": "— no answer"},
-    "overruled": {
-        "zh": "评委裁定保留（不修改）：{issue}（{aspect}）：{ruling}",
-        "en": "The judge kept it as it is (no change): {issue} ({aspect}): {ruling}",
-    },
-    "tracking_note": {
-        "zh": "⚠️ 红队回答中无法采用的内容：{note}",
-        "en": "⚠️ Not used from the red team's answer: {note}",
-    },
-    "reviewer_failed": {
-        "zh": "红队审阅失败，无法判断质量（reviewer_failed）",
-        "en": "the red team failed, so nobody checked the quality (reviewer_failed)",
-    },
-    "unplaced_issues": {
-        "zh": "高优先级问题未指明章节，无法自动修订（unplaced_issues）",
-        "en": "the high-priority issues name no section to revise (unplaced_issues)",
-    },
-    "final_unchecked": {
-        "zh": "⚠️ 审阅结束，但未通过：{reason}\n\n{failures}\n\n**改进轨迹**：{trajectory}\n\n"
-        "{rounds} 轮 · 修订 {revised} 节 · {tokens} tokens · {seconds:.1f} 秒",
-        "en": "⚠️ Review ended without a pass: {reason}\n\n{failures}\n\n"
-        "**Improvement trajectory**: {trajectory}\n\n"
-        "{rounds} rounds · {revised} sections revised · {tokens} tokens · {seconds:.1f} s",
-    },
-    "final_partial": {
-        "zh": "⚠️ 审阅结束：{reason}，但并非所有审阅者都完成了审阅\n\n{failures}\n\n"
-        "**改进轨迹**：{trajectory}\n\n{rounds} 轮 · 修订 {revised} 节 · {tokens} tokens · "
-        "{seconds:.1f} 秒",
-        "en": "⚠️ Review finished: {reason}, but not every reviewer could review\n\n"
-        "{failures}\n\n**Improvement trajectory**: {trajectory}\n\n"
-        "{rounds} rounds · {revised} sections revised · {tokens} tokens · {seconds:.1f} s",
-    },
-    "failed_reviewers": {
-        "zh": "未能完成审阅的审阅者：{names}",
-        "en": "Reviewers that could not review: {names}",
-    },
-    "author_rejected": {
-        "zh": "⚠️ 作者的修订被拒绝，本节保持不变：{reason}",
-        "en": "⚠️ The author's revision was rejected; the section is unchanged: {reason}",
-    },
-    "revisions_heading": {"zh": "**本轮修订**", "en": "**Revisions this round**"},
-    "document_wide_heading": {
-        "zh": "**未指明章节的问题**（计入停止规则，需人工处理）",
-        "en": "**Issues naming no section** (counted for the stop rules; for a person to fix)",
-    },
-    "outcome_changed": {"zh": "已修改", "en": "changed"},
-    "outcome_unchanged": {"zh": "未改变", "en": "unchanged"},
-    "outcome_failed": {"zh": "失败", "en": "failed"},
-    "outcome_rejected": {"zh": "被拒绝", "en": "rejected"},
-    "final": {
-        "zh": "✅ 审阅结束：{reason}\n\n**改进轨迹**：{trajectory}\n\n{rounds} 轮 · 修订 {revised} 节 · "
-        "{tokens} tokens · {seconds:.1f} 秒",
-        "en": "✅ Review finished: {reason}\n\n**Improvement trajectory**: {trajectory}\n\n"
-        "{rounds} rounds · {revised} sections revised · {tokens} tokens · {seconds:.1f} s",
-    },
-    "disagreements": {
-        "zh": "### 审阅者的分歧与共识",
-        "en": "### Where the reviewers disagree and agree",
-    },
-    "improved_title": {"zh": "📄 改进后的文档", "en": "📄 The improved document"},
-    "no_change": {
-        "zh": "📄 文档没有改动：{rounds} 轮审阅后没有修订任何一节，最终版本与原文相同，可在下方下载。",
-        "en": "📄 No change: after {rounds} round(s) of review no section was revised; the "
-        "document is as you gave it, and can be downloaded below.",
-    },
-    "partial_kept": {
-        "zh": "可下载的文档是{version}（首行标明“未完成”），另附已完成 {rounds} 轮的全部审阅（JSON）。",
-        "en": "The document to download is {version} (marked incomplete on its first line), "
-        "with every review of the {rounds} finished round(s) (JSON).",
-    },
-    "partial_revised": {
-        "zh": "第 {round} 轮修订后的文档",
-        "en": "the document as revised through round {round}",
-    },
-    "partial_unrevised": {
-        "zh": "尚无一轮修改过文档，即原文",
-        "en": "no round had changed the document yet, so it is as given",
-    },
-    "failed": {
-        "zh": "⚠️ 审阅未能完成：{reason} 已完成的轮次已保存。",
-        "en": "⚠️ The review could not finish: {reason} Finished rounds are kept.",
-    },
-    "stopped": {
-        "zh": "⏹ 已停止。已完成的轮次已保存。",
-        "en": "⏹ Stopped. Finished rounds are kept.",
-    },
-    "paused": {
-        "zh": "⏸ 第 {round} 轮已完成。可以先阅读和修改某一节，再继续下一轮。",
-        "en": "⏸ Round {round} is done. You can read and edit a section before the next round.",
-    },
-    "continue": {"zh": "继续下一轮", "en": "Continue"},
-    "edit": {"zh": "修改一节", "en": "Edit a section"},
-    "which_section": {"zh": "要修改哪一节？", "en": "Which section?"},
-    "new_text": {
-        "zh": "请发送「{title}」的新正文（不含标题）。当前内容：\n\n{content}",
-        "en": "Send the new body of “{title}” (without its heading). Now:\n\n{content}",
-    },
-    "edit_noted": {"zh": "已记下对「{title}」的修改。", "en": "Edit of “{title}” noted."},
-    "resume": {"zh": "继续审阅", "en": "Resume the review"},
-    "resume_offer": {
-        "zh": "上次的审阅没有完成，已完成的轮次已保存。要从那里继续吗？",
-        "en": "The last review did not finish; its finished rounds are saved. Resume from there?",
-    },
-    "settings_rounds": {"zh": "最大审阅轮数", "en": "Max review rounds"},
-    "settings_pause": {"zh": "每轮后暂停", "en": "Pause after each round"},
-    "chart_title": {
-        "zh": "每轮发现的问题（按优先级）",
-        "en": "Issues found per round, by priority",
-    },
-    "chart_round": {"zh": "轮次", "en": "Round"},
-    "chart_count": {"zh": "问题数", "en": "Issues"},
-    "review_srs": {"zh": "审阅并改进", "en": "Review & improve"},
-    "srs_reviewed": {
-        "zh": "SRS 已改进；“评估”将对改进后的 SRS 打分，可与之前的指标对比。",
-        "en": "The SRS is improved; Evaluate now scores the improved SRS, to compare with the "
-        "metrics before.",
-    },
-}
-tr = Catalog(TEXT)
+tr = Catalog("review")
 
 ACCEPT = {
     "text/markdown": [".md", ".markdown"],
@@ -272,7 +70,6 @@ ACCEPT = {
     "application/pdf": [".pdf"],
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": [".docx"],
 }
-PRIORITY_NAMES = {"high": ("高", "high"), "medium": ("中", "medium"), "low": ("低", "low")}
 COLOURS = {"high": "#d62728", "medium": "#ff7f0e", "low": "#2ca02c"}
 
 
@@ -281,12 +78,12 @@ def cell(text: Any) -> str:
 
 
 def priority_name(priority: str) -> str:
-    zh, en = PRIORITY_NAMES.get(priority, (priority, priority))
-    return zh if lang() == "zh" else en
+    return tr.get(f"priority.{priority}", priority)
 
 
-def table(head_zh: list[str], head_en: list[str], rows: list[list[Any]]) -> str:
-    head = head_zh if lang() == "zh" else head_en
+def table(columns: list[str], rows: list[list[Any]], extra_head: list[str] = ()) -> str:
+    """A markdown table under the named columns (`review.column.*`), or "(none)"."""
+    head = [tr(f"column.{c}") for c in columns] + list(extra_head)
     if not rows:
         return tr("none_found")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -294,23 +91,11 @@ def table(head_zh: list[str], head_en: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-# The seed's field names, read in the user's language; the key stays in small print.
-FIELD_NAMES = {
-    "keep_as_is": ("保持不变", "Keep as is"),
-    "enhancement_suggestions": ("增强建议", "Enhancement suggestions"),
-    "business_gaps": ("业务缺口", "Business gaps"),
-    "market_concerns": ("市场顾虑", "Market concerns"),
-    "feasibility_concerns": ("可行性顾虑", "Feasibility concerns"),
-    "prioritized_improvements": ("优先改进项", "Prioritized improvements"),
-    "conflicting_views": ("分歧意见", "Conflicting views"),
-    "consensus_issues": ("共识问题", "Consensus issues"),
-    "improvement_trajectory": ("改进轨迹", "Improvement trajectory"),
-}
 
 
 def field_heading(key: str) -> str:
-    zh, en = FIELD_NAMES[key]
-    return f"**{zh if lang() == 'zh' else en}** `{key}`\n\n"
+    """The seed's field name read in the user's language; the key stays in small print."""
+    return f"**{tr('field.' + key)}** `{key}`\n\n"
 
 
 def section_label(agent_id: str, titles: dict[str, str]) -> str:
@@ -323,8 +108,7 @@ def reviewer_output(review: Any, titles: dict[str, str]) -> str:
     if isinstance(review, RedTeamReview):
         parts.append(
             table(
-                ["章节", "类别", "问题", "期望", "优先级"],
-                ["Section", "Category", "Issue", "Expected", "Priority"],
+                ["section", "category", "issue", "expected", "priority"],
                 [
                     [
                         section_label(i.agent_id, titles),
@@ -339,17 +123,17 @@ def reviewer_output(review: Any, titles: dict[str, str]) -> str:
         )
     elif isinstance(review, BlueTeamReview):
         parts.append(field_heading("keep_as_is") + table(
-            ["章节", "方面", "理由"], ["Section", "Aspect", "Reason"],
+            ["section", "aspect", "reason"],
             [[section_label(k.agent_id, titles), k.aspect, k.reason] for k in review.keep_as_is],
         ))  # fmt: skip
         parts.append(field_heading("enhancement_suggestions") + table(
-            ["章节", "方面", "建议"], ["Section", "Aspect", "Suggestion"],
+            ["section", "aspect", "suggestion"],
             [[section_label(s.agent_id, titles), s.aspect, s.suggestion]
              for s in review.enhancement_suggestions],
         ))  # fmt: skip
     elif isinstance(review, ClientReview):
         parts.append(field_heading("business_gaps") + table(
-            ["方面", "缺口", "影响", "所需信息"], ["Aspect", "Gap", "Impact", "Required info"],
+            ["aspect", "gap", "impact", "required_info"],
             [[g.aspect, g.gap, g.impact, g.required_info] for g in review.business_gaps],
         ))  # fmt: skip
         for name, items in (
@@ -360,7 +144,7 @@ def reviewer_output(review: Any, titles: dict[str, str]) -> str:
                 parts.append(field_heading(name) + "\n".join(f"- {cell(i)}" for i in items))
     elif isinstance(review, JudgeReview):
         parts.append(field_heading("prioritized_improvements") + table(
-            ["#", "章节", "任务", "理由"], ["#", "Section", "Task", "Rationale"],
+            ["number", "section", "task", "rationale"],
             [[p.priority, section_label(p.agent_id, titles), p.task, p.rationale]
              for p in review.prioritized_improvements],
         ))  # fmt: skip
@@ -374,16 +158,14 @@ def disagreement_tables(judge: JudgeReview, titles: dict[str, str]) -> str:
     """The judge's conflicting_views (red and blue side by side, and the ruling) and
     consensus_issues."""
     conflicts = table(
-        ["章节", "争议点", "红队", "蓝队", "评委裁决"],
-        ["Section", "Aspect", "Red team", "Blue team", "Ruling"],
+        ["section", "disputed", "red_team", "blue_team", "ruling"],
         [
             [section_label(c.agent_id, titles), c.aspect, c.red_team, c.blue_team, c.ruling]
             for c in judge.conflicting_views
         ],
     )
     consensus = table(
-        ["章节", "共识问题", "提出方"],
-        ["Section", "Consensus issue", "Raised by"],
+        ["section", "consensus_issue", "raised_by"],
         [
             [section_label(c.agent_id, titles), c.issue, ", ".join(c.raised_by)]
             for c in judge.consensus_issues
@@ -417,14 +199,13 @@ def round_issue_table(
     parts = []
     if rows:
         parts.append(tr("issues_heading") + "\n\n" + table(
-            ["ID", "章节", "问题", "优先级", "状态"], ["ID", "Section", "Issue", "Priority", "Status"],
+            ["id", "section", "issue", "priority", "status"],
             rows,
         ))  # fmt: skip
     if record.checks:
         verdict = {True: tr("check_holds"), False: tr("check_broken"), None: tr("check_unanswered")}
         parts.append(tr("checks_heading") + "\n\n" + table(
-            ["检查", "章节", "内容", "问题", "结果", "说明"],
-            ["Check", "Section", "Text", "Issue", "Result", "Note"],
+            ["check", "section", "text", "issue", "result", "note"],
             [[c.check_id, section_label(c.agent_id, titles), f"{c.kind}: {c.text}",
               c.issue_id or "", verdict[c.holds], c.note] for c in record.checks],
         ))  # fmt: skip
@@ -442,16 +223,15 @@ def issues_across_rounds(rounds: list[ReviewRound], titles: dict[str, str]) -> s
     if not ledger:
         return ""
     numbers = [r.round for r in rounds]
-    head = ["ID", "章节", "问题", "优先级"], ["ID", "Section", "Issue", "Priority"]
     rows = [
         [t.id, section_label(t.agent_id, titles), t.issue, priority_name(t.priority)]
         + [status_name(t.status_by_round[str(n)]) if str(n) in t.status_by_round else "·"
            for n in numbers]
         for t in ledger.values()
     ]  # fmt: skip
-    rounds_zh = [f"第{n}轮" for n in numbers]
-    rounds_en = [f"R{n}" for n in numbers]
-    return tr("issues_all") + "\n\n" + table(head[0] + rounds_zh, head[1] + rounds_en, rows)
+    head = ["id", "section", "issue", "priority"]
+    rounds = [tr("column.round", round=n) for n in numbers]
+    return tr("issues_all") + "\n\n" + table(head, rows, extra_head=rounds)
 
 
 def section_diff(revision: SectionRevision) -> str:
@@ -480,13 +260,13 @@ def round_details(record: ReviewRound, titles: dict[str, str]) -> str:
     parts = []
     if record.revisions:
         parts.append(tr("revisions_heading") + "\n\n" + table(
-            ["章节", "结果", "原因"], ["Section", "Outcome", "Reason"],
+            ["section", "outcome", "cause"],
             [[section_label(r.agent_id, titles), f"{tr('outcome_' + r.outcome)} `{r.outcome}`",
               r.failed or r.rejected] for r in record.revisions],
         ))  # fmt: skip
     if record.document_wide:
         parts.append(tr("document_wide_heading") + "\n\n" + table(
-            ["所写章节", "问题", "期望", "优先级"], ["Named section", "Issue", "Expected", "Priority"],
+            ["named_section", "issue", "expected", "priority"],
             [[i.agent_id, i.issue, i.expected, priority_name(i.priority)]
              for i in record.document_wide],
         ))  # fmt: skip
@@ -949,41 +729,8 @@ def review_srs_label() -> str:
 
 REVIEW_MODE = ModeSpec(
     id="Review",
-    title={"zh": "审阅", "en": "Review"},
-    description={
-        "zh": "上传或粘贴需求文档：红队、蓝队、甲方和评委逐轮提出具体问题，各节作者只修正这些问题，"
-        "直到问题收敛；展示改进轨迹、每节的修改和审阅者的分歧。",
-        "en": "Upload or paste a requirements document: a red team, blue team, client and judge "
-        "raise specific issues round after round and each section's author fixes exactly those, "
-        "until the issues converge; see the trajectory, each section's changes and where the "
-        "reviewers disagree.",
-    },
+    **catalog_texts("review"),
     on_message=on_review_message,
     on_start=on_review_start,
     on_resume=on_review_resume,
-    starters=[
-        StarterSpec(
-            label={"zh": "审阅一份预约系统 SRS", "en": "Review a booking system SRS"},
-            message={
-                "zh": "# 宠物医院预约系统需求规格\n\n## 1. 用户\n\n宠物主人和兽医使用本系统。\n\n"
-                "## 2. 预约\n\n主人在线预约兽医，查询空闲时段要快。可以取消预约。\n\n"
-                "## 3. 提醒\n\n系统在就诊前发送提醒。\n\n## 4. 安全\n\n系统要安全可靠。\n",
-                "en": "# Pet Clinic Booking SRS\n\n## 1. Users\n\nPet owners and vets use the "
-                "system.\n\n## 2. Booking\n\nOwners book a vet online; finding free slots is "
-                "fast. Bookings can be cancelled.\n\n## 3. Reminders\n\nThe system sends "
-                "reminders before visits.\n\n## 4. Security\n\nThe system is secure and "
-                "reliable.\n",
-            },
-        ),
-        StarterSpec(
-            label={"zh": "审阅一份报销系统需求", "en": "Review an expense claims spec"},
-            message={
-                "zh": "# 员工报销系统需求\n\n## 1. 提交\n\n员工提交报销单并上传发票。\n\n"
-                "## 2. 审批\n\n经理审批，金额大的要多级审批。\n\n## 3. 报表\n\n财务可以导出报表。\n",
-                "en": "# Expense Claims Requirements\n\n## 1. Submission\n\nStaff submit claims "
-                "with receipts.\n\n## 2. Approval\n\nManagers approve; large amounts need more "
-                "approvals.\n\n## 3. Reports\n\nFinance can export reports.\n",
-            },
-        ),
-    ],
 )

@@ -36,7 +36,7 @@ from agents.srs.documents import ReferenceDocumentError, load_reference
 from reqstudio.errors import describe_failure
 from reqstudio.persistence import open_checkpointer
 from reqstudio.usage import UsageTracker
-from ui.modes import ModeSpec, StarterSpec
+from ui.modes import ModeSpec, catalog_texts
 from ui.rewrite_progress import ChainlitProgress, stage_label
 from ui.rewrite_texts import tr
 from ui.session import (
@@ -393,34 +393,8 @@ async def offer_resume() -> None:
 
 REWRITE_MODE = ModeSpec(
     id="Rewrite",
-    title={"zh": "重写", "en": "Rewrite"},
-    description={
-        "zh": "上传一份粗糙的 PRD 或 SRS，回答几个澄清问题，按“大纲 → 逐节撰写 → 评审修订”"
-        "重写成结构清晰的新文档。",
-        "en": "Upload a rough PRD or SRS, answer a few clarifying questions, and get it "
-        "rewritten outline first, section by section, then reviewed and patched.",
-    },
+    **catalog_texts("rewrite"),
     on_message=on_rewrite_message,
     on_start=on_rewrite_start,
     on_resume=on_rewrite_resume,
-    starters=[
-        StarterSpec(
-            label={"zh": "重写一份粗糙的 PRD", "en": "Rewrite a rough PRD"},
-            message={
-                "zh": "# 宠物医院预约\n\n主人可以在线预约就诊，兽医查看当天日程，系统发送提醒。"
-                "支付方式待定，可能支持在线支付。需要手机上能用。",
-                "en": "# Pet clinic booking\n\nOwners book visits online, vets see their day, "
-                "reminders are sent. Payment to be decided, maybe online. Must work on phones.",
-            },
-        ),
-        StarterSpec(
-            label={"zh": "重写一份需求草稿", "en": "Rewrite a requirements draft"},
-            message={
-                "zh": "# 员工报销系统\n\n员工提交报销单并上传发票，经理审批，财务打款。"
-                "金额大的要多级审批（多大算大？）。要能导出报表。",
-                "en": "# Expense claims\n\nStaff submit claims with receipts, managers approve, "
-                "finance pays. Large amounts need more approvals (how large?). Reports export.",
-            },
-        ),
-    ],
 )

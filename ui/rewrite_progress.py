@@ -14,18 +14,10 @@ from ui.rewrite_texts import tr
 from ui.session import diff_block, open_top_level_step, top_level_message
 from ui.texts import lang
 
-KINDS = {
-    "contradiction": ("矛盾", "contradiction"),
-    "omission": ("遗漏", "omission"),
-    "unresolved_clarification": ("未采纳澄清", "clarification ignored"),
-    "inconsistency": ("前后不一致", "inconsistency"),
-    "other": ("其他", "other"),
-}
 
 
 def kind_label(kind: str) -> str:
-    zh, en = KINDS.get(kind, (kind, kind))
-    return zh if lang() == "zh" else en
+    return tr.get(f"kind.{kind}", kind)
 
 
 def cell(text: str) -> str:

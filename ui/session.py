@@ -15,7 +15,7 @@ from chainlit.utils import utc_now
 
 from reqstudio.runtime import AppRuntime
 from ui.history import STATE_VERSION
-from ui.texts import lang
+from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio")
 
@@ -158,7 +158,7 @@ async def send_finished_step(
 ) -> cl.Step:
     """A step that is over as soon as it is shown (a decision, a list of results): folded."""
     step = cl.Step(
-        name=f"{name} · {STEP_OUTCOMES['done'][lang()]}",
+        name=f"{name} · {step_outcome('done')}",
         type=kind,
         default_open=False,
         icon=step_icon(kind, icon),
@@ -170,11 +170,7 @@ async def send_finished_step(
     return step
 
 
-STEP_OUTCOMES = {
-    "done": {"zh": "完成", "en": "done"},
-    "failed": {"zh": "失败", "en": "failed"},
-    "stopped": {"zh": "已停止", "en": "stopped"},
-}
+step_outcome = Catalog("step_outcome")
 
 
 async def finish_step(
@@ -190,7 +186,7 @@ async def finish_step(
     `note` is added under what the step already shows (the reason of a failure or a stop)."""
     if step is None:
         return
-    label = STEP_OUTCOMES[outcome][lang()]
+    label = step_outcome(outcome)
     step.name = f"{name or step.name} · {label}"
     if output is not None:
         step.output = output
@@ -205,8 +201,7 @@ async def finish_step(
 # Chainlit's translation files cover its interface, not the texts its Python side writes into
 # the chat. Those are replaced here so that every line the user reads is in their language.
 
-SELECTED = {"zh": "已选择：{label}", "en": "Chosen: {label}"}
-NO_CHOICE = {"zh": "等待超时，未做选择。", "en": "Timed out; nothing was chosen."}
+choice_text = Catalog("choice")
 
 
 class LocalizedAskAction(cl.AskActionMessage):
@@ -215,11 +210,9 @@ class LocalizedAskAction(cl.AskActionMessage):
 
     async def update(self):
         if self.content.startswith("**Selected:** "):
-            self.content = SELECTED[lang()].format(
-                label=self.content.removeprefix("**Selected:** ")
-            )
+            self.content = choice_text("selected", label=self.content.removeprefix("**Selected:** "))
         elif self.content == "Timed out: no action was taken":
-            self.content = NO_CHOICE[lang()]
+            self.content = choice_text("timed_out")
         return await super().update()
 
 

@@ -32,7 +32,7 @@ from agents.srs.events import (
 from reqstudio.errors import describe_failure
 from reqstudio.persistence import open_checkpointer
 from reqstudio.usage import UsageTracker
-from ui.modes import ModeSpec, StarterSpec
+from ui.modes import ModeSpec, catalog_texts
 from ui.session import (
     LocalizedAskAction,
     finish_step,
@@ -54,89 +54,10 @@ ACCEPT = {
     "application/pdf": [".pdf"],
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": [".docx"],
 }
-KIND = {"FR": ("功能", "functional"), "NFR": ("非功能", "non-functional"),
-        "CON": ("约束", "constraint"), "SUG": ("建议", "suggestion")}  # fmt: skip
-
-TEXT = {
-    "intro": {
-        "zh": "请描述要构建的系统，并附上一份参考 SRS（.md / .txt / .pdf / .docx，"
-        "ReqClarify 以它为评分标准）。轮数与消融模式可在设置（⚙）中调整。",
-        "en": "Describe the system to build and attach a reference SRS (.md / .txt / .pdf / "
-        ".docx; ReqClarify scores against it). Rounds and ablation are in the settings (⚙).",
-    },
-    "ask_reference": {
-        "zh": "还没有参考 SRS。上传一份，还是不用参考继续（将按 no-clarify 运行）？",
-        "en": "No reference SRS yet. Upload one, or continue without (runs as no-clarify)?",
-    },
-    "upload": {"zh": "上传参考 SRS", "en": "Upload a reference SRS"},
-    "continue_without": {"zh": "不用参考，继续", "en": "Continue without"},
-    "upload_prompt": {
-        "zh": "请上传参考 SRS（.md / .txt / .pdf / .docx，最大 {mb:g} MB）。",
-        "en": "Upload the reference SRS (.md / .txt / .pdf / .docx, at most {mb:g} MB).",
-    },
-    "reference_ok": {
-        "zh": "已读取参考 SRS《{name}》：{chars} 个字符（{encoding}）。",
-        "en": "Reference SRS “{name}” read: {chars} characters ({encoding}).",
-    },
-    "need_description": {
-        "zh": "请用文字描述要构建的系统（参考 SRS 已保存，可直接发送描述）。",
-        "en": "Describe the system to build in words (the reference SRS is kept).",
-    },
-    "step_name": {"zh": "{agent} · 第 {round} 轮", "en": "{agent} · round {round}"},
-    "step_name_single": {"zh": "{agent}", "en": "{agent}"},
-    "counts": {
-        "zh": "共 {total} 条 · 冻结 {frozen} · 移除 {removed} · 未冻结 {unfrozen} · "
-        "{seconds:.1f} 秒 · {tokens} tokens",
-        "en": "{total} items · {frozen} frozen · {removed} removed · {unfrozen} unfrozen · "
-        "{seconds:.1f} s · {tokens} tokens",
-    },
-    "frozen_now": {"zh": "本轮冻结：{ids}", "en": "Frozen this round: {ids}"},
-    "removed_now": {"zh": "本轮移除：{ids}", "en": "Removed this round: {ids}"},
-    "skipped": {"zh": "没有未冻结的条目，跳过。", "en": "Nothing unfrozen left; skipped."},
-    "summary": {
-        "zh": "✅ 完成：{rounds} 轮 · {items} 条需求 · 冻结 {frozen} · 移除 {removed} · "
-        "{tokens} tokens · {seconds:.1f} 秒（{ablation}）",
-        "en": "✅ Done: {rounds} · {items} · {frozen} frozen · "
-        "{removed} removed · {tokens} tokens · {seconds:.1f} s ({ablation})",
-    },
-    "continued": {
-        "zh": "（文档达到模型的长度上限，已请模型续写 {count} 次）",
-        "en": " (the document hit the model's length limit and was continued {count}×)",
-    },
-    "failed": {
-        "zh": "⚠️ SRS 生成失败：{reason} 已完成的步骤已保存。",
-        "en": "⚠️ SRS generation failed: {reason} Completed steps are saved.",
-    },
-    "stopped": {
-        "zh": "⏹ 已停止。已完成的步骤已保存，可以从上一个完成的节点继续。",
-        "en": "⏹ Stopped. Completed steps are saved; you can resume from the last one.",
-    },
-    "resume_offer": {
-        "zh": "上次的 SRS 运行没有完成（最后完成的节点：{node}）。要从那里继续吗？",
-        "en": "The last SRS run did not finish (last completed node: {node}). Resume from there?",
-    },
-    "resume": {"zh": "继续运行", "en": "Resume"},
-    "evaluate": {"zh": "评估", "en": "Evaluate"},
-    "review": {"zh": "审阅并改进", "en": "Review & improve"},
-    "evaluating": {"zh": "评估", "en": "Evaluation"},
-    "selected": {"zh": "已选择：{label}", "en": "Chosen: {label}"},
-    "no_choice": {"zh": "等待超时，未做选择。", "en": "Timed out; nothing was chosen."},
-    "metric_header": {"zh": "| 指标 | 分数 |", "en": "| Metric | Score |"},
-    "evaluation_title": {
-        "zh": "📊 与参考 SRS 对比的评估（模型 {model}）",
-        "en": "📊 Evaluation against the reference SRS (model {model})",
-    },
-    "evaluation_failed": {
-        "zh": "⚠️ 评估失败：{reason}",
-        "en": "⚠️ Evaluation failed: {reason}",
-    },
-    "srs_file": {"zh": "SRS 文档", "en": "SRS document"},
-    "settings_rounds": {"zh": "最大迭代轮数", "en": "Max iterations"},
-    "settings_ablation": {"zh": "消融模式", "en": "Ablation"},
-}
 
 
-tr = Catalog(TEXT)
+
+tr = Catalog("srs")
 UNKNOWN = "—"  # a count the provider did not send: unknown, never 0
 
 
@@ -153,18 +74,15 @@ async def read_document(path: Path, name: str | None = None):
 
 
 def requirement_table(requirements) -> str:
-    index = 0 if lang() == "zh" else 1
-    head = "| ID | 类型 | 内容 |" if index == 0 else "| ID | Kind | Text |"
-    rows = [head, "|---|---|---|"]
+    rows = [tr("requirement_header"), "|---|---|---|"]
     for item in requirements:
-        kind = KIND.get(item.id.split("-")[0], ("", ""))[index]
+        kind = tr.get("kind." + item.id.split("-")[0], "")
         rows.append(f"| {item.id} | {kind} | {item.content.replace('|', '/')} |")
     return "\n".join(rows)
 
 
 def score_table(scores) -> str:
-    head = "| ID | 分数 | 理由 |" if lang() == "zh" else "| ID | Score | Reason |"
-    rows = [head, "|---|---|---|"]
+    rows = [tr("score_header"), "|---|---|---|"]
     rows += [f"| {s.id} | {s.score:+d} | {s.reason.replace('|', '/')} |" for s in scores]
     return "\n".join(rows)
 
@@ -523,41 +441,20 @@ async def evaluate_last_result() -> None:
     await cl.Message(content=evaluation_table(result)).send()
 
 
-METRIC_LABELS: dict[str, tuple[str, str]] = {
-    "coverage": ("覆盖率", "Coverage"),
-    "completeness": ("完整性", "Completeness"),
-    "consistency": ("一致性", "Consistency"),
-    "testability": ("可测试性", "Testability"),
-    "clarity": ("清晰度", "Clarity"),
-    "traceability": ("可追溯性", "Traceability"),
-    "scope_discipline": ("范围控制", "Scope discipline"),
-    "by_category.functional": ("功能需求覆盖", "Functional requirements"),
-    "by_category.non_functional": ("非功能需求覆盖", "Non-functional requirements"),
-    "by_category.constraints": ("约束覆盖", "Constraints"),
-    "Comprehensive_Score_Simple": ("综合得分（简单平均）", "Overall score (simple mean)"),
-    "Comprehensive_Score_Weighted": ("综合得分（加权）", "Overall score (weighted)"),
-}
 
 
 def metric_label(key: str) -> str:
     """A readable name in the user's language, with the seed's key in small print."""
-    zh, en = METRIC_LABELS.get(key, (key, key))
-    return f"{zh if lang() == 'zh' else en} `{key}`"
+    return f"{tr.get('metric.' + key, key)} `{key}`"
 
 
-EVALUATION_ERRORS = {
-    NOT_JSON_ERROR: {"zh": NOT_JSON_ERROR, "en": "the model's answer was not valid JSON"},
-    OUT_OF_RANGE_ERROR: {
-        "zh": "模型给出的评分不在 0-1 范围内（已重新询问），结果不予采用",
-        "en": "the model gave scores outside 0-1 (also when asked again); no result is shown",
-    },
-}
+EVALUATION_ERRORS = {NOT_JSON_ERROR: "not_json", OUT_OF_RANGE_ERROR: "out_of_range"}
 
 
 def evaluation_table(result: dict[str, Any]) -> str:
     if "error" in result:
         error = str(result["error"])
-        reason = EVALUATION_ERRORS.get(error, {}).get(lang(), error)
+        reason = tr.get(f"evaluation_error.{EVALUATION_ERRORS.get(error)}", error)
         return tr("evaluation_failed", reason=reason)
     metrics = result.get("metrics", {})
     rows = [tr("evaluation_title", model=result.get("model", "")), "", tr("metric_header")]
@@ -674,36 +571,9 @@ def system_name(description: str) -> str:
 
 SRS_MODE = ModeSpec(
     id="SRS",
-    title={"zh": "SRS 生成", "en": "SRS"},
-    description={
-        "zh": "描述系统并上传参考 SRS，智能体逐步解析、挖掘、澄清需求并生成 IEEE 830 SRS。",
-        "en": "Describe a system and attach a reference SRS; agents parse, explore and clarify "
-        "requirements and write an IEEE 830 SRS.",
-    },
+    **catalog_texts("srs"),
     on_message=on_srs_message,
     on_start=on_srs_start,
     on_resume=on_srs_resume,
     thread_title=lambda description: f"SRS · {system_name(description)}",
-    starters=[
-        StarterSpec(
-            label={"zh": "在线商店 e-Store", "en": "An e-Store"},
-            message={
-                "zh": "我们要做一个在线电子商店：顾客浏览商品目录、配置并购买电脑，维护个人资料，"
-                "查看订单与发货状态；管理员维护商品与价格。支付使用信用卡，需要 7×24 小时可用。",
-                "en": "We want an online e-store: customers browse a catalog, configure and buy "
-                "computers, keep a profile, track orders and shipping; admins maintain products "
-                "and prices. Payment by credit card; available 24×7.",
-            },
-        ),
-        StarterSpec(
-            label={"zh": "图书馆借阅系统", "en": "A library lending system"},
-            message={
-                "zh": "为高校图书馆设计借阅系统：读者检索、预约、借还图书，逾期自动罚款；"
-                "馆员管理馆藏；需对接校园统一身份认证。",
-                "en": "A university library lending system: readers search, reserve, borrow and "
-                "return books with automatic overdue fines; librarians manage the collection; "
-                "sign-in through the campus identity provider.",
-            },
-        ),
-    ],
 )
