@@ -53,7 +53,6 @@ MEMORY_KEY = "agent_memory"
 DEFAULT_CHOICE = "default"
 
 
-
 tr = Catalog("agent")
 
 

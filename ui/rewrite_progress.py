@@ -15,7 +15,6 @@ from ui.session import diff_block, open_top_level_step, top_level_message
 from ui.texts import lang
 
 
-
 def kind_label(kind: str) -> str:
     return tr.get(f"kind.{kind}", kind)
 

@@ -4,5 +4,4 @@ from __future__ import annotations
 
 from ui.texts import Catalog
 
-
 tr = Catalog("rewrite")

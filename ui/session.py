@@ -15,7 +15,7 @@ from chainlit.utils import utc_now
 
 from reqstudio.runtime import AppRuntime
 from ui.history import STATE_VERSION
-from ui.texts import Catalog, lang
+from ui.texts import Catalog
 
 log = logging.getLogger("reqstudio")
 
@@ -210,7 +210,9 @@ class LocalizedAskAction(cl.AskActionMessage):
 
     async def update(self):
         if self.content.startswith("**Selected:** "):
-            self.content = choice_text("selected", label=self.content.removeprefix("**Selected:** "))
+            self.content = choice_text(
+                "selected", label=self.content.removeprefix("**Selected:** ")
+            )
         elif self.content == "Timed out: no action was taken":
             self.content = choice_text("timed_out")
         return await super().update()

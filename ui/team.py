@@ -44,7 +44,6 @@ from ui.texts import Catalog, lang
 log = logging.getLogger("reqstudio.team")
 
 
-
 tr = Catalog("team")
 
 
@@ -65,7 +64,17 @@ def author(society: AgentSociety, agent_id: str) -> str:
     return f"{society.role_name_of(agent_id)} ({agent_id})"
 
 
-BRIEF_FIELDS = ("objective", "constraints", "inputs", "outputs", "completion_criteria", "collaborators", "references", "priority", "skill")
+BRIEF_FIELDS = (
+    "objective",
+    "constraints",
+    "inputs",
+    "outputs",
+    "completion_criteria",
+    "collaborators",
+    "references",
+    "priority",
+    "skill",
+)
 
 
 def brief_markdown(brief: dict[str, Any] | None) -> str:
