@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import chainlit as cl
+from chainlit.input_widget import Slider
 
 from reqstudio.messages import both, keys_under, language_code
 from ui.texts import lang
@@ -52,6 +53,11 @@ def catalog_texts(namespace: str) -> dict:
             for n in numbers
         ],
     }
+
+
+def rounds_slider(setting_id: str, label: str, initial: int) -> Slider:
+    """A mode's chat setting for how many rounds a run may take (1 to 10)."""
+    return Slider(id=setting_id, label=label, initial=initial, min=1, max=10, step=1)
 
 
 MODES: dict[str, ModeSpec] = {}

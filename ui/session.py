@@ -100,6 +100,17 @@ async def warn_if_history_failed(before: int, text: str) -> None:
 # message; steps show after the message of the run). Top-level items read top to bottom.
 
 
+async def start_run(mode: str, *labels: str) -> str:
+    """A new run's key in this thread (`<thread>:<labels>:<n>`), kept as the mode's active run
+    (the one Resume offers) and saved with the thread."""
+    sequence = int(cl.user_session.get(f"{mode}_run_seq") or 0) + 1
+    cl.user_session.set(f"{mode}_run_seq", sequence)
+    run_key = ":".join([str(cl.context.session.thread_id), *labels, str(sequence)])
+    cl.user_session.set(f"{mode}_active_run", run_key)
+    await persist_thread_state()
+    return run_key
+
+
 def top_level_message(content: str = "") -> cl.Message:
     message = cl.Message(content=content)
     message.parent_id = None

@@ -41,7 +41,7 @@ from ui.review.tables import (
     section_diff,
 )
 from ui.review.view import RoundView
-from ui.session import persist_thread_state, runtime, top_level_message
+from ui.session import runtime, start_run, top_level_message
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.review")
@@ -74,11 +74,7 @@ async def render_review(
         pause_after_round=bool(chosen.get("review_pause", settings.review_pause_after_round)),
     )
     if resume_key is None:
-        sequence = int(cl.user_session.get("review_run_seq") or 0) + 1
-        cl.user_session.set("review_run_seq", sequence)
-        run_key = f"{cl.context.session.thread_id}:{thread_suffix}:{sequence}"
-        cl.user_session.set("review_active_run", run_key)
-        await persist_thread_state()
+        run_key = await start_run("review", thread_suffix)
     else:
         run_key = resume_key
     tracker = UsageTracker()

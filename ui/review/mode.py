@@ -7,14 +7,14 @@ import asyncio
 from pathlib import Path
 
 import chainlit as cl
-from chainlit.input_widget import Slider, Switch
+from chainlit.input_widget import Switch
 
 from agents.review import pending_review
 from agents.review.documents import load_document
 from agents.srs.documents import ReferenceDocumentError
 from reqstudio.document_model import parse_markdown
 from reqstudio.persistence import open_checkpointer
-from ui.modes import ModeSpec, catalog_texts
+from ui.modes import ModeSpec, catalog_texts, rounds_slider
 from ui.rendering import offer_resume as offer_resume_once
 from ui.review.flow import render_review
 from ui.review.results import resume_action
@@ -52,14 +52,7 @@ async def offer_resume() -> None:
 def settings_widgets() -> list:
     settings = runtime().settings
     return [
-        Slider(
-            id="review_max_rounds",
-            label=tr("settings_rounds"),
-            initial=settings.review_max_rounds,
-            min=1,
-            max=10,
-            step=1,
-        ),
+        rounds_slider("review_max_rounds", tr("settings_rounds"), settings.review_max_rounds),
         Switch(
             id="review_pause",
             label=tr("settings_pause"),

@@ -39,19 +39,14 @@ async def read_clarifications_file(path: Path, name: str) -> list[ClarificationI
 
 
 async def choose_clarifications(original: str) -> list[ClarificationItem]:
-    ask = cl.AskActionMessage(
-        content=tr("how_clarify"),
-        actions=[
+    choice = await ask_choice(
+        tr("how_clarify"),
+        [
             cl.Action(name="ask", payload={"choice": "ask"}, label=tr("let_app_ask")),
             cl.Action(name="upload", payload={"choice": "upload"}, label=tr("upload_json")),
             cl.Action(name="none", payload={"choice": "none"}, label=tr("no_clarify")),
         ],
-        timeout=ASK_TIMEOUT,
     )
-    asked = ask.content
-    choice = await ask.send()
-    ask.content = asked
-    await record_choice(ask, choice)
     picked = (choice or {}).get("payload", {}).get("choice", "none")
     if picked == "upload":
         files = await cl.AskFileMessage(
@@ -91,21 +86,16 @@ async def ask_questions(original: str) -> list[ClarificationItem]:
         return []
 
     async def ask(index: int, total: int, question: str) -> Reply:
-        choice = cl.AskActionMessage(
-            content=tr("question", index=index, total=total, question=question)
+        picked = await ask_choice(
+            tr("question", index=index, total=total, question=question)
             + "\n\n"
             + tr("answer_or_skip"),
-            actions=[
+            [
                 cl.Action(name="answer", payload={"a": "answer"}, label=tr("answer")),
                 cl.Action(name="skip", payload={"a": "skip"}, label=tr("skip")),
                 cl.Action(name="stop", payload={"a": "stop"}, label=tr("stop_asking")),
             ],
-            timeout=ASK_TIMEOUT,
         )
-        asked = choice.content
-        picked = await choice.send()
-        choice.content = asked
-        await record_choice(choice, picked)
         action = (picked or {}).get("payload", {}).get("a", "stop")
         if action != "answer":
             return Reply(action)
@@ -124,6 +114,15 @@ async def ask_questions(original: str) -> list[ClarificationItem]:
         )
     ).send()
     return outcome.clarifications
+
+
+async def ask_choice(content: str, actions: list[cl.Action]) -> dict | None:
+    """Ask with buttons; the question stays readable, with what was chosen under it."""
+    ask = cl.AskActionMessage(content=content, actions=actions, timeout=ASK_TIMEOUT)
+    picked = await ask.send()
+    ask.content = content
+    await record_choice(ask, picked)
+    return picked
 
 
 async def record_choice(choice: cl.AskActionMessage, picked: dict | None) -> None:

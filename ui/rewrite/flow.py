@@ -28,7 +28,7 @@ from ui.rendering import downloads as files
 from ui.rendering import json_bytes
 from ui.rewrite.progress import ChainlitProgress
 from ui.rewrite.tables import stage_label
-from ui.session import persist_thread_state, runtime, send_notice, top_level_message
+from ui.session import persist_thread_state, runtime, send_notice, start_run, top_level_message
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.rewrite")
@@ -57,11 +57,7 @@ async def render_rewrite(request: RewriteRequest | None, *, resume_key: str | No
             return
         if sizes.draft_may_not_fit:
             await send_notice(tr("may_not_fit", sizes=sizes.describe(lang())))
-        sequence = int(cl.user_session.get("rewrite_run_seq") or 0) + 1
-        cl.user_session.set("rewrite_run_seq", sequence)
-        run_key = f"{cl.context.session.thread_id}:rewrite:{sequence}"
-        cl.user_session.set("rewrite_active_run", run_key)
-        await persist_thread_state()
+        run_key = await start_run("rewrite", "rewrite")
     else:
         run_key = resume_key
     try:

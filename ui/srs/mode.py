@@ -8,13 +8,13 @@ import logging
 import re
 
 import chainlit as cl
-from chainlit.input_widget import Select, Slider
+from chainlit.input_widget import Select
 
 from agents.srs.engine import SrsRequest, pending_resume
 from reqstudio.persistence import open_checkpointer
-from ui.modes import ModeSpec, catalog_texts
+from ui.modes import ModeSpec, catalog_texts, rounds_slider
 from ui.rendering import first_offer, forget_offer
-from ui.session import persist_thread_state, run_as_task, runtime, send_notice
+from ui.session import persist_thread_state, run_as_task, runtime, send_notice, start_run
 from ui.srs.flow import render_run
 from ui.srs.reference import ask_for_reference, read_attachments
 from ui.srs.thread import drop_earlier_offers, remove_taken_offer, restore_thread_items
@@ -28,14 +28,7 @@ tr = Catalog("srs")
 def settings_widgets() -> list:
     settings = runtime().settings
     return [
-        Slider(
-            id="srs_max_iterations",
-            label=tr("settings_rounds"),
-            initial=settings.srs_max_iterations,
-            min=1,
-            max=10,
-            step=1,
-        ),
+        rounds_slider("srs_max_iterations", tr("settings_rounds"), settings.srs_max_iterations),
         Select(
             id="srs_ablation",
             label=tr("settings_ablation"),
@@ -67,12 +60,7 @@ async def on_srs_message(message: cl.Message) -> None:
         ablation=chosen.get("srs_ablation", "none"),
         max_iterations=int(chosen.get("srs_max_iterations", runtime().settings.srs_max_iterations)),
     )
-    sequence = int(cl.user_session.get("srs_run_seq") or 0) + 1
-    cl.user_session.set("srs_run_seq", sequence)
-    run_key = f"{cl.context.session.thread_id}:{sequence}"
-    cl.user_session.set("srs_active_run", run_key)
-    await persist_thread_state()
-    await render_run(request, run_key, resume=False)
+    await render_run(request, await start_run("srs"), resume=False)
 
 
 async def on_srs_resume(thread: dict) -> None:
