@@ -51,3 +51,10 @@ def both(key: str) -> dict[str, str]:
 def keys_under(prefix: str) -> list[str]:
     """The keys below `prefix.` in catalogue order (`review.starters` → its starters' keys)."""
     return [key for key in catalog("en") if key.startswith(prefix + ".")]
+
+
+def messages_under(prefix: str, language: str) -> dict[str, str]:
+    """The messages below `prefix.` in a language, by the rest of their key, unformatted (a
+    command's lines: `messages_under("cli.rewrite", "zh")["done"]`)."""
+    start = prefix + "."
+    return {k.removeprefix(start): v for k, v in catalog(language).items() if k.startswith(start)}
