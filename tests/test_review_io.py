@@ -228,7 +228,7 @@ async def test_the_browsers_partial_downloads_are_marked_incomplete(factory, llm
 async def test_the_browser_refuses_a_document_too_large_in_one_message(
     monkeypatch, factory, llm_server
 ):
-    import ui.review
+    import ui.review.flow
 
     sent: list[str] = []
 
@@ -249,9 +249,9 @@ async def test_the_browser_refuses_a_document_too_large_in_one_message(
         def factory(self):
             return tight
 
-    monkeypatch.setattr(ui.review, "runtime", Runtime)
-    monkeypatch.setattr(ui.review, "top_level_message", Message)
-    assert await ui.review.render_review(LARGE, "large.md") is None
+    monkeypatch.setattr(ui.review.flow, "runtime", Runtime)
+    monkeypatch.setattr(ui.review.flow, "top_level_message", Message)
+    assert await ui.review.flow.render_review(LARGE, "large.md") is None
     (line,) = sent
     assert line.startswith("⚠️ large.md is too large to review with this model")
     assert "3,000 tokens (OPENAI_CONTEXT_TOKENS)" in line and "\n" not in line

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-import ui.rewrite as rewrite_ui
-import ui.rewrite_progress as progress_ui
+import ui.rewrite.flow as rewrite_ui
+import ui.rewrite.progress as progress_ui
 from agents.rewrite import ClarificationItem, RewriteChain, RewriteRequest, RewriteStageError
 from reqstudio.scripted_server import Reply
 from tests.rewrite_support import (

@@ -117,7 +117,7 @@ async def test_uploads_are_parsed_off_the_event_loop(monkeypatch, settings):
 
     import agents.srs.experiment as experiment
     import ui.session
-    import ui.srs
+    import ui.srs.reference
     from reqstudio.runtime import AppRuntime
 
     readers: list[int] = []
@@ -126,10 +126,10 @@ async def test_uploads_are_parsed_off_the_event_loop(monkeypatch, settings):
         readers.append(threading.get_ident())
         return load_reference(*args, **kwargs)
 
-    monkeypatch.setattr(ui.srs, "load_reference", reading)
+    monkeypatch.setattr(ui.srs.reference, "load_reference", reading)
     monkeypatch.setattr(experiment, "load_reference", reading)
     monkeypatch.setattr(ui.session, "_runtime", AppRuntime(settings))
-    document = await ui.srs.read_document(UPLOADS / "reference.pdf", "reference.pdf")
+    document = await ui.srs.reference.read_document(UPLOADS / "reference.pdf", "reference.pdf")
     assert "confirm each order" in document.text
     case = experiment.ExperimentCase("e-store", UPLOADS / "empty.md", UPLOADS / "empty.md")
     row = await experiment.run_case(case, "none", factory=None)

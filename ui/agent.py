@@ -35,7 +35,7 @@ from reqstudio.settings import ModelSpec, SettingsError
 from tools.mcp_tools import McpConfigError, McpToolbox, SharedMcpServers, resolve_mcp_config
 from tools.web_search import WebSearch, load_backend
 from ui.edits import regenerate_action
-from ui.modes import ModeSpec, StarterSpec
+from ui.modes import ModeSpec, catalog_texts
 from ui.session import (
     finish_step,
     open_top_level_step,
@@ -53,97 +53,8 @@ log = logging.getLogger("reqstudio.agent")
 MEMORY_KEY = "agent_memory"
 DEFAULT_CHOICE = "default"
 
-TEXT = {
-    "intro": {
-        "zh": "Agent 可以使用网页搜索和 MCP 工具：{tools}。两个模型可在设置（⚙）中分别选择。",
-        "en": "The agent can use web search and MCP tools: {tools}. Pick its two models in the "
-        "settings (⚙).",
-    },
-    "mcp_failed": {
-        "zh": "⚠️ MCP 服务器 {name} 未能启动，已跳过：{error}",
-        "en": "⚠️ MCP server {name} did not start and is left out: {error}",
-    },
-    "mcp_added": {
-        "zh": "已连接 MCP 服务器 {name}，新增工具：{tools}",
-        "en": "MCP server {name} connected; new tools: {tools}",
-    },
-    "thinking": {
-        "zh": "思考 · 第 {round} 轮 · {model}",
-        "en": "Reasoning · round {round} · {model}",
-    },
-    "thought": {
-        "zh": "思考 · 第 {round} 轮 · {model}",
-        "en": "Reasoning · round {round} · {model}",
-    },
-    "plan": {"zh": "决定调用 `{tool}`，参数：`{args}`", "en": "Calls `{tool}` with `{args}`"},
-    "no_tools": {"zh": "不再调用工具。", "en": "No more tool calls."},
-    "search": {"zh": "搜索", "en": "Search"},
-    "search_results": {"zh": "搜索结果", "en": "Search results"},
-    "running": {"zh": "进行中…", "en": "running…"},
-    "done": {"zh": "完成", "en": "done"},
-    "failed_status": {"zh": "失败", "en": "failed"},
-    "cached": {"zh": "（来自缓存）", "en": "(from cache)"},
-    "found": {"zh": "找到 {count} 条结果", "en": "{count} results"},
-    "decision_go": {"zh": "判断 · 继续调用工具", "en": "Decision · more tools"},
-    "decision_stop": {"zh": "判断 · 生成回答", "en": "Decision · answer"},
-    "handover": {
-        "zh": "🔁 切换到回答生成阶段：{reason}（回答模型：{model}）",
-        "en": "🔁 Handing over to the answer: {reason} (answer model: {model})",
-    },
-    "stopped": {
-        "zh": "⏹ 已停止；正在运行的工具已取消，已保留收到的内容。",
-        "en": "⏹ Stopped; running tools were cancelled and what arrived is kept.",
-    },
-    "kept": {"zh": "已保留的中间结果：", "en": "Intermediate results kept:"},
-    "no_answer_small": {
-        "zh": "⚠️ 内置的离线小模型没能回答这个问题：它只复述了应用给它的内部说明。"
-        "请换个问法再试，或设置 `OPENAI_API_KEY` 使用真实模型。",
-        "en": "⚠️ The small offline model could not answer this question: it only repeated the "
-        "app's internal instructions. Try asking differently, or set `OPENAI_API_KEY` to use "
-        "a real model.",
-    },
-    "no_answer": {
-        "zh": "⚠️ 模型没能回答这个问题：它只复述了应用给它的内部说明。请换个问法再试。",
-        "en": "⚠️ The model could not answer this question: it only repeated the app's "
-        "internal instructions. Try asking differently.",
-    },
-    "stats_title": {"zh": "统计", "en": "Statistics"},
-    "stats_header": {
-        "zh": "| 模型 | 角色 | 调用 | 输入 tokens | 输出 tokens | 秒 |",
-        "en": "| Model | Role | Calls | Input tokens | Output tokens | Seconds |",
-    },
-    "role_function_call": {"zh": "工具调用", "en": "function call"},
-    "role_answer": {"zh": "回答生成", "en": "answer"},
-    "phases": {
-        "zh": "阶段耗时：推理 {reasoning:.1f} 秒 · 工具 {tools:.1f} 秒 · 回答 {answer:.1f} 秒 · "
-        "合计 {total:.1f} 秒；共 {tokens} tokens，{tool_calls}，{rounds}；估算费用 {cost}",
-        "en": "Phases: reasoning {reasoning:.1f} s · tools {tools:.1f} s · answer {answer:.1f} s · "
-        "total {total:.1f} s; {tokens} tokens, {tool_calls}, {rounds}; estimated cost {cost}",
-    },
-    "tokens_unknown": {"zh": "未知数量的", "en": "unknown"},
-    "cost_unknown": {"zh": "未知（无价格表）", "en": "unknown (no prices)"},
-    "no_usage": {
-        "zh": "（模型服务未返回 token 用量，token 数未知）",
-        "en": "(the provider sent no token usage; token counts unknown)",
-    },
-    "settings_fc": {"zh": "工具调用模型", "en": "Function-call model"},
-    "settings_answer": {"zh": "回答生成模型", "en": "Answer model"},
-    "settings_custom_fc": {
-        "zh": "工具调用模型（自定义名称，可留空）",
-        "en": "Function-call model (custom name, optional)",
-    },
-    "settings_custom_answer": {
-        "zh": "回答生成模型（自定义名称，可留空）",
-        "en": "Answer model (custom name, optional)",
-    },
-    "config_error": {
-        "zh": "⚠️ Agent 配置无效：{error}",
-        "en": "⚠️ Invalid agent configuration: {error}",
-    },
-}
 
-
-tr = Catalog(TEXT)
+tr = Catalog("agent")
 
 
 # mcp.json's servers: one set per process, shared by every Agent session (closed at shutdown).
@@ -490,26 +401,9 @@ async def on_agent_message(message: cl.Message) -> None:
 AGENT_MODE = ModeSpec(
     id="Agent",
     editable=True,
-    title={"zh": "Agent 智能体", "en": "Agent"},
-    description={
-        "zh": "ReAct 智能体：自主决定是否搜索、调用 MCP 工具，每一步都实时展示。",
-        "en": "A ReAct agent that decides when to search and call MCP tools, every step live.",
-    },
+    **catalog_texts("agent"),
     on_message=on_agent_message,
     on_start=on_agent_start,
     on_resume=on_agent_resume,
     thread_title=lambda question: " ".join(question.split())[:80],
-    starters=[
-        StarterSpec(
-            label={"zh": "现在几点（UTC）？", "en": "What time is it in UTC?"},
-            message={"zh": "现在 UTC 时间是几点？", "en": "What time is it now in UTC?"},
-        ),
-        StarterSpec(
-            label={"zh": "搜索 IEEE 830", "en": "Search IEEE 830"},
-            message={
-                "zh": "搜索 IEEE 830 SRS 模板的主要章节，并附上出处。",
-                "en": "Search for the main sections of the IEEE 830 SRS template, with sources.",
-            },
-        ),
-    ],
 )

@@ -14,7 +14,7 @@ from reqstudio.errors import describe_failure
 from reqstudio.llm import embedded_max_tokens
 from reqstudio.usage import UsageTracker
 from ui.edits import regenerate_action
-from ui.modes import ModeSpec, StarterSpec
+from ui.modes import ModeSpec, catalog_texts
 from ui.session import persist_thread_state, runtime
 from ui.texts import lang, t
 
@@ -95,34 +95,7 @@ async def on_chat_message(message: cl.Message) -> None:
 CHAT_MODE = ModeSpec(
     id="Chat",
     icon="",
-    title={"zh": "Chat 对话", "en": "Chat"},
-    description={
-        "zh": "普通的流式对话，记得本会话中说过的内容。",
-        "en": "A plain streaming conversation that remembers this thread.",
-    },
+    **catalog_texts("chat"),
     on_message=on_chat_message,
     editable=True,
-    starters=[
-        StarterSpec(
-            label={"zh": "什么是好的需求？", "en": "What makes a good requirement?"},
-            message={
-                "zh": "一条好的软件需求应该具备哪些特征？请举例说明。",
-                "en": "What are the qualities of a good software requirement? Give examples.",
-            },
-        ),
-        StarterSpec(
-            label={"zh": "改写一条模糊需求", "en": "Rewrite a vague requirement"},
-            message={
-                "zh": "请把这条需求改写成可测试的形式：系统应该快速响应用户操作。",
-                "en": "Rewrite this requirement so it is testable: the system should respond quickly.",
-            },
-        ),
-        StarterSpec(
-            label={"zh": "功能与非功能需求", "en": "Functional vs non-functional"},
-            message={
-                "zh": "功能需求和非功能需求有什么区别？各举三个例子。",
-                "en": "What is the difference between functional and non-functional requirements? Three examples of each.",
-            },
-        ),
-    ],
 )

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 import chainlit as cl
 from chainlit.config import ChainlitConfigOverrides, FeaturesSettings
+from chainlit.input_widget import Slider
 
+from reqstudio.messages import both, keys_under, language_code
 from ui.texts import lang
 
 Handler = Callable[[cl.Message], Awaitable[None]]
@@ -40,6 +42,28 @@ class ModeSpec:
     editable: bool = False
 
 
+def catalog_texts(namespace: str) -> dict:
+    """A mode's title, description and starters from the message catalogue
+    (`<namespace>.mode.*`, `<namespace>.starters.N.*`), as ModeSpec takes them."""
+    numbers = sorted({key.split(".")[2] for key in keys_under(f"{namespace}.starters")}, key=int)
+    return {
+        "title": both(f"{namespace}.mode.title"),
+        "description": both(f"{namespace}.mode.description"),
+        "starters": [
+            StarterSpec(
+                label=both(f"{namespace}.starters.{n}.label"),
+                message=both(f"{namespace}.starters.{n}.message"),
+            )
+            for n in numbers
+        ],
+    }
+
+
+def rounds_slider(setting_id: str, label: str, initial: int) -> Slider:
+    """A mode's chat setting for how many rounds a run may take (1 to 10)."""
+    return Slider(id=setting_id, label=label, initial=initial, min=1, max=10, step=1)
+
+
 MODES: dict[str, ModeSpec] = {}
 # Chainlit's message edit, on for the modes that can rewind their memory (off in config.toml)
 EDITABLE = ChainlitConfigOverrides(features=FeaturesSettings(edit_message=True))
@@ -55,7 +79,7 @@ def current_mode() -> ModeSpec:
 
 
 def chat_profiles(language: str | None) -> list[cl.ChatProfile]:
-    code = "zh" if (language or "").lower().startswith("zh") else "en"
+    code = language_code(language or "")
     return [
         cl.ChatProfile(
             name=mode.id,

@@ -15,7 +15,7 @@ from chainlit.utils import utc_now
 
 from reqstudio.runtime import AppRuntime
 from ui.history import STATE_VERSION
-from ui.texts import lang
+from ui.texts import Catalog
 
 log = logging.getLogger("reqstudio")
 
@@ -100,6 +100,17 @@ async def warn_if_history_failed(before: int, text: str) -> None:
 # message; steps show after the message of the run). Top-level items read top to bottom.
 
 
+async def start_run(mode: str, *labels: str) -> str:
+    """A new run's key in this thread (`<thread>:<labels>:<n>`), kept as the mode's active run
+    (the one Resume offers) and saved with the thread."""
+    sequence = int(cl.user_session.get(f"{mode}_run_seq") or 0) + 1
+    cl.user_session.set(f"{mode}_run_seq", sequence)
+    run_key = ":".join([str(cl.context.session.thread_id), *labels, str(sequence)])
+    cl.user_session.set(f"{mode}_active_run", run_key)
+    await persist_thread_state()
+    return run_key
+
+
 def top_level_message(content: str = "") -> cl.Message:
     message = cl.Message(content=content)
     message.parent_id = None
@@ -158,7 +169,7 @@ async def send_finished_step(
 ) -> cl.Step:
     """A step that is over as soon as it is shown (a decision, a list of results): folded."""
     step = cl.Step(
-        name=f"{name} · {STEP_OUTCOMES['done'][lang()]}",
+        name=f"{name} · {step_outcome('done')}",
         type=kind,
         default_open=False,
         icon=step_icon(kind, icon),
@@ -170,11 +181,7 @@ async def send_finished_step(
     return step
 
 
-STEP_OUTCOMES = {
-    "done": {"zh": "完成", "en": "done"},
-    "failed": {"zh": "失败", "en": "failed"},
-    "stopped": {"zh": "已停止", "en": "stopped"},
-}
+step_outcome = Catalog("step_outcome")
 
 
 async def finish_step(
@@ -190,7 +197,7 @@ async def finish_step(
     `note` is added under what the step already shows (the reason of a failure or a stop)."""
     if step is None:
         return
-    label = STEP_OUTCOMES[outcome][lang()]
+    label = step_outcome(outcome)
     step.name = f"{name or step.name} · {label}"
     if output is not None:
         step.output = output
@@ -205,8 +212,7 @@ async def finish_step(
 # Chainlit's translation files cover its interface, not the texts its Python side writes into
 # the chat. Those are replaced here so that every line the user reads is in their language.
 
-SELECTED = {"zh": "已选择：{label}", "en": "Chosen: {label}"}
-NO_CHOICE = {"zh": "等待超时，未做选择。", "en": "Timed out; nothing was chosen."}
+choice_text = Catalog("choice")
 
 
 class LocalizedAskAction(cl.AskActionMessage):
@@ -215,11 +221,11 @@ class LocalizedAskAction(cl.AskActionMessage):
 
     async def update(self):
         if self.content.startswith("**Selected:** "):
-            self.content = SELECTED[lang()].format(
-                label=self.content.removeprefix("**Selected:** ")
+            self.content = choice_text(
+                "selected", label=self.content.removeprefix("**Selected:** ")
             )
         elif self.content == "Timed out: no action was taken":
-            self.content = NO_CHOICE[lang()]
+            self.content = choice_text("timed_out")
         return await super().update()
 
 

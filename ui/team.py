@@ -32,7 +32,7 @@ from agents.team.society import AgentSociety
 from agents.team.store import EventStore
 from reqstudio.errors import describe_failure
 from reqstudio.persistence import record_target
-from ui.modes import ModeSpec, StarterSpec
+from ui.modes import ModeSpec, catalog_texts
 from ui.session import (
     persist_thread_state,
     runtime,
@@ -43,130 +43,12 @@ from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.team")
 
-TEXT = {
-    "society": {"zh": "社会", "en": "Society"},
-    "picture_title": {"zh": "🗺️ 团队结构（实时更新）", "en": "🗺️ The society (live)"},
-    "tree": {"zh": "谁创建了谁", "en": "Who created whom"},
-    "contacts_header": {
-        "zh": "| 智能体 | 岗位 | 认识谁（来源） |\n|---|---|---|",
-        "en": "| Agent | Role | Knows (how) |\n|---|---|---|",
-    },
-    "intros": {"zh": "介绍记录", "en": "Introductions"},
-    "intro_line": {
-        "zh": "{introducer} 把 {target} 介绍给 {requester}{via}",
-        "en": "{introducer} introduced {target} to {requester}{via}",
-    },
-    "via": {"zh": "（转自 {via}）", "en": " (forwarded from {via})"},
-    "role_created": {
-        "zh": "🧩 {by} 定义了岗位 **{role}**：{duties}{spec}",
-        "en": "🧩 {by} defined the role **{role}**: {duties}{spec}",
-    },
-    "with_spec": {"zh": "（含接口说明）", "en": " (with an interface spec)"},
-    "card_title": {"zh": "🪪 名片：**{name}**", "en": "🪪 Card: **{name}**"},
-    "card_modes": {
-        "zh": "输入：{inputs} · 输出：{outputs}",
-        "en": "Input: {inputs} · Output: {outputs}",
-    },
-    "card_header": {
-        "zh": "| 技能 | 说明 | 示例 | 输入 | 输出 |\n|---|---|---|---|---|",
-        "en": "| Skill | Description | Examples | Input | Output |\n|---|---|---|---|---|",
-    },
-    "card_formats": {
-        "zh": "请求格式：{input_format} · 答复格式：{output_format}",
-        "en": "Request format: {input_format} · Answer format: {output_format}",
-    },
-    "spawned": {
-        "zh": "🐣 {parent} 创建了 **{agent}**（{role}），任务委托书：\n\n{brief}",
-        "en": "🐣 {parent} created **{agent}** ({role}) with this task brief:\n\n{brief}",
-    },
-    "refused": {
-        "zh": "⛔ 拒绝了 {agent} 的 `{tool}`：**{code}**（{meaning}）\n\n告知 {agent} 的原文：\n\n"
-        "> {message}",
-        "en": "⛔ Refused {agent}'s `{tool}`: **{code}** ({meaning})\n\nWhat {agent} was told:\n\n"
-        "> {message}",
-    },
-    "introduced": {"zh": "🤝 {line}", "en": "🤝 {line}"},
-    "limit": {
-        "zh": "⏱ 达到限制 **{limit}**：{detail}",
-        "en": "⏱ Limit **{limit}** reached: {detail}",
-    },
-    "failed_agent": {"zh": "⚠️ {agent} 出错：{error}", "en": "⚠️ {agent} failed: {error}"},
-    "first_contact": {"zh": "（首次联系）", "en": " (first contact)"},
-    "end": {
-        "answered": {"zh": "✅ root 已答复用户。", "en": "✅ Root answered the user."},
-        "idle": {
-            "zh": "⚠️ 没有智能体还有事可做，root 没有答复用户。",
-            "en": "⚠️ No agent had anything left to do, and root did not answer.",
-        },
-        "messages": {
-            "zh": "⏱ 达到消息数上限，运行结束。",
-            "en": "⏱ The message limit ended the run.",
-        },
-        "time": {"zh": "⏱ 达到时间上限，运行结束。", "en": "⏱ The time limit ended the run."},
-        "tokens": {"zh": "⏱ 达到 token 上限，运行结束。", "en": "⏱ The token limit ended the run."},
-        "loop": {
-            "zh": "🔁 两个智能体在重复同样的对话（循环），运行已停止。",
-            "en": "🔁 Two agents repeated the same exchange (a loop); the run stopped.",
-        },
-        "stopped": {
-            "zh": "⏹ 已停止所有智能体；运行记录已保留。",
-            "en": "⏹ Every agent was stopped; the record is kept.",
-        },
-        "failed": {"zh": "⚠️ root 出错，运行结束。", "en": "⚠️ Root failed; the run ended."},
-    },
-    "stats_header": {
-        "zh": "| 智能体 | 岗位 | 发出 | 收到 | 工具调用 | 输入 tokens | 输出 tokens | 秒 |",
-        "en": "| Agent | Role | Sent | Received | Tool calls | Input tokens | Output tokens | Seconds |",
-    },
-    "stats_title": {"zh": "统计（每个智能体）", "en": "Statistics per agent"},
-    "summary": {
-        "zh": "共 {agents} 个智能体，{messages} 条消息，{seconds:.1f} 秒。{detail}",
-        "en": "{agents} agents, {messages} messages, {seconds:.1f} s. {detail}",
-    },
-    "root_note": {
-        "zh": "root 没有用 send_message 答复用户，它最后说：\n\n> {note}",
-        "en": "Root did not answer the user with send_message; its last words:\n\n> {note}",
-    },
-    "record": {"zh": "运行记录（JSON）见附件。", "en": "The run's record (JSON) is attached."},
-    "intro": {
-        "zh": "把需求工程任务交给团队：root 会定义岗位、用任务委托书创建专家，它们通过介绍认识彼此、协作完成，最后由 root 答复你。",
-        "en": "Give the team a requirements task: root defines roles, creates specialists with "
-        "task briefs, they meet through introductions and collaborate, and root answers you.",
-    },
-}
 
-# What each refusal code means, for people; the agent itself got the detailed message.
-REFUSALS = {
-    "unknown_contact": {"zh": "对方不在联系人注册表中", "en": "not in the contact registry"},
-    "missing_brief_fields": {"zh": "任务委托书缺少必填字段", "en": "the task brief lacks fields"},
-    "invalid_brief": {"zh": "任务委托书格式无效", "en": "the task brief is malformed"},
-    "invalid_payload": {
-        "zh": "消息内容不符合其类型的要求",
-        "en": "the payload does not fit its type",
-    },
-    "invalid_message_type": {"zh": "未知的消息类型", "en": "unknown message type"},
-    "malformed_tool_call": {"zh": "工具调用参数不是合法 JSON", "en": "tool arguments are not JSON"},
-    "invalid_arguments": {"zh": "工具参数无效", "en": "invalid tool arguments"},
-    "unknown_tool": {"zh": "没有这个工具", "en": "no such tool"},
-    "unknown_role": {"zh": "岗位尚未定义", "en": "the role is not defined"},
-    "invalid_role": {"zh": "岗位缺少名称或说明", "en": "the role lacks a name or prompt"},
-    "role_exists": {"zh": "同名岗位已存在", "en": "a role with that name exists"},
-    "invalid_interface_spec": {"zh": "接口说明格式无效", "en": "the interface spec is malformed"},
-    "unknown_target": {"zh": "被介绍的智能体不存在", "en": "no such agent to introduce"},
-    "agent_limit": {"zh": "智能体数量已达上限", "en": "agent limit reached"},
-    "depth_limit": {"zh": "创建层级已达上限", "en": "spawn depth limit reached"},
-    "message_limit": {"zh": "消息数已达上限", "en": "message limit reached"},
-    "self_message": {"zh": "不能给自己发消息", "en": "a message to oneself"},
-    "run_ended": {"zh": "运行正在结束", "en": "the run is ending"},
-    "duplicate_message": {"zh": "用户已收到同样的消息", "en": "the user has that message already"},
-    "unknown_skill": {"zh": "对方名片上没有这项技能", "en": "not a skill on the receiver's card"},
-}
-
-tr = Catalog({k: v for k, v in TEXT.items() if k != "end"})
+tr = Catalog("team")
 
 
 def end_text(reason: str) -> str:
-    return TEXT["end"][reason][lang()]
+    return tr(f"end.{reason}")
 
 
 def sign(message: cl.Message, name: str, icon: str) -> None:
@@ -182,17 +64,17 @@ def author(society: AgentSociety, agent_id: str) -> str:
     return f"{society.role_name_of(agent_id)} ({agent_id})"
 
 
-BRIEF_LABELS = {
-    "objective": {"zh": "目标", "en": "Objective"},
-    "constraints": {"zh": "技术约束", "en": "Constraints"},
-    "inputs": {"zh": "输入", "en": "Inputs"},
-    "outputs": {"zh": "输出要求", "en": "Outputs"},
-    "completion_criteria": {"zh": "完成标准", "en": "Completion criteria"},
-    "collaborators": {"zh": "协作联系人", "en": "Collaborators"},
-    "references": {"zh": "参考资料", "en": "References"},
-    "priority": {"zh": "优先级", "en": "Priority"},
-    "skill": {"zh": "所需技能", "en": "Skill asked for"},
-}
+BRIEF_FIELDS = (
+    "objective",
+    "constraints",
+    "inputs",
+    "outputs",
+    "completion_criteria",
+    "collaborators",
+    "references",
+    "priority",
+    "skill",
+)
 
 
 def brief_markdown(brief: dict[str, Any] | None) -> str:
@@ -201,11 +83,11 @@ def brief_markdown(brief: dict[str, Any] | None) -> str:
         return ""
     checked = TaskBrief.model_validate(brief).model_dump(exclude_none=True)
     blocks = []
-    for name, labels in BRIEF_LABELS.items():
+    for name in BRIEF_FIELDS:
         value = checked.get(name)
         if not value:
             continue
-        label = f"**{labels[lang()]}** (`{name}`)"
+        label = f"**{tr('brief.' + name)}** (`{name}`)"
         if name == "collaborators":
             items = [
                 f"- {c['agent_id']}: {c.get('role_description', '')} {c.get('collaboration_note', '')}"
@@ -372,7 +254,7 @@ class TeamRunView:
                     agent=event.agent_id,
                     tool=event.tool,
                     code=event.code,
-                    meaning=REFUSALS.get(event.code, {}).get(lang(), event.code),
+                    meaning=tr.get(f"refusal.{event.code}", event.code),
                     message=event.message,
                 )
             )
@@ -483,39 +365,7 @@ async def on_team_message(message: cl.Message) -> None:
 
 TEAM_MODE = ModeSpec(
     id="Team",
-    title={"zh": "团队 Team", "en": "Team"},
-    description={
-        "zh": "智能体团队：用任务委托书分派工作，只与认识的联系人通信，通过介绍结识新的协作者。",
-        "en": "A team of agents that delegate with task briefs, talk only to contacts they know, "
-        "and meet new ones through introductions.",
-    },
+    **catalog_texts("team"),
     on_message=on_team_message,
     on_start=on_team_start,
-    starters=[
-        StarterSpec(
-            label={"zh": "校园二手平台 SRS 初稿", "en": "Campus marketplace SRS draft"},
-            message={
-                "zh": "为校园二手交易平台组建团队，写出 SRS 初稿；约束：静态网页前端 + Python 后端",
-                "en": "Form a team to write a first SRS draft for a campus second-hand marketplace; "
-                "constraints: static web front end + Python back end",
-            },
-        ),
-        StarterSpec(
-            label={"zh": "评审座位预约需求", "en": "Review seat-booking requirements"},
-            message={
-                "zh": "组建评审小组，找出图书馆座位预约系统需求中不可测试的条目并改写；约束：微信小程序 + Java 后端",
-                "en": "Form a review team to find and rewrite the untestable requirements of a "
-                "library seat-booking system; constraints: WeChat mini program + Java back end",
-            },
-        ),
-        StarterSpec(
-            label={"zh": "非功能需求清单", "en": "Non-functional requirements"},
-            message={
-                "zh": "请团队为在线考试系统整理可度量的非功能需求（性能、安全、可用性）；约束：Python 后端，部署在校内服务器",
-                "en": "Have the team list measurable non-functional requirements (performance, "
-                "security, availability) for an online exam system; constraints: Python back "
-                "end, hosted on campus servers",
-            },
-        ),
-    ],
 )

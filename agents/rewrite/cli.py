@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reqstudio.cli import UsageError, check_writable, partial_path, user_language
+from reqstudio.messages import messages_under
 
 if TYPE_CHECKING:  # the chain, LangGraph and the model client load when the command runs
     from agents.rewrite.callbacks import CLICallbackHandler
@@ -32,41 +33,6 @@ if TYPE_CHECKING:  # the chain, LangGraph and the model client load when the com
     from reqstudio.settings import Settings
 
 EXIT_FAILED, EXIT_INCOMPLETE = 1, 3
-
-MESSAGES = {
-    "en": {
-        "run_id": "INFO: Run id: {run_id} (if the run stops: reqstudio rewrite --resume {run_id})",
-        "resuming": "INFO: Resuming run {run_id} from its last saved step.",
-        "sizes": "INFO: Sizes: {sizes}.",
-        "may_not_fit": "WARNING: the review and patch requests may not fit the model's context; "
-        "the provider may refuse them.",
-        "kept": " (the document so far: {path})",
-        "resume_hint": "INFO: To continue from the last saved step: reqstudio rewrite --resume "
-        "{run_id}",
-        "not_patched": "WARNING: section {section_id} “{title}” was not patched and stays as "
-        "drafted: {reason}",
-        "incomplete": "ERROR: incomplete result: {failed} of {total} patch(es) failed; the "
-        "document is in {path}",
-        "fallback": "WARNING: could not write {path} ({why}); written to {fallback} instead",
-        "lost": "ERROR: could not write {path} ({why}), nor a copy in {folder}",
-        "done": "INFO: Done: {sections} sections, {rounds} review round(s), {fixed} issue(s) "
-        "fixed, {tokens} tokens, {seconds:.1f} s",
-    },
-    "zh": {
-        "run_id": "INFO: 运行编号：{run_id}（中断后可继续：reqstudio rewrite --resume {run_id}）",
-        "resuming": "INFO: 从运行 {run_id} 最后保存的步骤继续。",
-        "sizes": "INFO: 规模：{sizes}。",
-        "may_not_fit": "WARNING: 评审与修订请求可能超出模型上下文，模型服务可能拒绝。",
-        "kept": "（已写内容：{path}）",
-        "resume_hint": "INFO: 从最后保存的步骤继续：reqstudio rewrite --resume {run_id}",
-        "not_patched": "WARNING: 章节 {section_id}「{title}」未能修订，保持初稿内容：{reason}",
-        "incomplete": "ERROR: 结果不完整：{total} 处修订中有 {failed} 处失败；文档已写入 {path}",
-        "fallback": "WARNING: 无法写入 {path}（{why}），已改写到 {fallback}",
-        "lost": "ERROR: 无法写入 {path}（{why}），也无法在 {folder} 中保存副本",
-        "done": "INFO: 完成：{sections} 节，评审 {rounds} 轮，修复问题 {fixed} 个，{tokens} tokens，"
-        "{seconds:.1f} 秒",
-    },
-}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -229,7 +195,7 @@ def rewrite_command(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     language = args.lang or user_language()
-    say = MESSAGES[language]
+    say = messages_under("cli.rewrite", language)
     request: RewriteRequest | None = None
     if args.resume:
         if args.original_doc is not None or args.clarifications is not None:

@@ -10,62 +10,12 @@ import chainlit as cl
 
 from agents.rewrite import DocumentStructure
 from agents.rewrite.models import PatchFailure, ReviewIssue, SectionPatch
-from ui.rewrite_texts import tr
-from ui.session import diff_block, open_top_level_step, top_level_message
-from ui.texts import lang
+from ui.rendering import cell
+from ui.rewrite.tables import issues_table, outline_table, section_diff
+from ui.session import open_top_level_step, top_level_message
+from ui.texts import Catalog, lang
 
-KINDS = {
-    "contradiction": ("矛盾", "contradiction"),
-    "omission": ("遗漏", "omission"),
-    "unresolved_clarification": ("未采纳澄清", "clarification ignored"),
-    "inconsistency": ("前后不一致", "inconsistency"),
-    "other": ("其他", "other"),
-}
-
-
-def kind_label(kind: str) -> str:
-    zh, en = KINDS.get(kind, (kind, kind))
-    return zh if lang() == "zh" else en
-
-
-def cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "/")
-
-
-def outline_table(document: DocumentStructure) -> str:
-    rows = [tr("outline_head", title=cell(document.title))]
-    for number, section in enumerate(document.sections, start=1):
-        rows.append(
-            f"| {number} | {cell(section.title)} | {cell(section.goal)} | {section.level} |"
-        )
-    return "\n".join(rows)
-
-
-def issues_table(issues: list[ReviewIssue], document: DocumentStructure | None) -> str:
-    titles = {s.id: s.title for s in document.sections} if document else {}
-    rows = [tr("issues_head", count=len(issues))]
-    for issue in issues:
-        where = f"{issue.section_id} {titles.get(issue.section_id, '')}".strip()
-        rows.append(
-            f"| {cell(where)} | {kind_label(issue.kind)} | {cell(issue.description)} | {cell(issue.suggestion)} |"
-        )
-    return "\n".join(rows)
-
-
-STAGES = {
-    "outline_generation": "step_outline",
-    "content_filling": "step_filling",
-    "review_revision": "stage_review",
-}
-
-
-def stage_label(stage: str) -> str:
-    """A stage as its step is titled in the user's language (the engine names it in English)."""
-    return tr(STAGES[stage]) if stage in STAGES else stage
-
-
-def section_diff(patch: SectionPatch) -> str:
-    return diff_block(patch.section_id, patch.before, patch.after)
+tr = Catalog("rewrite")
 
 
 class ChainlitProgress:

@@ -1,0 +1,154 @@
+"""The message catalogue (locales/*.toml, reqstudio/messages.py): every key in every language,
+the same placeholders in each, and every key the code names present."""
+
+from __future__ import annotations
+
+import ast
+import string
+from pathlib import Path
+
+import pytest
+
+from reqstudio import messages
+
+ROOT = Path(__file__).resolve().parent.parent
+CODE = [*sorted((ROOT / "ui").rglob("*.py")), ROOT / "app.py"]
+
+
+def placeholders(message: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(message) if name is not None}
+
+
+def differences(first: dict[str, str], second: dict[str, str]) -> list[str]:
+    """Keys one language has and the other lacks, and keys whose placeholders differ."""
+    problems = [f"only in the first: {key}" for key in first.keys() - second.keys()]
+    problems += [f"only in the second: {key}" for key in second.keys() - first.keys()]
+    problems += [
+        f"placeholders differ: {key}"
+        for key in first.keys() & second.keys()
+        if placeholders(first[key]) != placeholders(second[key])
+    ]
+    return sorted(problems)
+
+
+def test_every_key_is_in_both_languages_with_the_same_placeholders():
+    english, chinese = messages.catalog("en"), messages.catalog("zh")
+    assert len(english) > 300
+    assert differences(english, chinese) == []
+
+
+def test_a_key_missing_in_one_language_is_reported():
+    english = {"a.b": "Hello {name}", "a.c": "Bye"}
+    assert differences(english, {"a.b": "你好 {name}"}) == ["only in the first: a.c"]
+    assert differences(english, {"a.b": "你好", "a.c": "再见"}) == ["placeholders differ: a.b"]
+
+
+def test_lookup_formats_and_accepts_locale_names():
+    assert messages.text("review.step_round", "zh-CN", round=2) == "审阅 · 第 2 轮"
+    assert messages.text("review.step_round", "en", round=2) == "Review · round 2"
+    assert messages.both("review.red_team") == {"zh": "红队", "en": "Red team"}
+    with pytest.raises(KeyError):
+        messages.text("review.no_such_key", "en")
+
+
+def catalog_names(tree: ast.Module) -> dict[str, str]:
+    """`tr = Catalog("review")` → {"tr": "review"} (module level and class attributes)."""
+    names = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and getattr(node.value.func, "id", None) == "Catalog"
+            and isinstance(node.value.args[0], ast.Constant)
+        ):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    names[target.id] = node.value.args[0].value
+    return names
+
+
+def imported_catalogs(tree: ast.Module, known: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Catalogs a module imports from another (`from ui.review.texts import tr`)."""
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in known:
+            for alias in node.names:
+                if alias.name in known[node.module]:
+                    names[alias.asname or alias.name] = known[node.module][alias.name]
+    return names
+
+
+def lookups_imported(tree: ast.Module) -> set[str]:
+    """The names `text` and `both` where the module imports them from reqstudio.messages."""
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "reqstudio.messages"
+        for alias in node.names
+        if alias.name in ("text", "both")
+    }
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def used_keys() -> list[tuple[str, str]]:
+    """(where, key) for every literal key the code looks up: `tr("key")`, `tr.get("key", …)`,
+    `text("ns.key", …)`, `both("ns.key")`, and a mode's `catalog_texts("ns")`; an f-string key
+    counts by its constant start (`tr(f"status_{s}")` needs some `review.status_…`)."""
+    trees = {module_name(p): ast.parse(p.read_text(encoding="utf-8")) for p in CODE}
+    own = {name: catalog_names(tree) for name, tree in trees.items()}
+    found = []
+    for name, tree in trees.items():
+        catalogs = {**imported_catalogs(tree, own), **own[name]}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            func, first = node.func, node.args[0]
+            if isinstance(func, ast.Attribute) and func.attr == "get":
+                prefix = catalogs.get(getattr(func.value, "id", None))
+                if prefix is None:
+                    continue
+            elif isinstance(func, ast.Name) and func.id in catalogs:
+                prefix = catalogs[func.id]
+            elif isinstance(func, ast.Name) and func.id in lookups_imported(tree):
+                prefix = ""
+            elif isinstance(func, ast.Name) and func.id == "catalog_texts":
+                if isinstance(first, ast.Constant):
+                    found.append((name, f"{first.value}.mode.title"))
+                continue
+            else:
+                continue
+            where = f"{name}:{node.lineno}"
+            dot = f"{prefix}." if prefix else ""
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                found.append((where, f"{dot}{first.value}"))
+            elif isinstance(first, ast.JoinedStr) and isinstance(first.values[0], ast.Constant):
+                found.append((where, f"{dot}{first.values[0].value}*"))
+    return found
+
+
+def test_every_key_the_code_names_is_in_the_catalogue():
+    keys = messages.catalog("en")
+    used = used_keys()
+    assert len(used) > 200  # the scan found the lookups
+    missing = [
+        (where, key)
+        for where, key in used
+        if not (any(k.startswith(key[:-1]) for k in keys) if key.endswith("*") else key in keys)
+    ]
+    assert missing == []
+
+
+def test_no_bilingual_table_is_left_in_the_ui_code():
+    """UI text lives in the catalogue: no `{"zh": …, "en": …}` dict literal in ui/ or app.py."""
+    found = []
+    for path in CODE:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Dict):
+                keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+                if {"zh", "en"} <= keys:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []

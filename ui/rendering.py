@@ -1,0 +1,72 @@
+"""How every mode shows things: markdown table cells and tables, the downloads attached to a
+result, and the Resume offer made once per browser session. The modes decide what to show;
+step titles with their outcome are `ui.session.finish_step`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import chainlit as cl
+
+MIME_TYPES = {".json": "application/json", ".md": "text/markdown"}
+
+
+def cell(text: Any) -> str:
+    """Text for one markdown table cell: one line, no column bar."""
+    return " ".join(str(text).split()).replace("|", "/")
+
+
+def markdown_table(head: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cell(v) or " " for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def json_bytes(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False, indent=2).encode()
+
+
+def downloads(contents: dict[str, bytes]) -> list[cl.File]:
+    """A result's files by name, each with the type its ending says."""
+    return [
+        cl.File(
+            name=name,
+            content=content,
+            mime=next((m for end, m in MIME_TYPES.items() if name.endswith(end)), "text/markdown"),
+        )
+        for name, content in contents.items()
+    ]
+
+
+# (browser session, run) pairs already offered: restoring a thread reconnects the browser,
+# which runs on_chat_resume a second time.
+OFFERED: set[tuple[str, str]] = set()
+
+
+def first_offer(key: str) -> bool:
+    """True the first time this browser session asks about `key`; then False."""
+    offer_key = (cl.context.session.id, key)
+    if offer_key in OFFERED:
+        return False
+    OFFERED.add(offer_key)
+    return True
+
+
+def forget_offer(key: str) -> None:
+    """Ask again next time (the offer could not be made)."""
+    OFFERED.discard((cl.context.session.id, key))
+
+
+async def offer_resume(
+    run_key: str | None,
+    is_pending: Callable[[str], Awaitable[Any]],
+    content: str,
+    action: cl.Action,
+) -> None:
+    """Offer to resume `run_key` once per browser session, when its saved run is unfinished."""
+    if not run_key or not first_offer(str(run_key)):
+        return
+    if await is_pending(run_key):
+        await cl.Message(content=content, actions=[action]).send()

@@ -1,0 +1,216 @@
+"""Review mode's run in the browser: the review loop's events drawn round by round, the pause
+after a round (continue, or edit a section first), and how a run ends: finished, failed or
+stopped (finished rounds stay in the checkpoint, to resume)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+import chainlit as cl
+
+from agents.review import ReviewRequest, ReviewResult, run_review, saved_review
+from agents.review.documents import document_too_large
+from agents.review.events import (
+    AuthorReset,
+    AuthorStarted,
+    AuthorToken,
+    DecisionMade,
+    Paused,
+    ReviewerFailed,
+    ReviewerFinished,
+    RoundFinished,
+    RoundStarted,
+    RunFailed,
+    RunFinished,
+    SectionRevised,
+)
+from agents.review.models import ReviewRound
+from reqstudio.document_model import parse_markdown
+from reqstudio.errors import describe_failure
+from reqstudio.persistence import open_checkpointer
+from reqstudio.usage import UsageTracker
+from ui.review.results import resume_action, show_partial, show_result
+from ui.review.tables import (
+    decision_text,
+    reviewer_output,
+    round_details,
+    round_issue_table,
+    section_diff,
+)
+from ui.review.view import RoundView
+from ui.session import runtime, start_run, top_level_message
+from ui.texts import Catalog, lang
+
+log = logging.getLogger("reqstudio.review")
+
+ASK_TIMEOUT = 1800
+
+tr = Catalog("review")
+
+
+async def render_review(
+    document: str,
+    name: str,
+    *,
+    thread_suffix: str = "review",
+    resume_key: str | None = None,
+) -> ReviewResult | None:
+    """Run the review loop on `document` and show it (or, with `resume_key`, continue that saved
+    run from its last finished round); the result, or None if it did not finish."""
+    if resume_key is None:
+        too_large = document_too_large(document, runtime().factory(), name or "document")
+        if too_large is not None:  # refused before the first call, in one line
+            await top_level_message(f"⚠️ {too_large.message(lang())}").send()
+            return None
+    settings = runtime().settings
+    chosen = cl.user_session.get("chat_settings") or {}
+    request = ReviewRequest(
+        document=document or "(resumed)",
+        title=Path(name).stem,
+        max_rounds=int(chosen.get("review_max_rounds", settings.review_max_rounds)),
+        pause_after_round=bool(chosen.get("review_pause", settings.review_pause_after_round)),
+    )
+    if resume_key is None:
+        run_key = await start_run("review", thread_suffix)
+    else:
+        run_key = resume_key
+    tracker = UsageTracker()
+    titles = {s.id: s.title for s in parse_markdown(document).sections}
+    view: RoundView | None = None
+    finished: list[ReviewRound] = []  # the rounds so far, for the issues' statuses
+    edits: dict[str, str] | None = None
+    resume_now = resume_key is not None
+    try:
+        async with open_checkpointer(runtime().settings) as saver:
+            if resume_now:
+                saved = await saved_review(saver, run_key)
+                titles = {s.id: s.title for s in saved.document.sections} if saved else {}
+                finished = list(saved.rounds) if saved else []
+            while True:
+                outcome: Any = None
+                async for event in run_review(
+                    None if resume_now else request,
+                    runtime().factory(),
+                    tracker=tracker,
+                    checkpointer=saver,
+                    thread_id=run_key,
+                    resume=resume_now,
+                    edits=edits,
+                ):
+                    if isinstance(event, RoundStarted):
+                        view = RoundView(event.round, titles)
+                        await view.open()
+                    elif isinstance(event, ReviewerFinished) and view is not None:
+                        await view.reviewer_done(
+                            event.reviewer, reviewer_output(event.review, titles)
+                        )
+                    elif isinstance(event, ReviewerFailed) and view is not None:
+                        note = tr("unreadable", reviewer=tr(event.reviewer), reason=event.reason)
+                        await view.reviewer_done(event.reviewer, note, error=True)
+                    elif isinstance(event, DecisionMade) and view is not None:
+                        counts = {
+                            p: sum(1 for i in event.decision.improvements if i.priority == p)
+                            for p in ("high", "medium", "low")
+                        }
+                        summary = tr(
+                            "round_summary",
+                            total=len(event.decision.improvements),
+                            decision=decision_text(event.decision, titles),
+                            **counts,
+                        )
+                        if event.record is not None:
+                            tracked = round_issue_table(event.record, finished, titles)
+                            summary = f"{summary}\n\n{tracked}".rstrip()
+                        view.step.output = summary
+                        await view.step.update()
+                    elif isinstance(event, AuthorStarted) and view is not None:
+                        await view.author_started(event.agent_id, event.title)
+                    elif isinstance(event, AuthorToken) and view is not None:
+                        await view.authors[event.agent_id].stream_token(event.text)
+                    elif isinstance(event, AuthorReset) and view is not None:
+                        view.authors[event.agent_id].output = ""
+                        await view.authors[event.agent_id].update()
+                    elif isinstance(event, SectionRevised) and view is not None:
+                        child = view.authors[event.revision.agent_id]
+                        child.output = section_diff(event.revision)
+                        child.is_error = event.revision.outcome in ("failed", "rejected")
+                        await child.update()
+                    elif isinstance(event, RoundFinished):
+                        finished.append(event.record)
+                        titles.update({s.id: s.title for s in event.document.sections})
+                        if view is not None:
+                            details = round_details(event.record, titles)
+                            await view.close(
+                                f"{view.step.output}\n\n{details}" if details else None
+                            )
+                    elif isinstance(event, Paused | RunFinished | RunFailed):
+                        outcome = event
+                if isinstance(outcome, Paused):
+                    edits = await ask_for_edits(outcome)
+                    resume_now = True
+                    continue
+                if isinstance(outcome, RunFinished):
+                    await show_result(outcome.result)
+                    return outcome.result
+                if isinstance(outcome, RunFailed):
+                    reason = outcome.message_zh if lang() == "zh" else outcome.message
+                    note = tr("failed", reason=reason)
+                    if view is not None:
+                        await view.close(note, error=True)
+                    await show_partial(outcome.partial, note, run_key, reason)
+                return None
+    except asyncio.CancelledError:
+        if view is not None:
+            await view.close(tr("stopped"), error=True)
+        stopped = top_level_message(tr("stopped"))
+        stopped.actions = [resume_action(run_key)]
+        await stopped.send()
+        raise
+    except Exception as error:  # keep the app running; finished rounds are in the checkpoint
+        log.exception("review failed")
+        note = tr("failed", reason=describe_failure(error, lang()))
+        if view is not None:
+            await view.close(note, error=True)
+        await top_level_message(note).send()
+        return None
+
+
+async def ask_for_edits(paused: Paused) -> dict[str, str]:
+    """ "Pause after each round": continue at once, or edit sections first."""
+    edits: dict[str, str] = {}
+    document = paused.document
+    while True:
+        answer = await cl.AskActionMessage(
+            content=tr("paused", round=paused.round),
+            actions=[
+                cl.Action(name="continue", payload={"a": "continue"}, label=tr("continue")),
+                cl.Action(name="edit", payload={"a": "edit"}, label=tr("edit")),
+            ],
+            timeout=ASK_TIMEOUT,
+        ).send()
+        if (answer or {}).get("payload", {}).get("a") != "edit":
+            return edits
+        picked = await cl.AskActionMessage(
+            content=tr("which_section"),
+            actions=[
+                cl.Action(name=s.id, payload={"id": s.id}, label=f"{s.id} {s.title}"[:60])
+                for s in document.sections[:20]
+            ],
+            timeout=ASK_TIMEOUT,
+        ).send()
+        agent_id = (picked or {}).get("payload", {}).get("id")
+        if not agent_id:
+            return edits
+        section = document.section(agent_id)
+        reply = await cl.AskUserMessage(
+            content=tr("new_text", title=section.title, content=section.content.strip()[:1500]),
+            timeout=ASK_TIMEOUT,
+        ).send()
+        text = (reply or {}).get("output", "")
+        if text.strip():
+            edits[agent_id] = text
+            document = document.with_content(agent_id, text)
+            await cl.Message(content=tr("edit_noted", title=section.title)).send()

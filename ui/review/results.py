@@ -1,0 +1,90 @@
+"""How a review ends on screen: the improved document, the closing summary with the issues
+round by round, the trajectory and the disagreements, the downloads, and for a failed or
+stopped run what was kept and the Resume button."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import chainlit as cl
+
+from agents.review import ReviewResult
+from agents.review.partial import incomplete_json, incomplete_markdown, revised_through
+from ui.rendering import downloads, json_bytes
+from ui.review.chart import trajectory_figure
+from ui.review.tables import disagreement_tables, field_heading, final_text, issues_across_rounds
+from ui.session import persist_thread_state, top_level_message
+from ui.texts import Catalog, lang
+
+tr = Catalog("review")
+
+
+def download_contents(result: ReviewResult) -> dict[str, bytes]:
+    """The finished review's downloads: the improved document and every review."""
+    return {
+        "improved.md": result.improved_markdown.encode(),
+        "reviews.json": json_bytes(result.reviews_json()),
+    }
+
+
+def partial_download_contents(partial: ReviewResult, reason: str) -> dict[str, bytes]:
+    """A failed review's downloads: the last finished version marked incomplete on its first
+    line, and the reviews so far marked incomplete (as the CLI writes them)."""
+    data = incomplete_json(partial, reason)
+    return {
+        "improved-partial.md": incomplete_markdown(partial, reason, lang()).encode(),
+        "improved-partial-reviews.json": json_bytes(data),
+    }
+
+
+def improved_document_text(result: ReviewResult) -> str:
+    """The improved document as a message: whole when the review changed it; when it did not,
+    one line saying so (the same text again would only fill the chat)."""
+    if result.improved_markdown == result.original:
+        return tr("no_change", rounds=len(result.rounds))
+    return f"**{tr('improved_title')}**\n\n{result.improved_markdown}"
+
+
+def partial_text(partial: ReviewResult) -> str:
+    revised = revised_through(partial)
+    version = tr("partial_revised", round=revised) if revised else tr("partial_unrevised")
+    return tr("partial_kept", version=version, rounds=len(partial.rounds))
+
+
+async def show_result(result: ReviewResult) -> None:
+    titles = {s.id: s.title for s in result.document.sections}
+    await top_level_message(improved_document_text(result)).send()
+    judged = [r for r in result.rounds if r.judge is not None]
+    parts = [final_text(result)]
+    if note := result.best_version_note(lang()):
+        parts.append(f"⚠️ {note}")
+    if issues := issues_across_rounds(result.rounds, titles):
+        parts.append(issues)
+    trajectory = json.dumps(result.improvement_trajectory, ensure_ascii=False, indent=1)
+    parts.append(f"{field_heading('improvement_trajectory')}```json\n{trajectory}\n```")
+    if judged:
+        parts.append(tr("disagreements"))
+        for record in judged:
+            parts.append(f"**{tr('step_round', round=record.round)}**")
+            parts.append(disagreement_tables(record.judge, titles))
+    summary = top_level_message("\n\n".join(parts))
+    summary.elements = [
+        cl.Plotly(name="trajectory", figure=trajectory_figure(result.rounds), display="inline"),
+        *downloads(download_contents(result)),
+    ]
+    await summary.send()
+    await persist_thread_state()
+
+
+async def show_partial(partial: Any, note: str, run_key: str, reason: str = "") -> None:
+    message = top_level_message(note)
+    if isinstance(partial, ReviewResult) and partial.rounds:
+        message.content = f"{note}\n\n{partial_text(partial)}"
+        message.elements = downloads(partial_download_contents(partial, reason or note))
+    message.actions = [resume_action(run_key)]
+    await message.send()
+
+
+def resume_action(run_key: str) -> cl.Action:
+    return cl.Action(name="review_resume", payload={"run": run_key}, label=tr("resume"))

@@ -1,0 +1,162 @@
+"""SRS mode's run in the browser: one collapsible Step per agent and round, the SRS streamed
+into the final message with its downloads, and what a failure or a stop keeps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+
+import chainlit as cl
+
+from agents.srs.engine import SrsRequest, run_srs
+from agents.srs.events import (
+    DocumentContinued,
+    DocumentReset,
+    DocumentToken,
+    NodeFinished,
+    NodeStarted,
+    Notice,
+    RunFailed,
+    RunFinished,
+    SrsResult,
+)
+from reqstudio.errors import describe_failure
+from reqstudio.persistence import open_checkpointer
+from reqstudio.usage import UsageTracker
+from ui.session import (
+    finish_step,
+    open_top_level_step,
+    persist_thread_state,
+    runtime,
+    top_level_message,
+)
+from ui.srs.tables import UNKNOWN, node_output, requirement_table
+from ui.srs.thread import evaluate_action, remove_taken_offer, thread_file
+from ui.texts import Catalog, counted, lang
+
+log = logging.getLogger("reqstudio.srs")
+
+tr = Catalog("srs")
+
+
+def interaction_log_dir() -> Path:
+    return runtime().settings.data_dir / "srs-logs"
+
+
+AGENT_ICONS = {
+    "ReqParse": "file-search",
+    "ReqExplore": "compass",
+    "ReqClarify": "list-checks",
+    "DocGenerate": "file-text",
+}
+
+
+async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None:
+    tracker = UsageTracker()
+    open_step: cl.Step | None = None
+    rounds_shown = 0  # the summary counts rounds as the steps are titled
+    offer_removed = False
+    document = top_level_message()  # re-created when DocGenerate starts, to sit last
+    try:
+        async with open_checkpointer(runtime().settings) as saver:
+            async for event in run_srs(
+                request,
+                runtime().factory(),
+                tracker=tracker,
+                checkpointer=saver,
+                thread_id=run_key,
+                resume=resume,
+                log_dir=interaction_log_dir(),
+            ):
+                if isinstance(event, Notice):
+                    text = (
+                        event.message_zh if lang() == "zh" and event.message_zh else event.message
+                    )
+                    await cl.Message(content=f"ℹ️ {text}").send()
+                elif isinstance(event, NodeStarted):
+                    looping = event.agent in ("ReqExplore", "ReqClarify")
+                    if looping:
+                        rounds_shown = max(rounds_shown, event.round)
+                    open_step = await open_top_level_step(
+                        tr(
+                            "step_name" if looping else "step_name_single",
+                            agent=event.agent,
+                            round=event.round,
+                        ),
+                        "llm",
+                        icon=AGENT_ICONS.get(event.agent),
+                    )
+                    if event.agent == "DocGenerate":
+                        document = top_level_message()
+                    if resume and not offer_removed:  # once, as the resumed run starts
+                        await remove_taken_offer()
+                        offer_removed = True
+                elif isinstance(event, NodeFinished) and open_step is not None:
+                    await finish_step(open_step, output=node_output(event))
+                    open_step = None
+                elif isinstance(event, DocumentToken):
+                    await document.stream_token(event.text)
+                elif isinstance(event, DocumentReset):
+                    document.content = ""
+                    await document.update()
+                elif isinstance(event, DocumentContinued):
+                    log.info("DocGenerate hit the length limit; continued (%d)", event.count)
+                elif isinstance(event, RunFinished):
+                    await finish_run(document, event.result, rounds_shown)
+                elif isinstance(event, RunFailed):
+                    reason = (
+                        event.message_zh if lang() == "zh" and event.message_zh else event.message
+                    )
+                    await finish_step(open_step, "failed", note=reason)
+                    open_step = None
+                    if event.error_type == "NotADocument":
+                        document.content = ""  # what the model wrote is no SRS: not shown as one
+                    await show_partial(document, event.partial, tr("failed", reason=reason))
+    except asyncio.CancelledError:
+        await finish_step(open_step, "stopped", note=tr("stopped"))
+        document.content = (document.content + "\n\n" + tr("stopped")).strip()
+        await document.send()
+        raise
+    except Exception as exc:  # keep the app running; completed steps stay in the checkpoint
+        log.exception("SRS run failed")
+        await finish_step(open_step, "failed", note=describe_failure(exc, lang()))
+        await cl.Message(content=tr("failed", reason=describe_failure(exc, lang()))).send()
+
+
+async def show_partial(document: cl.Message, partial: SrsResult | None, note: str) -> None:
+    body = document.content
+    if partial is not None and partial.requirements and not body:
+        body = requirement_table(partial.requirements)
+    document.content = f"{body}\n\n{note}".strip()
+    await document.send()
+
+
+async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int = 0) -> None:
+    cl.user_session.set("srs_last_result", {"srs": result.srs_markdown, "message_id": document.id})
+    summary = tr(
+        "summary",
+        rounds=counted(max(result.rounds, rounds_shown), "round"),
+        items=counted(len(result.requirements), "requirement"),
+        frozen=len(result.frozen_ids),
+        removed=len(result.removed_ids),
+        tokens=result.usage.get("total_tokens") or (UNKNOWN if result.usage.get("calls") else 0),
+        seconds=result.seconds,
+        ablation=result.ablation_used,
+    )
+    if result.continuations:
+        summary += tr("continued", count=result.continuations)
+    document.content = f"{result.srs_markdown}\n\n---\n{summary}"
+    log_json = json.dumps(
+        {"logs": result.logs, "usage": result.usage}, ensure_ascii=False, indent=2
+    )
+    document.elements = [
+        thread_file("srs.md", result.srs_markdown.encode(), "text/markdown"),
+        thread_file("srs-log.json", log_json.encode(), "application/json"),
+    ]
+    document.actions = [cl.Action(name="srs_review", payload={}, label=tr("review"))]
+    if cl.user_session.get("srs_reference"):
+        document.actions.append(evaluate_action(document.id))
+    await document.send()
+    await persist_thread_state()
