@@ -21,6 +21,8 @@ _KIND_EN = {
     "where": "optional",
     "if": "unwanted",
 }
+_TRAILING_CONDITION_EN = re.compile(r"\b(?:when|whenever|while|if|once|during|unless)\b", re.I)
+_SECOND_SENTENCE = re.compile(r"[.;]\s+\S")
 _SUBJECT_EN = re.compile(r"^(?:the|an?|each)?\s*[\w’'.\- ]{1,60}?$", re.IGNORECASE)
 
 _OPTIONAL_ZH = re.compile(
@@ -42,6 +44,8 @@ def ears_template(text: str, language: str = "en") -> str | None:
         return None
     shall = next(m for m in shalls if m.group().lower() == "shall")
     before = text[: shall.start()].strip()
+    if _TRAILING_CONDITION_EN.search(text[shall.end() :]) or _SECOND_SENTENCE.search(text):
+        return None  # a condition after the response, or a second statement: not a template
     kinds = [_KIND_EN[m.group(1).lower()] for m in _CLAUSE_EN.finditer(before)]
     if not kinds:
         return "ubiquitous" if _SUBJECT_EN.match(before) and before else None
