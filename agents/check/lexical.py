@@ -25,6 +25,18 @@ class Hit:
 # --- word lists ------------------------------------------------------------------------
 
 _CASE_SENSITIVE = {"INCOSE-R38"}
+_ADVERB = re.compile(r"^\w{3,}ly$", re.IGNORECASE)
+
+
+_CONDITION = re.compile(r"\b(?:when|whenever|if|unless|once|while|until)\b|当|如果|若", re.I)
+_MODAL = re.compile(r"\b(?:shall|must|should|will)\b|应|必须", re.IGNORECASE)
+
+
+def _in_condition(text: str, start: int) -> bool:
+    """Is `start` inside a condition clause ("when no product is found"): after a condition
+    word with no binding word between them?"""
+    conditions = list(_CONDITION.finditer(text, 0, start))
+    return bool(conditions) and not _MODAL.search(text, conditions[-1].end(), start)
 
 
 def list_hits(text: str, language: str) -> list[Hit]:
@@ -32,7 +44,10 @@ def list_hits(text: str, language: str) -> list[Hit]:
     for rule in catalog().values():
         for name in rule.lists:
             matcher = word_list(language, name, rule.id in _CASE_SENSITIVE)
-            hits += [Hit(rule.id, term, a, b) for a, b, term in matcher.matches(text)]
+            for a, b, term in matcher.matches(text):
+                if rule.id == "ISO29148-negative" and _in_condition(text, a):
+                    continue  # "when no product is found" is a condition, not a prohibition
+                hits.append(Hit(rule.id, term, a, b))
     return hits
 
 
@@ -63,7 +78,14 @@ _COMBINATOR = re.compile(
     re.IGNORECASE,
 )
 _MODALS = {"shall", "must", "will", "should", "may", "can"}
+_BEFORE_VERB = {"then", "also", "never", "not", "to"}
 
+
+def _is_verb(word: str, verbs: frozenset[str]) -> bool:
+    """`word` is one of `verbs` or a form of one (sends, updated, updating, shown)."""
+    stems = {word, word[:-1], word[:-2], word[:-3], word[:-3] + "e", word[:-2] + "e"}
+    forms = word.endswith(("s", "ed", "ing", "n")) or word in verbs
+    return forms and bool(stems & verbs) and len(word) > 2
 
 def combinator_hits(text: str, language: str) -> list[Hit]:
     if language != "en":
@@ -72,11 +94,11 @@ def combinator_hits(text: str, language: str) -> list[Hit]:
     hits = []
     for match in _COMBINATOR.finditer(text):
         ahead = [w.lower() for w in match.group("ahead").split()]
-        # "and then process", "and shall send", "or send": a second action
-        if ahead and ahead[0] in ("then", "also") and len(ahead) > 1:
+        # "and then process", "but never shown", "and shall send", "or send": a second action
+        if len(ahead) > 1 and (ahead[0] in _BEFORE_VERB or _ADVERB.match(ahead[0])):
             ahead = ahead[1:]
         first = ahead[0] if ahead else ""
-        if first in _MODALS or first in verbs:
+        if first in _MODALS or _is_verb(first, verbs):
             word = match.group()[: len(match.group()) - len(match.group("ahead"))]
             hits.append(Hit("INCOSE-R19", word, match.start(), match.start() + len(word)))
     return hits
@@ -182,7 +204,6 @@ _STOP = {
     "its", "they", "them", "their", "has", "have", "had", "not", "only", "also", ".", ";", ":",
     "!", "?", "so", "such", "upon", "under", "over", "without", "within",
 }  # fmt: skip
-_ADVERB = re.compile(r"^\w{3,}ly$", re.IGNORECASE)
 _PERSONAL = {"he", "him", "his", "she", "her"}
 _PLURAL = {"they", "them", "their"}
 _DEMONSTRATIVE = {"this", "that", "these", "those"}
@@ -222,6 +243,26 @@ def _noun_phrases(tokens: list[str]) -> list[str]:
     return heads
 
 
+_SUBORDINATORS = {
+    "when", "whenever", "once", "if", "after", "before", "until", "while", "because", "since",
+    "unless",
+}  # fmt: skip
+
+
+def _antecedent_tokens(tokens: list[str], index: int) -> list[str]:
+    """The tokens that may hold the antecedent of the pronoun at `index`. In a clause that
+    hangs on the main one ("... once it is confirmed"), the main clause's subject (before
+    its modal) is left out: "the system shall display the invoice once it is confirmed"."""
+    start = max((n + 1 for n in range(index) if tokens[n] in ".;!?"), default=0)
+    sentence = tokens[start:index]
+    if not any(t.lower() in _SUBORDINATORS for t in sentence):
+        return tokens[:index]
+    modal = next((n for n, t in enumerate(sentence) if t.lower() in _MODALS), None)
+    if modal is None:
+        return tokens[:index]
+    return tokens[:start] + sentence[modal:]
+
+
 def _is_plural(noun: str) -> bool:
     lower = noun.lower()
     return lower.endswith("s") and not lower.endswith(("ss", "us", "is", "’s", "'s"))
@@ -240,7 +281,8 @@ def pronoun_hits(text: str, language: str) -> list[Hit]:
         lower = word.lower()
         if lower not in pronouns:
             continue
-        ahead = tokens[index + 1].lower() if index + 1 < len(tokens) else "."
+        following = [t for t in tokens[index + 1 :] if not _ADVERB.match(t)]
+        ahead = following[0].lower() if following else "."
         if lower in _DEMONSTRATIVE:
             # a pronoun only when no noun follows ("this shall ...", "... after that.");
             # "that" after a noun or verb is a relative or a conjunction, not a pronoun
@@ -249,11 +291,13 @@ def pronoun_hits(text: str, language: str) -> list[Hit]:
                 continue
             hits.append(Hit("ISO29148-vague-pronoun", word, *match.span(), "a whole statement"))
             continue
-        before = _noun_phrases(tokens[:index])
+        before = _noun_phrases(_antecedent_tokens(tokens, index))
+        # people are named without an article too ("allow user to ... his")
+        people = {t.lower() for t in tokens[:index] if t.lower() in persons}
         if lower in _PERSONAL:
-            candidates = {n.lower() for n in before if n.lower() in persons}
+            candidates = people
         elif lower in _PLURAL:
-            candidates = {n.lower() for n in before if _is_plural(n) or n.lower() in persons}
+            candidates = {n.lower() for n in before if _is_plural(n)} | people
         else:  # it, its
             candidates = {
                 n.lower() for n in before if not _is_plural(n) and n.lower() not in persons

@@ -161,9 +161,14 @@ def word_list(language: str, name: str, case_sensitive: bool = False) -> WordLis
                 phrase = phrase[: -len("!number")].strip()
                 unless_number.add(phrase.lower())
             phrases.append(phrase_pattern(phrase))
-    if not phrases:
-        return WordList(pattern=None)
     flags = 0 if case_sensitive else re.IGNORECASE
+    if not phrases:
+        return WordList(
+            pattern=None,
+            exceptions=re.compile("|".join(f"(?:{p})" for p in exceptions), flags)
+            if exceptions
+            else None,
+        )
     # longest first, so "as much as possible" wins over "as possible"
     phrases.sort(key=len, reverse=True)
     return WordList(

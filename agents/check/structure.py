@@ -40,7 +40,7 @@ def shall_findings(requirement: Requirement) -> list[StructureFinding]:
 # --- quality requirements need a number and a unit --------------------------------------
 
 _QUALITY_EN = re.compile(
-    r"response time|load(?:ing)? time|latency|throughput|availab|uptime|downtime|performance|"
+    r"response time|load(?:ing)? time|latency|throughput|availability|uptime|inactivity|idle|downtime|performance|"
     r"concurren|capacity|scalab|reliab|MTBF|MTTR|recovery time|\bfast(?:er)?\b|quickly|speed|"
     r"\btimeout\b|simultaneous",
     re.IGNORECASE,
@@ -135,7 +135,7 @@ def _definitions(lines: list[str]) -> dict[str, int]:
     patterns = (
         re.compile(r"[A-Za-z\u4e00-\u9fff][^()（）]{2,}?\s*[(（]\s*([A-Z][A-Za-z0-9&]*[A-Z])s?\s*[)）]"),
         re.compile(r"\b([A-Z][A-Z0-9&]*[A-Z])s?\s*[(（]\s*[A-Za-z\u4e00-\u9fff]"),
-        re.compile(r"^\s*[|*•-]?\s*\**([A-Z][A-Z0-9&]*[A-Z])s?\**\s*(?:\||:|：|-|–|—|=|\s{2,}|refers to|means|stands for)"),
+        re.compile(r"^\s*[|*•-]?\s*\**([A-Z][A-Z0-9&]*[A-Z])s?\**(?:\s+\w{1,3})?\s*(?:\||:|：|-|–|—|=|\s{2,}|refers to|means|stands for)"),
     )  # fmt: skip
     for index, line in enumerate(lines):
         for pattern in patterns:
