@@ -6,8 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reqstudio.cli import UsageError, user_language
+
+if TYPE_CHECKING:
+    from agents.srs.documents import ReferenceDocument
 
 SUMMARY = "check a requirements document with deterministic rules (no model needed)"
 
@@ -42,10 +46,10 @@ def check_command(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         raise UsageError(f"check: no such file: {args.file}")
     try:
-        text = load_reference(args.file, max_mb=args.max_mb).text
+        document = load_reference(args.file, max_mb=args.max_mb)
     except ReferenceDocumentError as exc:
         raise UsageError(f"check: {exc.message_en}") from None
-    report = check_document(text)
+    report = check_document(_with_its_lines(args.file, document))
     language = args.lang or user_language()
     if args.json:
         data = {"file": str(args.file), **report.as_dict()}
@@ -53,3 +57,15 @@ def check_command(args: argparse.Namespace) -> int:
     else:
         print(render_text(report, language))
     return 0
+
+
+def _with_its_lines(path: Path, document: ReferenceDocument) -> str:
+    """The text as the file has it (leading blank lines kept), so that the line numbers of
+    the findings are the file's; `load_reference` strips the text."""
+    if document.kind not in ("markdown", "text"):
+        return document.text
+    try:
+        raw = path.read_text(encoding=document.encoding)
+    except (UnicodeDecodeError, LookupError):
+        return document.text
+    return raw.replace("\r\n", "\n").replace("\r", "\n")

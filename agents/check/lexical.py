@@ -87,6 +87,7 @@ def _is_verb(word: str, verbs: frozenset[str]) -> bool:
     forms = word.endswith(("s", "ed", "ing", "n")) or word in verbs
     return forms and bool(stems & verbs) and len(word) > 2
 
+
 def combinator_hits(text: str, language: str) -> list[Hit]:
     if language != "en":
         return []

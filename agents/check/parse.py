@@ -32,7 +32,7 @@ BINDING_EN = re.compile(r"\b(?:shall|must)\b", re.IGNORECASE)
 WEAK_EN = re.compile(r"\b(?:should|will|may|can)\b", re.IGNORECASE)
 # 应 as a modal, not inside 应用, 响应, 对应, 供应 ...
 BINDING_ZH = re.compile(
-    r"必须|应当|应该|(?<![反对适响供回感效相答呼顺理])应(?![用答对急聘变激收付])"
+    r"必须|不得|应当|应该|(?<![反对适响供回感效相答呼顺理])应(?![用答对急聘变激收付])"
 )
 WEAK_ZH = re.compile(r"需要|可以|能够|将会")
 
