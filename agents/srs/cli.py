@@ -218,6 +218,11 @@ def _write_log(path: Path | None, result: SrsResult | None, fallback_dir: Path) 
     if path is None or result is None:
         return True
     data = result.model_dump(mode="json", exclude={"srs_markdown"})
+    if result.srs_markdown.strip():
+        # the deterministic checker's summary of the document (`reqstudio check`)
+        from agents.check.engine import check_document
+
+        data["check"] = check_document(result.srs_markdown).summary()
     text = json.dumps(data, ensure_ascii=False, indent=2)
     where, problem = _save(path, text, fallback_dir, "-log.json")
     if problem:

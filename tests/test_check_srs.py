@@ -1,0 +1,79 @@
+"""The checker on every generated SRS: its summary in `reqstudio srs generate --log` under
+"check", and its score beside the judge's in the experiment's CSV. A real process talking HTTP
+to the scripted server."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+
+from agents.check.engine import check_document
+from reqstudio.scripted_server import Reply
+from tests.test_srs_cli import EVALUATION, run_cli  # noqa: F401  (the fixture)
+from tests.test_srs_support import (
+    E_STORE,
+    EVALUATE,
+    clarify_reply,
+    doc_reply,
+    explore_reply,
+    parse_reply,
+)
+
+GENERATED = (
+    "# Software Requirements Specification\n\n"
+    "## 3. Specific Requirements\n\n"
+    "- FR-01: The system shall let the customer place an order.\n"
+    "- FR-02: The system shall display detailed product information.\n"
+    "- NFR-01: The system shall respond quickly.\n"
+)
+
+
+def test_the_generate_log_carries_the_checkers_summary(run_cli, llm_server, tmp_path):  # noqa: F811
+    llm_server.script(
+        parse_reply(("FR-01", "Place an order."), ("FR-02", "See product details.")),
+        explore_reply(("FR-01", "Place an order."), ("FR-02", "See product details.")),
+        clarify_reply(FR_01=2, FR_02=1),
+        doc_reply(GENERATED),
+    )
+    log = tmp_path / "log.json"
+    done = run_cli(
+        "generate",
+        "--input", str(E_STORE / "input.md"),
+        "--reference", str(E_STORE / "reference.md"),
+        "--max-iterations", "1",
+        "--out", str(tmp_path / "srs.md"),
+        "--log", str(log),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads(log.read_text(encoding="utf-8"))
+    check = data["check"]
+    assert check == check_document(GENERATED).summary()
+    assert check["requirements"] == 3 and check["with_findings"] == 2
+    assert check["by_rule"] == {"ISO29148-ambiguous": 2, "SRS-nfr-unmeasured": 1}
+    assert check["ears"]["by_template"] == {"ubiquitous": 3}
+    # the keys that were there before are unchanged
+    assert {"logs", "requirements", "frozen_ids", "removed_ids", "usage"} <= set(data)
+
+
+def test_the_experiment_csv_has_the_checkers_columns(run_cli, llm_server, tmp_path):  # noqa: F811
+    cases = tmp_path / "cases"
+    shutil.copytree(E_STORE, cases / "e-store")
+    llm_server.script(
+        parse_reply(("FR-01", "Place an order.")),
+        doc_reply(GENERATED),
+        Reply(content=json.dumps(EVALUATION), match=EVALUATE),
+    )
+    out = tmp_path / "runs.csv"
+    done = run_cli(
+        "experiment", "--cases", str(cases), "--ablations", "no-explore-clarify",
+        "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with out.open(encoding="utf-8") as handle:
+        [row] = list(csv.DictReader(handle))
+    summary = check_document(GENERATED).summary()
+    assert float(row["check_score"]) == summary["score"] == round(1 / 3, 3)
+    assert int(row["check_findings"]) == summary["findings"] == 3
+    assert float(row["check_ears_share"]) == 1.0
+    assert float(row["coverage"]) == 0.5  # the judge's columns as before
