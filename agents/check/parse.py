@@ -24,6 +24,12 @@ _LEADING_ID = re.compile(
 )
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•✓]|\d{1,2}[.)]|[a-z][.)]|[ivx]{1,4}[.)])\s+")
 _BARE_NUMBER = re.compile(r"^\d{1,2}\s+(?=[A-Z])")
+# page furniture of converted PDFs: "Page 7 of 12", "Created on 7/15/2009" (skipped, a page
+# break inside a paragraph does not end it)
+_PAGE_LINE = re.compile(r"^\s*page\s+\d+(?:\s+of\s+\d+)?\s*$", re.IGNORECASE)
+_DATED_LINE = re.compile(r"^\s*[A-Za-z ]{0,30}\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\s*$")
+# a numbered heading of a converted document: "2.8 Interfaces", "3.2.1 Unicast Communication"
+_NUMBERED_HEADING = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s+[^\s.].{0,60}$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$")
@@ -125,6 +131,11 @@ def _blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
         if not line.strip():
             close()
             continue
+        if _PAGE_LINE.match(line) or _DATED_LINE.match(line):
+            continue
+        if _NUMBERED_HEADING.match(line) and _is_heading_text(line):
+            close()
+            continue
         if _ATX_HEADING.match(line):
             close()
             blocks.append((index, "heading", [line]))
@@ -141,6 +152,13 @@ def _blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
         current.append(line)
     close()
     return blocks
+
+
+def _is_heading_text(line: str) -> bool:
+    """A numbered line that is a title: a few words, no binding word, no final stop."""
+    words = line.split()
+    text = line.strip()
+    return len(words) <= 7 and not binding_words(line) and not text.endswith((".", "。", ":", ";"))
 
 
 def _leading_id(text: str) -> tuple[str, int]:

@@ -119,7 +119,8 @@ def _prefix(identifier: str) -> str:
 
 # --- acronyms defined before use (INCOSE R37) -------------------------------------------
 
-_ACRONYM = re.compile(r"(?<![\w-])([A-Z][A-Z0-9&]*[A-Z][A-Z0-9]*)s?(?![\w-])")
+_ACRONYM = re.compile(r"(?<![\w.-])([A-Z][A-Z0-9&]*[A-Z][A-Z0-9]*)s?(?![\w-])")  # not .NET
+_PLACEHOLDER = re.compile(r"\[[^\]]{1,40}\]")  # "[SYSTEM NAME]": a blank to fill, not acronyms
 _ROMAN = re.compile(r"^[IVXLC]+$")
 _CAPS_WORDS = {
     "SHALL", "MUST", "SHOULD", "MAY", "AND", "OR", "NOT", "IF", "THEN", "WHEN", "WHILE",
@@ -151,7 +152,7 @@ def acronym_findings(parsed: ParsedDocument) -> list[StructureFinding]:
     reported: set[str] = set()
     found = []
     for requirement in parsed.requirements:
-        for match in _ACRONYM.finditer(requirement.body):
+        for match in _ACRONYM.finditer(_PLACEHOLDER.sub(" ", requirement.body)):
             acronym = match.group(1)
             if (
                 acronym in reported
