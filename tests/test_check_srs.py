@@ -77,3 +77,46 @@ def test_the_experiment_csv_has_the_checkers_columns(run_cli, llm_server, tmp_pa
     assert int(row["check_findings"]) == summary["findings"] == 3
     assert float(row["check_ears_share"]) == 1.0
     assert float(row["coverage"]) == 0.5  # the judge's columns as before
+
+
+def _prompts(server) -> dict[str, str]:
+    """The text sent to the model by each agent, by a word of its prompt."""
+    found = {}
+    for body in server.requests:
+        text = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
+        for agent in ("Requirement Exploration Agent", "Document Generation Agent"):
+            if agent in text:
+                found[agent] = text
+    return found
+
+
+def test_the_ears_style_reaches_req_explore_and_doc_generate(run_cli, llm_server, tmp_path):  # noqa: F811
+    for style in ("ears", "plain"):
+        llm_server.reset()
+        llm_server.script(
+            parse_reply(("FR-01", "Place an order.")),
+            explore_reply(
+                ("FR-01", "When the customer confirms, the system shall place the order.")
+            ),
+            clarify_reply(FR_01=2),
+            doc_reply(GENERATED),
+        )
+        done = run_cli(
+            "generate",
+            "--input", str(E_STORE / "input.md"),
+            "--reference", str(E_STORE / "reference.md"),
+            "--max-iterations", "2",
+            "--out", str(tmp_path / f"srs-{style}.md"),
+            SRS_REQUIREMENT_STYLE=style,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        prompts = _prompts(llm_server)
+        explore = prompts["Requirement Exploration Agent"]
+        document = prompts["Document Generation Agent"]
+        if style == "ears":
+            assert "[Requirement Style: EARS]" in explore
+            assert "When <trigger>, the <system> shall <response>." in explore
+            assert "如果<触发>，那么<系统>应<响应>" in explore
+            assert "Phrase every functional requirement in one of the EARS templates" in document
+        else:
+            assert "EARS" not in explore and "EARS" not in document
