@@ -8,6 +8,8 @@ import csv
 import json
 import shutil
 
+import pytest
+
 from agents.check.engine import check_document
 from reqstudio.scripted_server import Reply
 from tests.test_srs_cli import EVALUATION, run_cli  # noqa: F401  (the fixture)
@@ -77,6 +79,10 @@ def test_the_experiment_csv_has_the_checkers_columns(run_cli, llm_server, tmp_pa
     assert int(row["check_findings"]) == summary["findings"] == 3
     assert float(row["check_ears_share"]) == 1.0
     assert float(row["coverage"]) == 0.5  # the judge's columns as before
+    # the summary: on stdout after the means, and beside the CSV
+    summary = (tmp_path / "runs_summary.md").read_text(encoding="utf-8")
+    assert "| no-explore-clarify | 1 | 1 | 0 | Comprehensive_Score_Weighted |" in summary
+    assert summary.strip() in done.stdout
 
 
 def _prompts(server) -> dict[str, str]:
@@ -120,3 +126,55 @@ def test_the_ears_style_reaches_req_explore_and_doc_generate(run_cli, llm_server
             assert "Phrase every functional requirement in one of the EARS templates" in document
         else:
             assert "EARS" not in explore and "EARS" not in document
+
+
+# --- the experiment's summary on a fixed CSV --------------------------------------------
+
+FIXED_CSV = E_STORE.parent / "experiment-fixed.csv"
+
+
+def test_the_summary_of_a_fixed_csv():
+    from agents.srs.experiment_summary import read_rows, summarize, summary_table
+
+    rows = read_rows(FIXED_CSV)
+    baseline, none = summarize(rows, ["no-clarify", "none"])
+    assert (baseline.runs, baseline.ok, baseline.failed) == (4, 4, 0)
+    assert (none.runs, none.ok, none.failed) == (4, 3, 1)  # the failed run is left out
+    simple = baseline.metrics["Comprehensive_Score_Simple"]
+    assert simple.n == 4 and simple.mean == pytest.approx(0.55)
+    assert simple.sd == pytest.approx((0.05 / 3) ** 0.5)  # sample sd of .5 .6 .4 .7
+    assert simple.difference is None  # the baseline itself
+    # weighted: none beats no-clarify by exactly 0.10 on each of the three paired cases
+    weighted = none.metrics["Comprehensive_Score_Weighted"]
+    assert weighted.pairs == 3 and weighted.difference == pytest.approx(0.10)
+    assert weighted.low == pytest.approx(0.10) and weighted.high == pytest.approx(0.10)
+    # simple: differences +0.05, +0.15, -0.05: the interval holds the mean, within the range
+    simple = none.metrics["Comprehensive_Score_Simple"]
+    assert simple.difference == pytest.approx(0.05)
+    assert -0.05 - 1e-9 <= simple.low < 0.05 < simple.high <= 0.15 + 1e-9
+    assert summarize(rows, ["no-clarify", "none"]) == [baseline, none]  # seeded: repeatable
+    table = summary_table([baseline, none])
+    assert (
+        "| none | 4 | 3 | 1 | Comprehensive_Score_Weighted | 0.600 ± 0.100 | +0.100 [+0.100, +0.100] | 3 |"
+        in table
+    )
+    assert (
+        "| no-clarify | 4 | 4 | 0 | Comprehensive_Score_Simple | 0.550 ± 0.129 | (baseline) | - |"
+        in table
+    )
+
+
+def test_the_bootstrap_interval_matches_a_direct_computation():
+    import random
+
+    from agents.srs.experiment_summary import bootstrap_interval
+
+    differences = [0.12, -0.03, 0.08, 0.20, 0.01, 0.05, -0.07, 0.15]
+    generator = random.Random(0)
+    means = sorted(
+        sum(generator.choice(differences) for _ in differences) / len(differences)
+        for _ in range(2000)
+    )
+    assert bootstrap_interval(differences) == (means[49], means[1949])
+    low, high = bootstrap_interval(differences)
+    assert low < sum(differences) / len(differences) < high

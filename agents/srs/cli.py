@@ -405,5 +405,16 @@ def experiment_command(args: argparse.Namespace) -> int:
     for row in failed:
         _progress(f"{row['case']} / {row['ablation']}: {row['status']}: {row['error']}")
     print(means_table(rows, ablations))
+    # mean ± sd per ablation and the paired difference against no-clarify (bootstrap 95 % CI)
+    from agents.srs.experiment_summary import summarize, summary_table
+
+    summary = summary_table(summarize(rows, ablations))
+    print()
+    print(summary)
+    summary_path = args.out.with_name(args.out.stem + "_summary.md")
+    try:
+        summary_path.write_text(summary + "\n", encoding="utf-8")
+    except OSError as exc:
+        _progress(f"reqstudio: could not write {summary_path} ({exc.strerror or exc})")
     _progress(f"{len(rows)} runs, {len(failed)} failed -> {args.out} (documents in {srs_dir})")
     return 1 if failed else 0
