@@ -303,3 +303,13 @@ def test_the_labelled_set_is_matched_and_beats_the_published_baseline():
     assert precision > 0.59 and recall > 0.82
     precision, recall = micro(held_out)
     assert precision > 0.59 and recall > 0.59
+
+
+def test_the_markdown_tables_for_a_chat_ui():
+    from agents.check.report import markdown_tables
+
+    text = markdown_tables(check_document(ZH.read_text(encoding="utf-8")), "zh")
+    lines = text.splitlines()
+    assert lines[0] == "#### 2 功能需求" and "| 需求 | 行 | 规则 | 说明 |" in lines
+    assert "| FR-06 | 17 | `SRS-unknown-reference` | 引用了 FR-99，但没有需求使用该编号 |" in lines
+    assert lines[-1].startswith("11 条需求")

@@ -10,6 +10,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "agents.check.engine": ("CheckReport", "Finding", "check_document"),
         "agents.check.ears": ("ears_template",),
         "agents.check.parse": ("Requirement", "parse_requirements"),
-        "agents.check.report": ("render_text", "summary_line"),
+        "agents.check.report": ("markdown_tables", "render_text", "summary_line"),
     },
 )

@@ -45,3 +45,26 @@ def render_text(report: CheckReport, language: str = "en") -> str:
         out.append("")
     out.append(summary_line(report, language))
     return "\n".join(out)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_tables(report: CheckReport, language: str = "en") -> str:
+    """The findings as Markdown, one table per section under a `####` heading, then the
+    summary line: what a chat UI shows for a generated SRS or an uploaded document."""
+    zh = language == "zh"
+    header = "| 需求 | 行 | 规则 | 说明 |" if zh else "| requirement | line | rule | message |"
+    sections: dict[str, list[str]] = {}
+    for f in report.findings:
+        section = f.section or ("整个文档" if zh else "whole document")
+        message = f.message_zh if zh else f.message
+        sections.setdefault(section, []).append(
+            f"| {_cell(f.requirement_id or '-')} | {f.line or '-'} | `{f.rule}` | {_cell(message)} |"
+        )
+    parts = []
+    for section, rows in sections.items():
+        parts += [f"#### {_cell(section)}", "", header, "|---|---|---|---|", *rows, ""]
+    parts.append(summary_line(report, language))
+    return "\n".join(parts)
