@@ -55,6 +55,11 @@ COMMANDS: list[Command] = [
         "review a requirements document round after round and fix what the reviewers find",
         "agents.review.cli",
     ),
+    Command(
+        "check",
+        "check a requirements document with deterministic rules (no model needed)",
+        "agents.check.cli",
+    ),
     # not a mode: the sign-in accounts, without any mode's engine
     Command("users", "manage sign-in accounts (passwords hashed)", "reqstudio.users_cli"),
 ]

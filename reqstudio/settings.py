@@ -216,6 +216,10 @@ class Settings(BaseSettings):
     srs_max_iterations: int = Field(
         default=5, ge=1, le=20, validation_alias=AliasChoices("SRS_MAX_ITERATIONS")
     )
+    # "ears": ReqExplore and DocGenerate phrase requirements in the EARS templates
+    srs_requirement_style: Literal["plain", "ears"] = Field(
+        default="plain", validation_alias=AliasChoices("SRS_REQUIREMENT_STYLE")
+    )
     # Rewrite mode (seed 003)
     temp_rewrite: float = Field(
         default=0.3, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REWRITE")

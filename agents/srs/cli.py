@@ -218,6 +218,11 @@ def _write_log(path: Path | None, result: SrsResult | None, fallback_dir: Path) 
     if path is None or result is None:
         return True
     data = result.model_dump(mode="json", exclude={"srs_markdown"})
+    if result.srs_markdown.strip():
+        # the deterministic checker's summary of the document (`reqstudio check`)
+        from agents.check.engine import check_document
+
+        data["check"] = check_document(result.srs_markdown).summary()
     text = json.dumps(data, ensure_ascii=False, indent=2)
     where, problem = _save(path, text, fallback_dir, "-log.json")
     if problem:
@@ -400,5 +405,16 @@ def experiment_command(args: argparse.Namespace) -> int:
     for row in failed:
         _progress(f"{row['case']} / {row['ablation']}: {row['status']}: {row['error']}")
     print(means_table(rows, ablations))
+    # mean ± sd per ablation and the paired difference against no-clarify (bootstrap 95 % CI)
+    from agents.srs.experiment_summary import summarize, summary_table
+
+    summary = summary_table(summarize(rows, ablations))
+    print()
+    print(summary)
+    summary_path = args.out.with_name(args.out.stem + "_summary.md")
+    try:
+        summary_path.write_text(summary + "\n", encoding="utf-8")
+    except OSError as exc:
+        _progress(f"reqstudio: could not write {summary_path} ({exc.strerror or exc})")
     _progress(f"{len(rows)} runs, {len(failed)} failed -> {args.out} (documents in {srs_dir})")
     return 1 if failed else 0

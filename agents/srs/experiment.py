@@ -31,6 +31,10 @@ CSV_COLUMNS = (
     *CATEGORIES,
     *COMPOSITES,
     "error",
+    # the deterministic checker (`reqstudio check`) on the generated SRS, beside the judge
+    "check_score",
+    "check_findings",
+    "check_ears_share",
 )
 MEAN_COLUMNS = ("seconds", "llm_calls", "tokens", *METRICS, *COMPOSITES)
 
@@ -102,6 +106,7 @@ async def run_case(
             (srs_dir / f"{case.name}__{ablation}.md").write_text(
                 result.srs_markdown, encoding="utf-8"
             )
+        row.update(_check_columns(result.srs_markdown))
         evaluation = await evaluate_srs(reference, result.srs_markdown, factory)
     except ReferenceDocumentError as exc:
         row["error"] = exc.message_en
@@ -121,6 +126,17 @@ async def run_case(
     row.update({name: evaluation.get(name, "") for name in COMPOSITES})
     row["status"] = "ok"
     return row
+
+
+def _check_columns(markdown: str) -> dict[str, Any]:
+    from agents.check.engine import check_document
+
+    summary = check_document(markdown).summary()
+    return {
+        "check_score": "" if summary["score"] is None else summary["score"],
+        "check_findings": summary["findings"],
+        "check_ears_share": "" if summary["ears"]["share"] is None else summary["ears"]["share"],
+    }
 
 
 async def run_experiment(

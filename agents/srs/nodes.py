@@ -356,6 +356,7 @@ async def req_explore(state: GraphState, runtime: Runtime[SrsContext]) -> dict[s
         removed_payload_json=to_json(removed_payload),
         unfrozen_list_json=to_json(unfrozen),
         scores_arr_unfrozen_json=to_json(scores_payload),
+        requirement_style=ctx.factory.settings.srs_requirement_style,
     )
     messages = [HumanMessage(prompt)]
     answer = await ask_for(
@@ -480,7 +481,11 @@ async def doc_generate(state: GraphState, runtime: Runtime[SrsContext]) -> dict[
     ctx = runtime.context
     clock = NodeClock.start()
     effective = effective_requirements(state["req_list"], state["removed_ids"])
-    prompt = render_prompt("srs/doc_generate.md", effective_req_list_json=to_json(effective))
+    prompt = render_prompt(
+        "srs/doc_generate.md",
+        effective_req_list_json=to_json(effective),
+        requirement_style=ctx.factory.settings.srs_requirement_style,
+    )
     messages = [HumanMessage(prompt)]
     model = chat_model(ctx.factory, "DocGenerate", [ctx.tracker, clock.usage])
     errors: list[str] = []

@@ -1,0 +1,71 @@
+"""`reqstudio check FILE`: the deterministic requirements checker on a document. It loads no
+model and needs no provider: nothing but the document is read."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from reqstudio.cli import UsageError, user_language
+
+if TYPE_CHECKING:
+    from agents.srs.documents import ReferenceDocument
+
+SUMMARY = "check a requirements document with deterministic rules (no model needed)"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    check = subparsers.add_parser(
+        "check",
+        help=SUMMARY,
+        description="Find ambiguous language (ISO/IEC/IEEE 29148, INCOSE rules), structure "
+        "problems (binding words, ids, references, acronyms, unmeasured quality requirements) "
+        "and the EARS template of each requirement. Exit code 0 when the document was checked "
+        "(with or without findings), 2 when it cannot be read.",
+    )
+    check.add_argument("file", type=Path, help="the document (.md .txt .pdf .docx)")
+    check.add_argument("--json", action="store_true", help="findings and summary as JSON")
+    check.add_argument(
+        "--lang",
+        choices=("zh", "en"),
+        help="language of the messages (default: from LC_ALL / LC_MESSAGES / LANG)",
+    )
+    check.add_argument(
+        "--max-mb", type=float, default=10, help="refuse larger documents (default 10)"
+    )
+    check.set_defaults(handler=check_command)
+
+
+def check_command(args: argparse.Namespace) -> int:
+    from agents.check.engine import check_document
+    from agents.check.report import render_text
+    from agents.srs.documents import ReferenceDocumentError, load_reference
+
+    if not args.file.is_file():
+        raise UsageError(f"check: no such file: {args.file}")
+    try:
+        document = load_reference(args.file, max_mb=args.max_mb)
+    except ReferenceDocumentError as exc:
+        raise UsageError(f"check: {exc.message_en}") from None
+    report = check_document(_with_its_lines(args.file, document))
+    language = args.lang or user_language()
+    if args.json:
+        data = {"file": str(args.file), **report.as_dict()}
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        print(render_text(report, language))
+    return 0
+
+
+def _with_its_lines(path: Path, document: ReferenceDocument) -> str:
+    """The text as the file has it (leading blank lines kept), so that the line numbers of
+    the findings are the file's; `load_reference` strips the text."""
+    if document.kind not in ("markdown", "text"):
+        return document.text
+    try:
+        raw = path.read_text(encoding=document.encoding)
+    except (UnicodeDecodeError, LookupError):
+        return document.text
+    return raw.replace("\r\n", "\n").replace("\r", "\n")

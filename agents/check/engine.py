@@ -1,0 +1,147 @@
+"""`check_document`: every rule on every requirement of a document, and the summary.
+
+Deterministic and local: no model, no provider, no network. Several rules that fire on the
+same words (29148's "vague" and INCOSE R7, "never" as a negative and as an absolute) give one
+finding, named by the first rule in `data/rules.toml` with the others in `also`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from agents.check.ears import TEMPLATES, ears_template
+from agents.check.lexical import Hit, language_hits
+from agents.check.parse import ParsedDocument, Requirement, parse_requirements
+from agents.check.rules import catalog
+from agents.check.structure import (
+    StructureFinding,
+    acronym_findings,
+    id_findings,
+    measure_findings,
+    shall_findings,
+)
+
+
+@dataclass
+class Finding:
+    requirement_id: str  # the requirement's id, `L<line>` without one, "" for the document
+    rule: str
+    message: str
+    term: str = ""
+    also: list[str] = field(default_factory=list)
+    section: str = ""
+    line: int = 0
+    message_zh: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class CheckReport:
+    requirements: list[Requirement]
+    findings: list[Finding]
+    ears: list[str | None]  # the EARS template of each requirement, in order
+
+    def summary(self) -> dict[str, Any]:
+        total = len(self.requirements)
+        flagged = {(f.requirement_id, f.line) for f in self.findings if f.requirement_id}
+        with_findings = sum(1 for r in self.requirements if (r.label, r.line) in flagged)
+        matched = [t for t in self.ears if t]
+        by_template = Counter(matched)
+        return {
+            "requirements": total,
+            "with_findings": with_findings,
+            "findings": len(self.findings),
+            # the share of requirements no rule has anything to say about
+            "score": round((total - with_findings) / total, 3) if total else None,
+            "by_rule": dict(sorted(Counter(f.rule for f in self.findings).items())),
+            "ears": {
+                "matched": len(matched),
+                "share": round(len(matched) / total, 3) if total else None,
+                "by_template": {t: by_template[t] for t in TEMPLATES if by_template[t]},
+            },
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "summary": self.summary(),
+            "findings": [f.as_dict() for f in self.findings],
+            "requirements": [
+                {
+                    "requirement_id": r.label,
+                    "line": r.line,
+                    "section": r.section,
+                    "ears": template,
+                    "text": r.text,
+                }
+                for r, template in zip(self.requirements, self.ears, strict=True)
+            ],
+        }
+
+
+def _merge(hits: list[Hit]) -> list[tuple[Hit, list[str]]]:
+    """One hit per stretch of words: the first rule in catalog order keeps it; an INCOSE
+    rule, or another rule on exactly the same words, goes into its `also`. Two 29148 rules
+    on different but overlapping words ("conform to the standard if possible") both stay."""
+    order = {rule_id: n for n, rule_id in enumerate(catalog())}
+    kept: list[tuple[Hit, list[str]]] = []
+    for hit in sorted(hits, key=lambda h: (order.get(h.rule, 999), h.start, -(h.end - h.start))):
+        for other, also in kept:
+            if not (hit.start < other.end and other.start < hit.end):
+                continue
+            same_words = (hit.start, hit.end) == (other.start, other.end)
+            if hit.rule == other.rule or same_words or hit.rule.startswith("INCOSE"):
+                if hit.rule != other.rule and hit.rule not in also:
+                    also.append(hit.rule)
+                break
+        else:
+            kept.append((hit, []))
+    return sorted(kept, key=lambda pair: pair[0].start)
+
+
+def _finding(rule_id: str, requirement: Requirement | None, values: dict, also=()) -> Finding:
+    rule = catalog()[rule_id]
+    values_zh = {**values, "why": values.get("why_zh", values.get("why", ""))}
+    return Finding(
+        requirement_id=requirement.label if requirement else "",
+        rule=rule_id,
+        message=rule.message("en", **values),
+        message_zh=rule.message("zh", **values_zh),
+        term=str(values.get("term", "")),
+        also=sorted(set(rule.also) | set(also)),
+        section=requirement.section if requirement else "",
+        line=requirement.line if requirement else 0,
+    )
+
+
+def check_requirement(requirement: Requirement) -> list[Finding]:
+    findings = []
+    for hit, also in _merge(language_hits(requirement.body, requirement.language)):
+        findings.append(_finding(hit.rule, requirement, {"term": hit.term, "why": hit.why}, also))
+    for found in shall_findings(requirement) + measure_findings(requirement):
+        findings.append(_finding(found.rule, found.requirement, found.values))
+    return findings
+
+
+def check_parsed(parsed: ParsedDocument) -> CheckReport:
+    findings: list[Finding] = []
+    document_wide: list[StructureFinding] = id_findings(parsed) + acronym_findings(parsed)
+    by_requirement: dict[int, list[Finding]] = {}
+    for found in document_wide:
+        finding = _finding(found.rule, found.requirement, found.values)
+        if found.requirement is None:
+            findings.append(finding)
+        else:
+            by_requirement.setdefault(id(found.requirement), []).append(finding)
+    for requirement in parsed.requirements:
+        findings += check_requirement(requirement)
+        findings += by_requirement.get(id(requirement), [])
+    ears = [ears_template(r.body, r.language) for r in parsed.requirements]
+    return CheckReport(parsed.requirements, findings, ears)
+
+
+def check_document(text: str) -> CheckReport:
+    """Every rule on every requirement found in `text` (Markdown or plain SRS text)."""
+    return check_parsed(parse_requirements(text))

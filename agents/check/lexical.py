@@ -1,0 +1,346 @@
+"""Language rules: the word lists of ISO/IEC/IEEE 29148 5.2.7 and of the INCOSE rules, plus the
+few that need more than a list (vague pronouns, passive voice, combinators joining two
+actions, oblique symbols, parentheses, repeated words, references without a version).
+
+Each returns `Hit`s (rule, term, span) on one requirement's text; `engine` merges hits of
+several rules on one word into one finding."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agents.check.rules import catalog, word_list, word_set
+
+
+@dataclass(frozen=True)
+class Hit:
+    rule: str
+    term: str
+    start: int
+    end: int
+    why: str = ""
+
+
+# --- word lists ------------------------------------------------------------------------
+
+_CASE_SENSITIVE = {"INCOSE-R38"}
+_ADVERB = re.compile(r"^\w{3,}ly$", re.IGNORECASE)
+
+
+_CONDITION = re.compile(r"\b(?:when|whenever|if|unless|once|while|until)\b|当|如果|若", re.I)
+_MODAL = re.compile(r"\b(?:shall|must|should|will)\b|应|必须", re.IGNORECASE)
+
+
+def _in_condition(text: str, start: int) -> bool:
+    """Is `start` inside a condition clause ("when no product is found"): after a condition
+    word with no binding word between them?"""
+    conditions = list(_CONDITION.finditer(text, 0, start))
+    return bool(conditions) and not _MODAL.search(text, conditions[-1].end(), start)
+
+
+def list_hits(text: str, language: str) -> list[Hit]:
+    hits = []
+    for rule in catalog().values():
+        for name in rule.lists:
+            matcher = word_list(language, name, rule.id in _CASE_SENSITIVE)
+            for a, b, term in matcher.matches(text):
+                if rule.id == "ISO29148-negative" and _in_condition(text, a):
+                    continue  # "when no product is found" is a condition, not a prohibition
+                hits.append(Hit(rule.id, term, a, b))
+    return hits
+
+
+# --- passive voice (INCOSE R2) -----------------------------------------------------------
+
+_BE_PARTICIPLE = re.compile(
+    r"\b(?:am|are|is|was|were|be|been|being)\s+(?:\w+ly\s+)?(?P<verb>[a-z]+)\b", re.IGNORECASE
+)
+
+
+def passive_hits(text: str, language: str) -> list[Hit]:
+    if language != "en":
+        return []
+    participles = word_set("en", "incose-r2-passive-participles")
+    hits = []
+    for match in _BE_PARTICIPLE.finditer(text):
+        verb = match.group("verb").lower()
+        if verb in participles or (verb.endswith("ed") and len(verb) > 4):
+            hits.append(Hit("INCOSE-R2", match.group(), match.start(), match.end()))
+    return hits
+
+
+# --- combinators joining two actions (INCOSE R19) ------------------------------------------
+
+_COMBINATOR = re.compile(
+    r"(?<![\w/-])(?:and|or|but|unless|whereas|otherwise|as well as|but also)(?![\w/-])"
+    r"(?P<ahead>(?:\s+[\w’'-]+){1,2})",
+    re.IGNORECASE,
+)
+_MODALS = {"shall", "must", "will", "should", "may", "can"}
+_BEFORE_VERB = {"then", "also", "never", "not", "to"}
+
+
+def _is_verb(word: str, verbs: frozenset[str]) -> bool:
+    """`word` is one of `verbs` or a form of one (sends, updated, updating, shown)."""
+    stems = {word, word[:-1], word[:-2], word[:-3], word[:-3] + "e", word[:-2] + "e"}
+    forms = word.endswith(("s", "ed", "ing", "n")) or word in verbs
+    return forms and bool(stems & verbs) and len(word) > 2
+
+
+def combinator_hits(text: str, language: str) -> list[Hit]:
+    if language != "en":
+        return []
+    verbs = word_set("en", "verbs")
+    hits = []
+    for match in _COMBINATOR.finditer(text):
+        ahead = [w.lower() for w in match.group("ahead").split()]
+        # "and then process", "but never shown", "and shall send", "or send": a second action
+        if len(ahead) > 1 and (ahead[0] in _BEFORE_VERB or _ADVERB.match(ahead[0])):
+            ahead = ahead[1:]
+        first = ahead[0] if ahead else ""
+        if first in _MODALS or _is_verb(first, verbs):
+            word = match.group()[: len(match.group()) - len(match.group("ahead"))]
+            hits.append(Hit("INCOSE-R19", word, match.start(), match.start() + len(word)))
+    return hits
+
+
+# --- oblique symbol (INCOSE R17) -------------------------------------------------------
+
+_OBLIQUE = re.compile(r"(?<![\w/:.])([A-Za-z][\w-]*)/([A-Za-z][\w-]*)(?![\w/])")
+_UNITS = {"s", "sec", "ms", "h", "hr", "hrs", "min", "day", "d", "month", "year", "yr", "kg"}
+
+
+def oblique_hits(text: str, language: str) -> list[Hit]:
+    exceptions = word_list(language if language == "en" else "en", "incose-r17-oblique")
+    names = exceptions.exceptions
+    hits = []
+    for match in _OBLIQUE.finditer(text):
+        if match.group(2).lower() in _UNITS or "www" in match.group().lower():
+            continue
+        if names is not None and names.fullmatch(match.group()):
+            continue
+        hits.append(Hit("INCOSE-R17", match.group(), match.start(), match.end()))
+    return hits
+
+
+# --- parentheses (INCOSE R21) ----------------------------------------------------------
+
+_PARENTHESES = re.compile(r"[(（][^()（）]{1,120}[)）]")
+_ACRONYM_ONLY = re.compile(r"[(（][A-Z][A-Za-z0-9]*[A-Z0-9]s?[)）]")
+_PLURAL_OR_INDEX = re.compile(r"[(（](?:s|es|\d{1,2}|[a-z]|[ivx]{1,4})[)）]")
+
+
+def parentheses_hits(text: str, language: str) -> list[Hit]:
+    hits = []
+    for match in _PARENTHESES.finditer(text):
+        if _ACRONYM_ONLY.fullmatch(match.group()) or _PLURAL_OR_INDEX.fullmatch(match.group()):
+            continue
+        hits.append(Hit("INCOSE-R21", match.group(), match.start(), match.end()))
+    return hits
+
+
+# --- repeated word (INCOSE R30) --------------------------------------------------------
+
+_REPEATED = re.compile(r"\b(\w{2,})\s+\1\b", re.IGNORECASE)
+
+
+def repeated_hits(text: str, language: str) -> list[Hit]:
+    return [
+        Hit("INCOSE-R30", m.group(1), m.start(), m.end())
+        for m in _REPEATED.finditer(text)
+        if not m.group(1).isdigit()
+    ]
+
+
+# --- references without a name, version or part (ISO 29148 incomplete references) -------
+
+_REFERENCE_EN = re.compile(
+    r"\b(?:conform(?:s|ing)? to|compl(?:y|ies|iant) with|according to|in accordance with|"
+    r"as (?:defined|specified|described) in|refer(?:s)? to|as per)\b"
+    r"(?P<window>(?:\s+[^\s.;]+){1,8})",
+    re.IGNORECASE,
+)
+_REFERENCE_EN_OBJECT = re.compile(
+    r"\b(?:standards?|documents?|specifications?|guidelines?|policy|policies|regulations?)\b",
+    re.IGNORECASE,
+)
+_REFERENCE_ZH = re.compile(r"(?:符合|遵循|遵守|依据|按照|参照|参见)(?P<window>[^，。；,;]{0,12})")
+_REFERENCE_ZH_OBJECT = re.compile(r"标准|规范|文档|规定|政策|法规")
+
+
+def reference_hits(text: str, language: str) -> list[Hit]:
+    pattern, target = (
+        (_REFERENCE_ZH, _REFERENCE_ZH_OBJECT)
+        if language == "zh"
+        else (_REFERENCE_EN, _REFERENCE_EN_OBJECT)
+    )
+    hits = []
+    for match in pattern.finditer(text):
+        window = match.group("window")
+        if target.search(window) and not re.search(r"\d", window):
+            hits.append(
+                Hit(
+                    "ISO29148-incomplete-reference",
+                    match.group().strip(),
+                    match.start(),
+                    match.end(),
+                )
+            )
+    return hits
+
+
+# --- vague pronouns (ISO 29148; INCOSE R24 narrowed to unclear referents) ---------------
+
+_TOKEN = re.compile(r"[A-Za-z][\w’'-]*|[.;:!?]")
+_DETERMINERS = {
+    "the", "a", "an", "each", "every", "any", "all", "this", "that", "these", "those",
+    "its", "their", "his", "her", "our", "your", "no", "some", "another", "other",
+}  # fmt: skip
+_STOP = {
+    "shall", "must", "will", "should", "may", "can", "is", "are", "was", "were", "be", "been",
+    "to", "of", "in", "on", "for", "with", "by", "from", "at", "into", "onto", "about", "and",
+    "or", "but", "that", "which", "who", "whom", "when", "where", "while", "if", "then", "as",
+    "than", "after", "before", "during", "until", "via", "per", "through", "between", "it",
+    "its", "they", "them", "their", "has", "have", "had", "not", "only", "also", ".", ";", ":",
+    "!", "?", "so", "such", "upon", "under", "over", "without", "within",
+}  # fmt: skip
+_PERSONAL = {"he", "him", "his", "she", "her"}
+_PLURAL = {"they", "them", "their"}
+_DEMONSTRATIVE = {"this", "that", "these", "those"}
+_PRONOUN_USE_AHEAD = {
+    "is", "are", "was", "were", "shall", "must", "will", "should", "may", "can", "has",
+    "have", "does", "do", "means", "includes", "involves", "requires", "allows", "ensures",
+    ".", ";", ":", "!", "?",
+}  # fmt: skip
+
+
+def _noun_phrases(tokens: list[str]) -> list[str]:
+    """The head nouns of the noun phrases in `tokens`: the last word of each run of up to
+    four words after a determiner, or after a possessive, or a capitalized name."""
+    heads = []
+    index = 0
+    while index < len(tokens):
+        word = tokens[index]
+        lower = word.lower()
+        if lower in _DETERMINERS or word.endswith(("’s", "'s")):
+            run = []
+            j = index + 1
+            while j < len(tokens) and len(run) < 4 and tokens[j].lower() not in _STOP:
+                if tokens[j].lower() in _DETERMINERS or _ADVERB.match(tokens[j]):
+                    break
+                run.append(tokens[j])
+                if tokens[j].endswith(("’s", "'s")):
+                    break
+                j += 1
+            if run:
+                heads.append(run[-1].removesuffix("’s").removesuffix("'s"))
+            index = max(j, index + 1)
+            continue
+        mid_sentence = index > 0 and tokens[index - 1] not in (".", ";", ":", "!", "?")
+        if mid_sentence and lower not in _STOP and (word[1:] != word[1:].lower() or "_" in word):
+            heads.append(word)  # a name like agentMom or Agent_A
+        index += 1
+    return heads
+
+
+_SUBORDINATORS = {
+    "when", "whenever", "once", "if", "after", "before", "until", "while", "because", "since",
+    "unless",
+}  # fmt: skip
+
+
+def _antecedent_tokens(tokens: list[str], index: int) -> list[str]:
+    """The tokens that may hold the antecedent of the pronoun at `index`. In a clause that
+    hangs on the main one ("... once it is confirmed"), the main clause's subject (before
+    its modal) is left out: "the system shall display the invoice once it is confirmed"."""
+    start = max((n + 1 for n in range(index) if tokens[n] in ".;!?"), default=0)
+    sentence = tokens[start:index]
+    if not any(t.lower() in _SUBORDINATORS for t in sentence):
+        return tokens[:index]
+    modal = next((n for n, t in enumerate(sentence) if t.lower() in _MODALS), None)
+    if modal is None:
+        return tokens[:index]
+    return tokens[:start] + sentence[modal:]
+
+
+def _is_plural(noun: str) -> bool:
+    lower = noun.lower()
+    return lower.endswith("s") and not lower.endswith(("ss", "us", "is", "’s", "'s"))
+
+
+def pronoun_hits(text: str, language: str) -> list[Hit]:
+    if language == "zh":
+        return _pronoun_hits_zh(text)
+    pronouns = word_set("en", "pronouns")
+    persons = word_set("en", "persons")
+    matches = list(_TOKEN.finditer(text))
+    tokens = [m.group() for m in matches]
+    hits = []
+    for index, match in enumerate(matches):
+        word = match.group()
+        lower = word.lower()
+        if lower not in pronouns:
+            continue
+        following = [t for t in tokens[index + 1 :] if not _ADVERB.match(t)]
+        ahead = following[0].lower() if following else "."
+        if lower in _DEMONSTRATIVE:
+            # a pronoun only when no noun follows ("this shall ...", "... after that.");
+            # "that" after a noun or verb is a relative or a conjunction, not a pronoun
+            at_start = index == 0 or tokens[index - 1] in ".;:!?"
+            if ahead not in _PRONOUN_USE_AHEAD or (lower == "that" and not at_start):
+                continue
+            hits.append(Hit("ISO29148-vague-pronoun", word, *match.span(), "a whole statement"))
+            continue
+        before = _noun_phrases(_antecedent_tokens(tokens, index))
+        # people are named without an article too ("allow user to ... his")
+        people = {t.lower() for t in tokens[:index] if t.lower() in persons}
+        if lower in _PERSONAL:
+            candidates = people
+        elif lower in _PLURAL:
+            candidates = {n.lower() for n in before if _is_plural(n)} | people
+        else:  # it, its
+            candidates = {
+                n.lower() for n in before if not _is_plural(n) and n.lower() not in persons
+            }
+        if len(candidates) == 1:
+            continue
+        why = (
+            "nothing it can refer to"
+            if not candidates
+            else "could be " + " or ".join(sorted(candidates)[:3])
+        )
+        hits.append(Hit("ISO29148-vague-pronoun", word, *match.span(), why))
+    return hits
+
+
+_ZH_PRONOUN = re.compile(r"它们|她们|他们|它|他|她")
+_ZH_COORDINATION = re.compile(r"[和与及、]|以及|或者|或")
+
+
+def _pronoun_hits_zh(text: str) -> list[Hit]:
+    """A Chinese pronoun is unclear when nothing comes before it in the requirement, or when
+    the text before it joins several things (和/与/及/、/或)."""
+    hits = []
+    for match in _ZH_PRONOUN.finditer(text):
+        before = text[: match.start()].strip(" ，,。:：")
+        if not before:
+            hits.append(Hit("ISO29148-vague-pronoun", match.group(), *match.span(), "前文无所指"))
+        elif _ZH_COORDINATION.search(before):
+            hits.append(Hit("ISO29148-vague-pronoun", match.group(), *match.span(), "可指多个对象"))
+    return hits
+
+
+def language_hits(text: str, language: str) -> list[Hit]:
+    found = list_hits(text, language)
+    for finder in (
+        passive_hits,
+        combinator_hits,
+        oblique_hits,
+        parentheses_hits,
+        repeated_hits,
+        reference_hits,
+        pronoun_hits,
+    ):
+        found += finder(text, language)
+    return found

@@ -1,0 +1,251 @@
+"""Requirements found in a Markdown or plain-text SRS.
+
+The document is cut into sections by `reqstudio.document_model.parse_markdown` (Markdown
+headings, or the numbered heading lines of a converted .doc/.pdf). Within them a block is a
+paragraph, a list item, a table row, or a run of lines that each start with an id. A block is
+a requirement when it holds a binding word ("shall", "must"; 应, 必须), or starts with a
+requirement id (`FR-01`, `NFR-PERF-2`, or `3.2.1.4` with a modal verb), or sits under a
+heading that carries an id (`### FR-03 Login`: the section's body is that requirement).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from reqstudio.document_model import parse_markdown
+
+ALPHA_ID = r"[A-Z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*?[-_]\d+(?:\.\d+)*[a-z]?"
+ALPHA_ID_RE = re.compile(r"(?<![\w-])" + ALPHA_ID + r"(?![\w-])")
+_NUMERIC_ID = r"\d+(?:\.\d+){2,}"
+_LEADING_ID = re.compile(
+    r"^\s*[*_\[(（【#>|-]{0,4}\s*(?P<id>" + ALPHA_ID + "|" + _NUMERIC_ID + r")(?![\w-])"
+    r"[\s*_\])）】:：.、|-]*"
+)
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+•✓]|\d{1,2}[.)]|[a-z][.)]|[ivx]{1,4}[.)])\s+")
+_BARE_NUMBER = re.compile(r"^\d{1,2}\s+(?=[A-Z])")
+# page furniture of converted PDFs: "Page 7 of 12", "Created on 7/15/2009" (skipped, a page
+# break inside a paragraph does not end it)
+_PAGE_LINE = re.compile(r"^\s*page\s+\d+(?:\s+of\s+\d+)?\s*$", re.IGNORECASE)
+_DATED_LINE = re.compile(r"^\s*[A-Za-z ]{0,30}\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\s*$")
+# a numbered heading of a converted document: "2.8 Interfaces", "3.2.1 Unicast Communication"
+_NUMBERED_HEADING = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s+[^\s.].{0,60}$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$")
+
+BINDING_EN = re.compile(r"\b(?:shall|must)\b", re.IGNORECASE)
+WEAK_EN = re.compile(r"\b(?:should|will|may|can)\b", re.IGNORECASE)
+# 应 as a modal, not inside 应用, 响应, 对应, 供应 ...
+BINDING_ZH = re.compile(
+    r"必须|不得|应当|应该|(?<![反对适响供回感效相答呼顺理])应(?![用答对急聘变激收付])"
+)
+WEAK_ZH = re.compile(r"需要|可以|能够|将会")
+
+
+@dataclass
+class Requirement:
+    """One requirement: its id (as written, or "" when it has none), its text on one line,
+    where it is (section title and id, first line, 1-based) and its language."""
+
+    id: str
+    text: str
+    line: int
+    section: str = ""
+    section_id: str = ""
+    language: str = "en"
+    id_from_heading: bool = False
+    body_start: int = 0  # where the text after the leading id begins
+
+    @property
+    def label(self) -> str:
+        """The id, or `L<line>` for a requirement without one."""
+        return self.id or f"L{self.line}"
+
+    @property
+    def body(self) -> str:
+        return self.text[self.body_start :]
+
+
+@dataclass
+class ParsedDocument:
+    requirements: list[Requirement]
+    lines: list[str]
+    # every id found at the start of a block or in a heading (requirements or not)
+    declared_ids: set[str] = field(default_factory=set)
+
+
+def binding_words(text: str) -> list[str]:
+    return [m.group() for m in BINDING_EN.finditer(text)] + [
+        m.group() for m in BINDING_ZH.finditer(text)
+    ]
+
+
+def _words(text: str) -> int:
+    """Words in `text`; Chinese counted as two characters a word."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    return len(text.split()) + cjk // 2
+
+
+def _language(text: str) -> str:
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    return "zh" if cjk >= 2 else "en"
+
+
+def _section_starts(text: str) -> list[tuple[int, str, str]]:
+    """(first line index, title, id) of each section of `parse_markdown(text)`."""
+    document = parse_markdown(text)
+    starts = []
+    line = (document.preamble + (document.title_heading or "")).count("\n")
+    for section in document.sections:
+        starts.append((line, section.title, section.id))
+        line += (section.heading or "").count("\n") + section.content.count("\n")
+    return starts
+
+
+def _clean(line: str) -> str:
+    return re.sub(r"\*\*|__|`", "", line).strip()
+
+
+def _blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
+    """(first line index, kind, lines) for every block: "heading", "row" or "text"."""
+    blocks: list[tuple[int, str, list[str]]] = []
+    current: list[str] = []
+    start = 0
+    fenced = False
+
+    def close() -> None:
+        nonlocal current
+        if current:
+            blocks.append((start, "text", current))
+        current = []
+
+    for index, raw in enumerate(lines):
+        line = raw.rstrip("\n")
+        if _FENCE.match(line):
+            close()
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if not line.strip():
+            close()
+            continue
+        if _PAGE_LINE.match(line) or _DATED_LINE.match(line):
+            continue
+        if _NUMBERED_HEADING.match(line) and _is_heading_text(line):
+            close()
+            continue
+        if _ATX_HEADING.match(line):
+            close()
+            blocks.append((index, "heading", [line]))
+            continue
+        if line.lstrip().startswith("|"):
+            close()
+            if not _TABLE_SEPARATOR.match(line):
+                blocks.append((index, "row", [line]))
+            continue
+        if current and (_LIST_MARKER.match(line) or _LEADING_ID.match(line)):
+            close()
+        if not current:
+            start = index
+        current.append(line)
+    close()
+    return blocks
+
+
+def _is_heading_text(line: str) -> bool:
+    """A numbered line that is a title: a few words, no binding word, no final stop."""
+    words = line.split()
+    text = line.strip()
+    return len(words) <= 7 and not binding_words(line) and not text.endswith((".", "。", ":", ";"))
+
+
+def _leading_id(text: str) -> tuple[str, int]:
+    """The id a block starts with and where its text begins after it, or ("", 0)."""
+    match = _LEADING_ID.match(text)
+    if match is None:
+        return "", 0
+    return match.group("id"), match.end()
+
+
+def _row_requirement(line: str) -> tuple[str, str] | None:
+    """A table row holding a requirement: (id or "", the requirement's text)."""
+    cells = [_clean(c) for c in line.strip().strip("|").split("|")]
+    ids = [c for c in cells if re.fullmatch(ALPHA_ID, c)]
+    texts = [c for c in cells if binding_words(c)]
+    if not texts:
+        return None
+    return (ids[0] if ids else ""), max(texts, key=len)
+
+
+def parse_requirements(text: str) -> ParsedDocument:
+    lines = text.splitlines()
+    sections = _section_starts(text)
+
+    def section_at(index: int) -> tuple[str, str]:
+        title, section_id = "", ""
+        for start, name, sid in sections:
+            if start > index:
+                break
+            title, section_id = name, sid
+        return title, section_id
+
+    requirements: list[Requirement] = []
+    declared: set[str] = set()
+    heading_id = ""  # the id of the heading the current blocks sit under
+    under_heading: Requirement | None = None
+
+    for start, kind, block in _blocks(lines):
+        title, section_id = section_at(start)
+        if kind == "heading":
+            heading = _clean(re.sub(r"^\s*#+", "", block[0]))
+            found = ALPHA_ID_RE.search(heading)
+            heading_id = found.group() if found else ""
+            under_heading = None
+            if heading_id:
+                declared.add(heading_id)
+            continue
+        if kind == "row":
+            row = _row_requirement(block[0])
+            if row is None:
+                continue
+            rid, body = row
+            if rid:
+                declared.add(rid)
+            requirements.append(
+                Requirement(rid, body, start + 1, title, section_id, _language(body))
+            )
+            continue
+        joined = " ".join(_clean(_LIST_MARKER.sub("", line, count=1)) for line in block)
+        joined = re.sub(r"\s+", " ", joined).strip()
+        joined = _BARE_NUMBER.sub("", joined)  # "1 The system shall ..." (a lost list number)
+        rid, body_start = _leading_id(joined)
+        if rid:
+            declared.add(rid)
+        binding = binding_words(joined)
+        numeric = bool(rid) and rid[0].isdigit()
+        if heading_id and not rid:
+            # the body of a heading that carries an id is that one requirement
+            if under_heading is None:
+                under_heading = Requirement(
+                    heading_id, joined, start + 1, title, section_id, _language(joined), True
+                )
+                requirements.append(under_heading)
+            else:
+                under_heading.text += " " + joined
+                under_heading.language = _language(under_heading.text)
+            continue
+        # an alphanumeric id marks a requirement even without "shall" (reported as such);
+        # a section number ("2.4.1 Constraints ...") needs the binding word
+        is_requirement = bool(binding) or (
+            bool(rid) and not numeric and _words(joined[body_start:]) >= 4
+        )
+        if not is_requirement:
+            continue
+        requirements.append(
+            Requirement(
+                rid, joined, start + 1, title, section_id, _language(joined), False, body_start
+            )
+        )
+    return ParsedDocument(requirements, lines, declared)

@@ -1,0 +1,70 @@
+"""The checker's report as text: a summary line and a table of findings per section."""
+
+from __future__ import annotations
+
+from agents.check.engine import CheckReport
+
+
+def summary_line(report: CheckReport, language: str = "en") -> str:
+    s = report.summary()
+    ears = s["ears"]
+    if not s["requirements"]:
+        return "没有找到需求" if language == "zh" else "no requirements found"
+    templates = ", ".join(f"{k} {v}" for k, v in ears["by_template"].items()) or "-"
+    if language == "zh":
+        return (
+            f"{s['requirements']} 条需求，{s['with_findings']} 条有问题，共 {s['findings']} 个问题，"
+            f"得分 {s['score']:.2f}；符合 EARS 模板 {ears['matched']}/{s['requirements']}"
+            f"（{templates}）"
+        )
+    return (
+        f"{s['requirements']} requirements, {s['with_findings']} with findings, "
+        f"{s['findings']} findings, score {s['score']:.2f}; EARS: {ears['matched']}/"
+        f"{s['requirements']} match ({templates})"
+    )
+
+
+def render_text(report: CheckReport, language: str = "en") -> str:
+    """The findings as a table, one block per section, then the summary line."""
+    zh = language == "zh"
+    header = ("需求", "行", "规则", "说明") if zh else ("requirement", "line", "rule", "message")
+    rows_by_section: dict[str, list[tuple[str, str, str, str]]] = {}
+    for f in report.findings:
+        section = f.section or ("（整个文档）" if zh else "(whole document)")
+        rows_by_section.setdefault(section, []).append(
+            (f.requirement_id or "-", str(f.line or "-"), f.rule, f.message_zh if zh else f.message)
+        )
+    out = []
+    for section, rows in rows_by_section.items():
+        widths = [max(len(r[i]) for r in [*rows, header]) for i in range(3)]
+        out.append(f"## {section}")
+        out.append("  ".join(h.ljust(w) for h, w in zip(header, [*widths, 0], strict=False)))
+        for row in rows:
+            cells = [c.ljust(w) for c, w in zip(row[:3], widths, strict=True)]
+            out.append("  ".join([*cells, row[3]]))
+        out.append("")
+    out.append(summary_line(report, language))
+    return "\n".join(out)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_tables(report: CheckReport, language: str = "en") -> str:
+    """The findings as Markdown, one table per section under a `####` heading, then the
+    summary line: what a chat UI shows for a generated SRS or an uploaded document."""
+    zh = language == "zh"
+    header = "| 需求 | 行 | 规则 | 说明 |" if zh else "| requirement | line | rule | message |"
+    sections: dict[str, list[str]] = {}
+    for f in report.findings:
+        section = f.section or ("整个文档" if zh else "whole document")
+        message = f.message_zh if zh else f.message
+        sections.setdefault(section, []).append(
+            f"| {_cell(f.requirement_id or '-')} | {f.line or '-'} | `{f.rule}` | {_cell(message)} |"
+        )
+    parts = []
+    for section, rows in sections.items():
+        parts += [f"#### {_cell(section)}", "", header, "|---|---|---|---|", *rows, ""]
+    parts.append(summary_line(report, language))
+    return "\n".join(parts)

@@ -1,0 +1,210 @@
+"""Precision and recall of `reqstudio check` per rule on the hand-labelled requirements in
+tests/data/check/labels.txt (guide: tests/data/check/LABELLING.md).
+
+    PYTHONPATH=. python benchmarks/check_benchmark.py [--split dev|held-out|all]
+
+A labelled requirement is matched to the checker's findings by its first line; a finding
+counts for a rule when the rule is its `rule` or one of its `also`. Each (requirement, rule)
+pair is one decision, so a rule that fires twice on one requirement counts once. The
+document-wide "no requirement has an id" finding is left out (ids are tested exactly in
+tests/test_check.py). EARS templates: precision and recall per template, and the share."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agents.check.engine import check_document  # noqa: E402
+
+DATA = ROOT / "tests" / "data" / "check"
+DOCUMENTS = {
+    "2007-e-store-doc": ROOT / "tests" / "data" / "pure" / "2007-e-store-doc" / "reference.md",
+    "2003-agentmom-pdf": ROOT / "tests" / "data" / "pure" / "2003-agentmom-pdf" / "reference.md",
+    "2010-blit-draft": DATA / "2010-blit-draft.md",
+}
+HELD_OUT = {"2010-blit-draft"}
+CODES = {
+    "SUP": "ISO29148-superlative",
+    "SUBJ": "ISO29148-subjective",
+    "PRON": "ISO29148-vague-pronoun",
+    "AMB": "ISO29148-ambiguous",
+    "OPEN": "ISO29148-open-ended",
+    "COMP": "ISO29148-comparative",
+    "LOOP": "ISO29148-loophole",
+    "NEG": "ISO29148-negative",
+    "REF": "ISO29148-incomplete-reference",
+    "R2": "INCOSE-R2",
+    "R5": "INCOSE-R5",
+    "R10": "INCOSE-R10",
+    "R15": "INCOSE-R15",
+    "R17": "INCOSE-R17",
+    "R19": "INCOSE-R19",
+    "R20": "INCOSE-R20",
+    "R21": "INCOSE-R21",
+    "R26": "INCOSE-R26",
+    "R30": "INCOSE-R30",
+    "R38": "INCOSE-R38",
+    "SING": "SRS-singular",
+    "NOSHALL": "SRS-no-shall",
+    "NFR": "SRS-nfr-unmeasured",
+    "ACR": "SRS-acronym-undefined",
+}
+EARS = {
+    "U": "ubiquitous",
+    "E": "event-driven",
+    "S": "state-driven",
+    "O": "optional",
+    "W": "unwanted",
+    "C": "complex",
+    "N": None,
+}
+
+
+@dataclass
+class Item:
+    document: str
+    line: int
+    ears: str | None
+    rules: set[str]
+    words: str
+
+
+@dataclass
+class Outcome:
+    items: int = 0
+    not_found: list[str] = field(default_factory=list)
+    counts: dict[str, Counter] = field(default_factory=dict)  # rule -> tp / fp / fn
+    ears: dict[str, Counter] = field(default_factory=dict)
+    ears_share: tuple[int, int] = (0, 0)  # (predicted matching, labelled matching)
+
+
+def load_labels(path: Path = DATA / "labels.txt") -> list[Item]:
+    items = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        if not raw.strip() or raw.startswith("#"):
+            continue
+        document, line, ears, codes, words = raw.split("|", 4)
+        rules = {CODES[c] for c in codes.split() if c != "-"}
+        items.append(Item(document, int(line), EARS[ears], rules, words))
+    return items
+
+
+def evaluate(items: list[Item]) -> Outcome:
+    outcome = Outcome(items=len(items))
+    outcome.counts = {rule: Counter() for rule in CODES.values()}
+    outcome.ears = {t: Counter() for t in EARS.values() if t}
+    predicted_matching = labelled_matching = 0
+    reports = {}
+    for document in sorted({i.document for i in items}):
+        reports[document] = check_document(DOCUMENTS[document].read_text(encoding="utf-8"))
+    for item in items:
+        report = reports[item.document]
+        positions = [n for n, r in enumerate(report.requirements) if r.line == item.line]
+        found: set[str] = set()
+        template = None
+        if positions:
+            requirement = report.requirements[positions[0]]
+            template = report.ears[positions[0]]
+            words = " ".join(item.words.split()[:3])
+            if not requirement.text.startswith(words):
+                raise SystemExit(f"{item.document}:{item.line}: the text is not {words!r}")
+            for finding in report.findings:
+                if finding.line == item.line and finding.requirement_id:
+                    found |= {finding.rule, *finding.also}
+        else:
+            outcome.not_found.append(f"{item.document}:{item.line}")
+        for rule in CODES.values():
+            if rule in found and rule in item.rules:
+                outcome.counts[rule]["tp"] += 1
+            elif rule in found:
+                outcome.counts[rule]["fp"] += 1
+            elif rule in item.rules:
+                outcome.counts[rule]["fn"] += 1
+        predicted_matching += template is not None
+        labelled_matching += item.ears is not None
+        for name in outcome.ears:
+            if template == name and item.ears == name:
+                outcome.ears[name]["tp"] += 1
+            elif template == name:
+                outcome.ears[name]["fp"] += 1
+            elif item.ears == name:
+                outcome.ears[name]["fn"] += 1
+    outcome.ears_share = (predicted_matching, labelled_matching)
+    return outcome
+
+
+def _ratio(a: int, b: int) -> str:
+    return f"{a / b:.2f}" if b else "-"
+
+
+def precision_recall(counts: Counter) -> tuple[str, str]:
+    tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
+    return _ratio(tp, tp + fp), _ratio(tp, tp + fn)
+
+
+def table(outcome: Outcome) -> str:
+    lines = [
+        "| rule | labelled | flagged | correct | precision | recall |",
+        "|---|---|---|---|---|---|",
+    ]
+    total: Counter = Counter()
+    for rule, counts in outcome.counts.items():
+        if not (counts["tp"] + counts["fp"] + counts["fn"]):
+            continue
+        total += counts
+        p, r = precision_recall(counts)
+        labelled, flagged = counts["tp"] + counts["fn"], counts["tp"] + counts["fp"]
+        lines.append(f"| {rule} | {labelled} | {flagged} | {counts['tp']} | {p} | {r} |")
+    p, r = precision_recall(total)
+    lines.append(
+        f"| **all rules (micro)** | {total['tp'] + total['fn']} | {total['tp'] + total['fp']} "
+        f"| {total['tp']} | {p} | {r} |"
+    )
+    lines += ["", "| EARS template | labelled | predicted | correct | precision | recall |"]
+    lines.append("|---|---|---|---|---|---|")
+    for name, counts in outcome.ears.items():
+        if not (counts["tp"] + counts["fp"] + counts["fn"]):
+            continue
+        p, r = precision_recall(counts)
+        lines.append(
+            f"| {name} | {counts['tp'] + counts['fn']} | {counts['tp'] + counts['fp']} "
+            f"| {counts['tp']} | {p} | {r} |"
+        )
+    predicted, labelled = outcome.ears_share
+    lines.append(
+        f"\nEARS share: {predicted}/{outcome.items} predicted, {labelled}/{outcome.items} labelled."
+    )
+    if outcome.not_found:
+        lines.append(f"Labelled requirements the checker did not find: {outcome.not_found}")
+    return "\n".join(lines)
+
+
+def micro(outcome: Outcome) -> tuple[float, float]:
+    total = sum(outcome.counts.values(), Counter())
+    tp, fp, fn = total["tp"], total["fp"], total["fn"]
+    return tp / (tp + fp), tp / (tp + fn)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("dev", "held-out", "all"), default="all")
+    args = parser.parse_args(argv)
+    items = load_labels()
+    if args.split == "dev":
+        items = [i for i in items if i.document not in HELD_OUT]
+    elif args.split == "held-out":
+        items = [i for i in items if i.document in HELD_OUT]
+    outcome = evaluate(items)
+    print(f"{args.split}: {len(items)} labelled requirements")
+    print(table(outcome))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

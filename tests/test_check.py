@@ -1,0 +1,315 @@
+"""`reqstudio check`: the deterministic requirements checker, as a user runs it (a real
+process) and as the SRS pipeline uses it. The expected findings on the PURE documents were
+written by hand from the documents' text (tests/data/check/labels.txt holds the full labels)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.check.ears import ears_template
+from agents.check.engine import check_document
+from benchmarks.check_benchmark import evaluate, load_labels, micro
+from tests.pure_documents import PURE
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "check"
+E_STORE = PURE / "2007-e-store-doc" / "reference.md"
+AGENTMOM = PURE / "2003-agentmom-pdf" / "reference.md"
+ZH = DATA / "zh-srs.md"
+HEAVY = ("langchain_core", "langchain_openai", "langgraph", "openai", "chainlit", "sqlalchemy")
+
+
+def run_check(*args: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "reqstudio.cli", "check", *args],
+        cwd=ROOT,
+        env={**clean, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8", **env},
+        capture_output=True, text=True, encoding="utf-8", timeout=120,
+    )  # fmt: skip
+
+
+def check_json(path: Path) -> dict:
+    done = run_check(str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def rules_at(data: dict, line: int) -> set[str]:
+    """The rules (and their `also`) of the findings on the requirement starting at `line`."""
+    found: set[str] = set()
+    for finding in data["findings"]:
+        if finding["line"] == line and finding["requirement_id"]:
+            found |= {finding["rule"], *finding["also"]}
+    return found
+
+
+# --- the PURE documents, expected findings written by hand ---------------------------------
+
+
+def test_e_store_findings():
+    data = check_json(E_STORE)
+    expected = {
+        # "The system shall not leave any cookies on the customer's computer ..."
+        541: {"ISO29148-negative"},
+        # "... shall never display a customer's password.  It shall always be echoed ..."
+        551: {"ISO29148-negative", "SRS-singular", "ISO29148-vague-pronoun", "INCOSE-R26"},
+        # "... allow user to add/remove products in the shopping cart."
+        361: {"INCOSE-R17"},
+        # "... a standard web page development tool that conforms to either IBM's CUA standards"
+        588: {"ISO29148-incomplete-reference", "SRS-acronym-undefined", "INCOSE-R2"},
+        # "It shall be as per the industry standard."
+        741: {"ISO29148-vague-pronoun", "ISO29148-incomplete-reference"},
+        # "... compatible to any browser such as Internet Explorer, Mozilla or Netscape"
+        654: {"ISO29148-open-ended"},
+        # "The product shall take initial load time depending on internet connection strength"
+        520: {"SRS-nfr-unmeasured"},
+        # "... display the most frequently searched items by the user in the profile."
+        309: {"ISO29148-superlative"},
+        # "... display detailed information of the selected products."
+        255: {"ISO29148-ambiguous"},
+    }
+    for line, rules in expected.items():
+        assert rules <= rules_at(data, line), (line, rules_at(data, line))
+    # requirements a reader finds clean have no finding
+    for line in (225, 228, 271, 390, 413, 456, 644):
+        assert rules_at(data, line) == set(), line
+    # "... select the support type he wants": he is the user, the only person named
+    assert "ISO29148-vague-pronoun" not in rules_at(data, 322)
+    # "... provide ... 99.9999% availability": measured
+    assert "SRS-nfr-unmeasured" not in rules_at(data, 504)
+    # FAQ and CRM are defined in the glossary (section 1.3) before the requirements use them
+    acronyms = {f["term"] for f in data["findings"] if f["rule"] == "SRS-acronym-undefined"}
+    assert {"CUA", "EJB"} <= acronyms and not {"FAQ", "CRM", "RAID", "HTTP"} & acronyms
+    # no requirement of the e-store SRS has an id: one finding for the whole document
+    [missing] = [f for f in data["findings"] if f["rule"] == "SRS-missing-id"]
+    assert missing["requirement_id"] == "" and missing["line"] == 0
+    summary = data["summary"]
+    assert summary["requirements"] == len(data["requirements"]) > 100
+    assert 0 < summary["score"] < 1
+    assert summary["ears"]["by_template"]["ubiquitous"] > 80
+
+
+def test_agentmom_findings():
+    data = check_json(AGENTMOM)
+    by_id = {r["requirement_id"]: r for r in data["requirements"]}
+    assert "3.2.1.1" in by_id and "3.2.6.1" in by_id
+    # "3.2.1.1 *agentMom shall support the ability to send unicast message."
+    assert rules_at(data, by_id["3.2.1.1"]["line"]) == {"INCOSE-R10"}
+    # "3.2.2.5 agentMom shall not allow receiving multicast message from a group before ..."
+    assert "ISO29148-negative" in rules_at(data, by_id["3.2.2.5"]["line"])
+    # "3.2.1.3 Unicast message shall only be received by the specified address."
+    assert "INCOSE-R2" in rules_at(data, by_id["3.2.1.3"]["line"])
+    assert rules_at(data, by_id["3.2.1.4"]["line"]) == set()
+    # every requirement has a numbered id, none repeats
+    rules = {f["rule"] for f in data["findings"]}
+    assert not {"SRS-missing-id", "SRS-duplicate-id"} & rules
+    assert by_id["3.2.1.1"]["ears"] == "ubiquitous"
+    # section headings like "3.2.1 Unicast Communication" are not requirements
+    assert "3.2.1" not in by_id
+
+
+def test_the_json_shape():
+    data = check_json(E_STORE)
+    assert set(data) == {"file", "summary", "findings", "requirements"}
+    assert set(data["summary"]) == {
+        "requirements", "with_findings", "findings", "score", "by_rule", "ears",
+    }  # fmt: skip
+    assert set(data["summary"]["ears"]) == {"matched", "share", "by_template"}
+    for finding in data["findings"]:
+        assert {"requirement_id", "rule", "message", "section", "line", "also", "term"} <= set(
+            finding
+        )
+        assert finding["rule"] and finding["message"]
+    assert data["summary"]["findings"] == len(data["findings"])
+    assert sum(data["summary"]["by_rule"].values()) == len(data["findings"])
+    requirement = data["requirements"][0]
+    assert set(requirement) == {"requirement_id", "line", "section", "ears", "text"}
+
+
+# --- Chinese ---------------------------------------------------------------------------
+
+
+def test_chinese_document():
+    data = check_json(ZH)
+    found = {(f["requirement_id"], f["rule"]) for f in data["findings"]}
+    assert found == {
+        ("FR-01", "ISO29148-subjective"),  # 友好的图书搜索界面
+        ("FR-04", "ISO29148-negative"),  # 不得在日志中记录
+        ("FR-04", "ISO29148-open-ended"),  # 图书、音像、文具等商品
+        ("FR-04", "SRS-duplicate-id"),  # FR-04 twice
+        ("FR-05", "SRS-singular"),  # 应记录……并且应发送
+        ("FR-06", "SRS-unknown-reference"),  # FR-99 does not exist
+        ("FR-07", "SRS-acronym-undefined"),  # CDN is not defined (SLA is, in the table)
+        ("NFR-01", "ISO29148-ambiguous"),  # 快速
+        ("NFR-01", "SRS-nfr-unmeasured"),  # 快速响应, no number
+    }
+    ears = [r["ears"] for r in data["requirements"]]
+    assert ears == [
+        "ubiquitous", "event-driven", "unwanted", "ubiquitous", "ubiquitous", None,
+        "ubiquitous", "ubiquitous", "ubiquitous", "ubiquitous", "state-driven",
+    ]  # fmt: skip
+    assert data["summary"]["ears"]["share"] == round(10 / 11, 3)
+
+
+def test_the_text_report_in_chinese_groups_by_section():
+    done = run_check(str(ZH), "--lang", "zh")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "## 2 功能需求" in lines and "## 3 非功能需求" in lines
+    assert any("FR-06" in line and "引用了 FR-99" in line for line in lines)
+    assert lines[-1].startswith("11 条需求，7 条有问题")
+
+
+def test_the_text_report_in_english():
+    done = run_check(str(ZH), "--lang", "en")
+    assert done.returncode == 0, done.stderr
+    assert "refers to FR-99, which no requirement has as its id" in done.stdout
+    assert done.stdout.rstrip().endswith(
+        "11 requirements, 7 with findings, 9 findings, score 0.36; EARS: 10/11 match "
+        "(ubiquitous 7, event-driven 1, state-driven 1, unwanted 1)"
+    )
+
+
+# --- structure rules and EARS on small texts -------------------------------------------
+
+
+def test_structure_rules():
+    report = check_document(
+        "# SRS\n\n"
+        "## Requirements\n\n"
+        "- FR-01: The TMS shall show the order.\n"
+        "- FR-01: The system shall print the order.\n"
+        "- The system shall archive the order.\n"
+        "- FR-02: The system shall send the order as FR-01 and UC-3 describe.\n"
+        "- NFR-01: The response time shall be short.\n"
+        "- NFR-02: The response time shall be at most 2 seconds.\n"
+        "- FR-03: The system displays the invoice.\n\n"
+        "## Glossary\n\n"
+        "Transport Management System (TMS).\n"
+    )
+    found = {(f.requirement_id, f.rule) for f in report.findings}
+    assert ("FR-01", "SRS-duplicate-id") in found
+    assert ("L7", "SRS-missing-id") in found  # the requirement without an id, by its line
+    assert ("FR-02", "SRS-unknown-reference") not in found  # FR-01 exists; UC is no id prefix here
+    assert ("NFR-01", "SRS-nfr-unmeasured") in found
+    assert ("NFR-02", "SRS-nfr-unmeasured") not in found
+    assert ("FR-03", "SRS-no-shall") in found
+    [acronym] = [f for f in report.findings if f.rule == "SRS-acronym-undefined"]
+    assert acronym.term == "TMS" and "before its definition (line 15)" in acronym.message
+
+
+def test_a_document_without_requirements():
+    report = check_document("# Notes\n\nNothing to require here.\n")
+    assert report.requirements == [] and report.findings == []
+    assert report.summary()["score"] is None
+
+
+@pytest.mark.parametrize(
+    ("text", "template"),
+    [
+        ("The system shall log each login.", "ubiquitous"),
+        ("When the user logs in, the system shall log the time.", "event-driven"),
+        ("While the system is in standby, the system shall refuse orders.", "state-driven"),
+        ("Where a printer is attached, the system shall print receipts.", "optional"),
+        ("If the payment fails, then the system shall keep the cart.", "unwanted"),
+        ("While in standby, when a key is pressed, the system shall wake.", "complex"),
+        ("The system shall notify the user when no product is found.", None),
+        ("The system shall log it. It shall keep the log.", None),
+        ("The system logs each login.", None),
+    ],
+)
+def test_ears_templates_in_english(text, template):
+    assert ears_template(text, "en") == template
+
+
+@pytest.mark.parametrize(
+    ("text", "template"),
+    [
+        ("系统应记录每次登录。", "ubiquitous"),
+        ("当用户登录时，系统应记录登录时间。", "event-driven"),
+        ("在维护模式下时，系统应拒绝新的订单。", "state-driven"),
+        ("在包含打印机的情况下，系统应打印小票。", "optional"),
+        ("如果支付失败，那么系统应保留购物车。", "unwanted"),
+        ("系统记录每次登录。", None),
+    ],
+)
+def test_ears_templates_in_chinese(text, template):
+    assert ears_template(text, "zh") == template
+
+
+def test_pronouns_are_flagged_only_when_their_referent_is_unclear():
+    def pronouns(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [f.term for f in report.findings if f.rule == "ISO29148-vague-pronoun"]
+
+    assert pronouns("The system shall allow the user to change his password.") == []
+    assert pronouns("The system shall display each product, when it is selected.") == []
+    assert pronouns("The browser shall hide the password. It shall be masked.") == ["It"]
+    assert pronouns("This shall be the default.") == ["This"]
+    assert pronouns("The system shall display this page.") == []  # a determiner
+
+
+# --- the command -----------------------------------------------------------------------
+
+
+def test_a_missing_or_unreadable_file_exits_2():
+    done = run_check("/nonexistent/srs.md")
+    assert done.returncode == 2 and done.stderr.startswith("reqstudio: check: no such file")
+    binary = ROOT / "tests" / "data" / "srs" / "uploads" / "binary.txt"
+    done = run_check(str(binary))
+    assert done.returncode == 2 and done.stderr.startswith("reqstudio: check: "), done.stderr
+
+
+def test_the_check_loads_no_model_and_needs_no_provider():
+    show = (
+        "import contextlib, io, json, sys\n"
+        "from reqstudio.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main(sys.argv[1:])\n"
+        "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
+    done = subprocess.run(
+        [sys.executable, "-c", show, "check", str(E_STORE), "--json"],
+        cwd=ROOT, env={**clean, "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["code"] == 0
+    assert not {m.split(".")[0] for m in report["modules"]} & set(HEAVY)
+    assert "reqstudio.settings" not in report["modules"]
+
+
+# --- the measured precision and recall ---------------------------------------------------
+
+
+def test_the_labelled_set_is_matched_and_beats_the_published_baseline():
+    """Every labelled requirement is found by the parser, and the checker's micro-averaged
+    precision and recall over all rules stay above Smella's 0.59 / 0.82 on the dev split and
+    above 0.59 on the held-out split (the README's table is this benchmark's output)."""
+    items = load_labels()
+    dev = evaluate([i for i in items if i.document != "2010-blit-draft"])
+    held_out = evaluate([i for i in items if i.document == "2010-blit-draft"])
+    assert dev.not_found == [] and held_out.not_found == []
+    precision, recall = micro(dev)
+    assert precision > 0.59 and recall > 0.82
+    precision, recall = micro(held_out)
+    assert precision > 0.59 and recall > 0.59
+
+
+def test_the_markdown_tables_for_a_chat_ui():
+    from agents.check.report import markdown_tables
+
+    text = markdown_tables(check_document(ZH.read_text(encoding="utf-8")), "zh")
+    lines = text.splitlines()
+    assert lines[0] == "#### 2 功能需求" and "| 需求 | 行 | 规则 | 说明 |" in lines
+    assert "| FR-06 | 17 | `SRS-unknown-reference` | 引用了 FR-99，但没有需求使用该编号 |" in lines
+    assert lines[-1].startswith("11 条需求")
