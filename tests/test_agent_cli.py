@@ -249,3 +249,25 @@ def test_an_answer_that_gives_back_the_apps_instructions_is_not_printed(llm_serv
     assert done.returncode == 1
     assert done.stdout == ""
     assert "gave back the app's own instructions" in done.stderr
+
+
+def test_a_provider_that_echoes_its_last_user_message_never_shows_the_app_s_wording(
+    llm_server, tmp_path
+):
+    """Issue 18 item 3: the answer model's last user turn is the user's question, so an echo
+    gives the question back, never the research hand-over the app wrote for the model."""
+    from agents.react.checks import instruction_fragments
+
+    llm_server.script(  # research notes the function-call model wrote, then echoes only
+        Reply(content="Research notes: IEEE 830 was replaced by ISO/IEC/IEEE 29148."),
+    )
+    result = run_cli(llm_server, tmp_path, "Which standard replaced IEEE 830?",
+                     REQSTUDIO_MCP_CONFIG="off")  # fmt: skip
+    answer = result.stdout.strip()
+    assert answer == "Echo: Which standard replaced IEEE 830?", result.stderr
+    squashed = " ".join(answer.split()).casefold()
+    assert not [f for f in instruction_fragments() if f in squashed]
+    for said in ("Research results", "Research notes", "Write the final answer now"):
+        assert said not in answer
+    last = llm_server.requests[-1]["messages"][-1]
+    assert last == {"role": "user", "content": "Which standard replaced IEEE 830?"}

@@ -37,7 +37,7 @@ from reqstudio.settings import ModelSpec, SettingsError, load_settings
 from reqstudio.usage import UsageTracker
 from tools.web_search import WebSearch
 
-ANSWER_PROMPT_MARK = "Write the final answer now"  # in prompts/agent/answer_user.md
+ANSWER_PROMPT_MARK = "Write the final answer now"  # in prompts/agent/answer_context.md
 REASONING_PROMPT_MARK = "research agent"  # in prompts/agent/react_system.md
 
 
@@ -126,9 +126,12 @@ async def test_search_then_second_search_then_streamed_answer(llm_server, factor
     assert "".join(t.text for t in tokens) == of_type(events, AnswerFinished)[0].text
     assert of_type(events, AnswerFinished)[0].text == "ISO/IEC/IEEE 29148 replaced IEEE 830 [1][6]."
     # The answer model got both searches' results, numbered for citation.
-    answer_request = str(llm_server.requests[-1]["messages"][-1]["content"])
+    answer_request = str(llm_server.requests[-1]["messages"][0]["content"])
     assert "[1] ISO 29148 — source 1 (https://example.org/iso-29148/1)" in answer_request
     assert "[6] IEEE 830 — source 1" in answer_request
+    # ...as the system's context; the last turn is the user's question itself (issue 18 item 3)
+    last = llm_server.requests[-1]["messages"][-1]
+    assert last["role"] == "user" and last["content"] == "Which standard replaced IEEE 830?"
     assert isinstance(events[-1], Stats)
     assert events.index(hand_over) < events.index(tokens[0])
 
@@ -146,7 +149,7 @@ async def test_model_answers_without_tools_when_none_needed(llm_server, factory)
     assert of_type(events, ThinkingFinished)[0].tool_calls == []
     assert of_type(events, Decision)[-1].continue_ is False
     assert of_type(events, AnswerFinished)[0].text.startswith("A functional requirement")
-    assert "no tool was needed" in str(llm_server.requests[-1]["messages"][-1]["content"])
+    assert "no tool was needed" in str(llm_server.requests[-1]["messages"][0]["content"])
 
 
 async def test_two_tool_calls_of_one_turn_run_at_the_same_time(llm_server, factory):
@@ -207,7 +210,7 @@ async def test_the_same_call_again_is_a_loop_and_the_answer_uses_what_was_found(
     assert of_type(events, HandOver)[0].limit == "loop"
     assert backend.queries == ["requirements traceability"]  # the repeat never ran
     assert of_type(events, AnswerFinished)[0].text.startswith("Traceability")
-    assert "repeating itself" in str(llm_server.requests[-1]["messages"][-1]["content"])
+    assert "repeating itself" in str(llm_server.requests[-1]["messages"][0]["content"])
 
 
 async def test_iteration_limit_stops_the_loop_and_says_so(llm_server, factory):
@@ -227,7 +230,7 @@ async def test_iteration_limit_stops_the_loop_and_says_so(llm_server, factory):
     assert hand_over.limit == "iterations"
     assert "tool-call limit (2 calls)" in hand_over.reason
     assert of_type(events, AnswerFinished)[0].text == "Here is what I found [1]."
-    assert "tool-call limit" in str(llm_server.requests[-1]["messages"][-1]["content"])
+    assert "tool-call limit" in str(llm_server.requests[-1]["messages"][0]["content"])
     assert of_type(events, Stats)[0].rounds == 2
     assert llm_server.pending == 1  # the third round was never asked for
 
@@ -272,7 +275,7 @@ async def test_time_limit_cancels_a_hanging_tool_and_answers_from_what_was_found
         hand_over.reason
     )
     assert of_type(events, AnswerFinished)[0].text == "Partial answer [1]."
-    answer_request = str(llm_server.requests[-1]["messages"][-1]["content"])
+    answer_request = str(llm_server.requests[-1]["messages"][0]["content"])
     assert "fast query — source 1" in answer_request and "time limit" in answer_request
 
 

@@ -27,7 +27,7 @@ from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from reqstudio.settings import ModelSpec
 from tools.web_search import WebSearch
 
-ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
+ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
 REASONING = "research agent"  # prompts/agent/react_system.md
 FULL_ANSWER = "ISO/IEC/IEEE 29148 replaced IEEE 830 in 2011 and covers the SRS contents [1]."
 LIMIT = 20.0  # AGENT_MAX_EXECUTION_TIME of these runs

@@ -16,7 +16,7 @@ from agents.react import AgentConfig, Failed, ReactAgent
 from reqstudio.scripted_server import Reply
 from ui.agent import AgentRunView
 
-ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
+ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
 WHOLE = "ISO/IEC/IEEE 29148 replaced IEEE 830 in 2011; it covers the contents of an SRS [1]."
 
 

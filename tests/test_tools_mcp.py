@@ -186,7 +186,7 @@ async def test_the_agent_mixes_web_search_and_mcp_tools_in_one_turn(llm_server, 
     # The model was offered both kinds of tools, and the answer model got both results.
     offered = {t["function"]["name"] for t in llm_server.requests[0]["tools"]}
     assert {"web_search", "get_current_time", "convert_time"} <= offered
-    answer_request = str(llm_server.requests[-1]["messages"][-1]["content"])
+    answer_request = str(llm_server.requests[-1]["messages"][0]["content"])
     assert "get_current_time" in answer_request and "https://example.org/utc" in answer_request
 
 

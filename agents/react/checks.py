@@ -22,6 +22,7 @@ from typing import Any
 
 from agents.react.events import Language, say
 from agents.react.state import AgentConfig, CheckInput, CheckOutcome, ToolResult, Verdict
+from reqstudio.calls import CONTINUE_PROMPT
 from reqstudio.prompts import PROMPTS_DIR, prompt_exists
 
 
@@ -149,7 +150,7 @@ def find_repeated_call(
 # The templates whose wording must never reach the user as an answer. A small model given the
 # hand-over ("No research results: ... Research notes: ...") may simply repeat it.
 INSTRUCTION_TEMPLATES = (
-    "agent/answer_user.md",
+    "agent/answer_context.md",
     "agent/answer_system.md",
     "agent/react_system.md",
     "agent/react_system_small.md",
@@ -176,6 +177,10 @@ def instruction_fragments() -> tuple[str, ...]:
                 piece = _squash(piece.strip(" -*[]()"))
                 if len(piece) >= MIN_FRAGMENT_CHARS:
                     fragments.add(piece)
+    for piece in re.split(r"(?<=[.。/])\s*", CONTINUE_PROMPT):  # asked after a length finish
+        piece = _squash(piece.strip(" /"))
+        if len(piece) >= MIN_FRAGMENT_CHARS:
+            fragments.add(piece)
     return tuple(sorted(fragments))
 
 

@@ -516,9 +516,11 @@ def answer_messages(ctx: RunContext, state: AgentState, verdict: Verdict) -> lis
     notes = ""
     if isinstance(last[0], AIMessage) and not last[0].tool_calls:
         notes = content_to_text(last[0].content)[:NOTES_CHARS]
-    user = render_prompt(
-        "agent/answer_user.md",
-        question=ctx.question,
+    # What the research found is the system's context; the last user turn is the user's own
+    # question, so a model that gives back its last user message gives back the question,
+    # never the app's wording (issue 18 item 3).
+    context = render_prompt(
+        "agent/answer_context.md",
         sources=sources,
         tools_used=bool(results),
         failures=failures,
@@ -526,9 +528,9 @@ def answer_messages(ctx: RunContext, state: AgentState, verdict: Verdict) -> lis
         notes=notes.strip(),
     )
     return [
-        SystemMessage(render_prompt("agent/answer_system.md")),
+        SystemMessage(render_prompt("agent/answer_system.md") + "\n\n" + context),
         *ctx.history,
-        HumanMessage(user),
+        HumanMessage(ctx.question),
     ]
 
 

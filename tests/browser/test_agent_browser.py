@@ -20,7 +20,7 @@ from tests.browser_support import open_page, provider_env, send
 pytestmark = pytest.mark.browser
 
 REASONING = "research agent"  # prompts/agent/react_system.md
-ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
+ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
 FAKE_SEARCH = {
     "REQSTUDIO_SEARCH_BACKEND": "tests.fake_search:five_results",
     "PYTHONPATH": str(ROOT),

@@ -105,7 +105,7 @@ def test_edit_and_regenerate_rewind_the_memory(
 
 
 REASONING = "research agent"  # prompts/agent/react_system.md
-ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
+ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
 
 
 def test_agent_answer_regenerated_and_question_edited(

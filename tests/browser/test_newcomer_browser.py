@@ -33,7 +33,7 @@ from tests.test_srs_support import (
 pytestmark = pytest.mark.browser
 
 REASONING = "research agent"  # prompts/agent/react_system.md
-ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
+ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
 
 
 def switch_mode(page: Page, title: str) -> None:
