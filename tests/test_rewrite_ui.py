@@ -70,7 +70,11 @@ def page(monkeypatch):
     monkeypatch.setattr(progress_ui, "top_level_message", ShownMessage)
     monkeypatch.setattr(rewrite_ui, "top_level_message", ShownMessage)
     monkeypatch.setattr(rewrite_ui, "persist_thread_state", nothing)
-    monkeypatch.setattr(rewrite_ui, "downloads", lambda *a, **k: ["files"])
+
+    async def files(*args: Any, **kwargs: Any) -> list[str]:
+        return ["files"]
+
+    monkeypatch.setattr(rewrite_ui, "downloads", files)
 
 
 async def test_an_incomplete_rewrite_names_the_sections_not_patched(factory, llm_server):

@@ -4,13 +4,18 @@ step titles with their outcome are `ui.session.finish_step`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import chainlit as cl
 
-MIME_TYPES = {".json": "application/json", ".md": "text/markdown"}
+from reqstudio.export import DOCX_MEDIA_TYPE, ExportError, docx_name, markdown_to_docx
+
+MIME_TYPES = {".json": "application/json", ".md": "text/markdown", ".docx": DOCX_MEDIA_TYPE}
+log = logging.getLogger("reqstudio.ui")
 
 
 def cell(text: Any) -> str:
@@ -26,6 +31,27 @@ def markdown_table(head: list[str], rows: list[list[Any]]) -> str:
 
 def json_bytes(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, indent=2).encode()
+
+
+async def word_copy(markdown: str) -> bytes | None:
+    """The document as a .docx (pandoc, off the event loop); None if it cannot be made, which
+    is logged: the Markdown file is still offered."""
+    try:
+        return await asyncio.to_thread(markdown_to_docx, markdown)
+    except ExportError as error:
+        log.warning("no .docx beside the document: %s", error)
+        return None
+
+
+async def with_word_copies(contents: dict[str, bytes]) -> dict[str, bytes]:
+    """The files, each Markdown document followed by its .docx (`improved.md`,
+    `improved.docx`), so that a generated document is there in Word without another click."""
+    result: dict[str, bytes] = {}
+    for name, content in contents.items():
+        result[name] = content
+        if name.endswith(".md") and (docx := await word_copy(content.decode("utf-8"))):
+            result[docx_name(name)] = docx
+    return result
 
 
 def downloads(contents: dict[str, bytes]) -> list[cl.File]:

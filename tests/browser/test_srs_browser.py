@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import docx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -84,6 +85,13 @@ def test_srs_mode_end_to_end(
         page.get_by_text("srs.md").click()
     downloaded = Path(download_info.value.path()).read_text(encoding="utf-8")
     assert downloaded == SRS
+    # ...and the same document in Word, offered beside it without another click (issue 18 13)
+    with page.expect_download() as download_info:
+        page.get_by_text("srs.docx").click()
+    word = docx.Document(download_info.value.path())
+    headings = [p.text for p in word.paragraphs if p.style.name.startswith("Heading")]
+    assert headings == ["软件需求规格说明", "1. 引言", "3. 具体需求"]
+    assert "FR-01 顾客可以浏览商品目录。" in [p.text for p in word.paragraphs]
 
     wait_until_idle(page)  # action buttons are disabled while a run goes on
     page.get_by_role("button", name="评估", exact=True).click()

@@ -11,7 +11,7 @@ import chainlit as cl
 
 from agents.review import ReviewResult
 from agents.review.partial import incomplete_json, incomplete_markdown, revised_through
-from ui.rendering import downloads, json_bytes
+from ui.rendering import downloads, json_bytes, with_word_copies
 from ui.review.chart import trajectory_figure
 from ui.review.tables import disagreement_tables, field_heading, final_text, issues_across_rounds
 from ui.session import persist_thread_state, top_level_message
@@ -71,7 +71,7 @@ async def show_result(result: ReviewResult) -> None:
     summary = top_level_message("\n\n".join(parts))
     summary.elements = [
         cl.Plotly(name="trajectory", figure=trajectory_figure(result.rounds), display="inline"),
-        *downloads(download_contents(result)),
+        *downloads(await with_word_copies(download_contents(result))),
     ]
     await summary.send()
     await persist_thread_state()
@@ -81,7 +81,8 @@ async def show_partial(partial: Any, note: str, run_key: str, reason: str = "") 
     message = top_level_message(note)
     if isinstance(partial, ReviewResult) and partial.rounds:
         message.content = f"{note}\n\n{partial_text(partial)}"
-        message.elements = downloads(partial_download_contents(partial, reason or note))
+        contents = partial_download_contents(partial, reason or note)
+        message.elements = downloads(await with_word_copies(contents))
     message.actions = [resume_action(run_key)]
     await message.send()
 

@@ -25,7 +25,7 @@ from reqstudio.errors import describe_failure
 from reqstudio.persistence import open_checkpointer
 from reqstudio.usage import UsageTracker
 from ui.rendering import downloads as files
-from ui.rendering import json_bytes
+from ui.rendering import json_bytes, with_word_copies
 from ui.rewrite.progress import ChainlitProgress
 from ui.rewrite.tables import stage_label
 from ui.session import persist_thread_state, runtime, send_notice, start_run, top_level_message
@@ -103,8 +103,11 @@ def sentence(reason: str) -> str:
     return reason
 
 
-def downloads(markdown: str, structure: dict[str, Any], stem: str = "rewritten") -> list[cl.File]:
-    return files({f"{stem}.md": markdown.encode(), f"{stem}.json": json_bytes(structure)})
+async def downloads(
+    markdown: str, structure: dict[str, Any], stem: str = "rewritten"
+) -> list[cl.File]:
+    contents = {f"{stem}.md": markdown.encode(), f"{stem}.json": json_bytes(structure)}
+    return files(await with_word_copies(contents))
 
 
 async def finish(progress: ChainlitProgress, result: RewriteResult, seconds: float) -> None:
@@ -124,7 +127,7 @@ async def finish(progress: ChainlitProgress, result: RewriteResult, seconds: flo
         failed = names.join(f"{f.section_id}「{f.title}」" for f in result.failed_patches)
         text = tr("incomplete", sections=failed, sections_count=sections, **counts)
     summary = top_level_message(text)
-    summary.elements = downloads(result.rewritten_content, result.model_dump(mode="json"))
+    summary.elements = await downloads(result.rewritten_content, result.model_dump(mode="json"))
     await summary.send()
     await persist_thread_state()
 
@@ -145,7 +148,7 @@ async def keep_partial(
             if (partial or progress.document)
             else {}
         )
-        message.elements = downloads(markdown, structure, stem="rewritten-partial")
+        message.elements = await downloads(markdown, structure, stem="rewritten-partial")
     message.actions = [resume_action(run_key)]
     await message.send()
 

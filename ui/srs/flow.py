@@ -23,8 +23,10 @@ from agents.srs.events import (
     SrsResult,
 )
 from reqstudio.errors import describe_failure
+from reqstudio.export import DOCX_MEDIA_TYPE
 from reqstudio.persistence import open_checkpointer
 from reqstudio.usage import UsageTracker
+from ui.rendering import word_copy
 from ui.session import (
     finish_step,
     open_top_level_step,
@@ -155,6 +157,8 @@ async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int 
         thread_file("srs.md", result.srs_markdown.encode(), "text/markdown"),
         thread_file("srs-log.json", log_json.encode(), "application/json"),
     ]
+    if docx := await word_copy(result.srs_markdown):
+        document.elements.insert(1, thread_file("srs.docx", docx, DOCX_MEDIA_TYPE))
     document.actions = [cl.Action(name="srs_review", payload={}, label=tr("review"))]
     if cl.user_session.get("srs_reference"):
         document.actions.append(evaluate_action(document.id))
