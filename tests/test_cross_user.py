@@ -2,7 +2,8 @@
 items 5 and 10): the real app over real HTTP and its real Socket.IO endpoint, two password
 users. A's thread is made as her browser makes it (a message with an uploaded file, an
 answer, her feedback). Every attempt is refused with nothing of hers in the answer, and her
-thread, steps, files and feedback are the same afterwards.
+thread, steps, files and feedback are the same afterwards. Run on one instance with SQLite,
+and on two instances sharing one PostgreSQL (A on one, B on the other).
 
 The routes are Chainlit's (chainlit/server.py, chainlit/socket.py) and the app's own; each
 attempt names what it tries."""
@@ -14,6 +15,7 @@ import json
 import sqlite3
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -29,18 +31,47 @@ SECRET = "ALICE-ONLY-4f1c"  # in A's message, her file and the answer to her
 PASSWORDS = {"alice": "alice-pass", "bob": "bob-pass"}
 
 
+SHARED_SECRET = "cross-user-shared-secret-" + "y" * 40
+
+
+@dataclass
+class Deployment:
+    a: AppProcess  # where alice works
+    b: AppProcess  # where bob works (the same app on SQLite, another instance on PostgreSQL)
+    database: str  # sqlite file path or libpq URL
+
+    def rows(self, query: str, *args: str) -> list[tuple]:
+        if self.database.startswith("postgresql://"):
+            import psycopg
+
+            with psycopg.connect(self.database) as db:
+                return [tuple(row) for row in db.execute(query.replace("?", "%s"), args)]
+        with sqlite3.connect(self.database) as db:
+            return db.execute(query, args).fetchall()
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[ScriptedLLMServer]:
     with ScriptedLLMServer() as scripted:
         yield scripted
 
 
-@pytest.fixture(scope="module")
-def app(server: ScriptedLLMServer, tmp_path_factory: pytest.TempPathFactory):
+@pytest.fixture(params=["sqlite", "postgres"])
+def deployment(request, server: ScriptedLLMServer, tmp_path: Path) -> Iterator[Deployment]:
     env = provider_env(server) | {"REQSTUDIO_USERS": "alice:alice-pass,bob:bob-pass"}
-    process = AppProcess(tmp_path_factory.mktemp("cross") / "data", env).start()
-    yield process
-    process.stop()
+    if request.param == "sqlite":
+        app = AppProcess(tmp_path / "data", env).start()
+        yield Deployment(app, app, str(tmp_path / "data" / "history.db"))
+        app.stop()
+        return
+    server_pg = request.getfixturevalue("postgres_server")
+    url = request.getfixturevalue("postgres_url")
+    env |= {"REQSTUDIO_DATABASE_URL": url, "CHAINLIT_AUTH_SECRET": SHARED_SECRET}
+    first = AppProcess(tmp_path / "a", env).start()
+    second = AppProcess(tmp_path / "b", env).start()
+    yield Deployment(first, second, server_pg.libpq_url(url.rsplit("/", 1)[1]))
+    first.stop()
+    second.stop()
 
 
 def cookie_of(app: AppProcess, user: str) -> str:
@@ -51,21 +82,16 @@ def http_as(app: AppProcess, user: str) -> httpx.Client:
     return httpx.Client(base_url=app.url, timeout=20, headers={"Cookie": cookie_of(app, user)})
 
 
-def rows(app: AppProcess, query: str, *args: str) -> list[tuple]:
-    with sqlite3.connect(Path(app.data_dir) / "history.db") as db:
-        return db.execute(query, args).fetchall()
-
-
-def snapshot(app: AppProcess, thread: str) -> dict[str, list[tuple]]:
+def snapshot(db: Deployment, thread: str) -> dict[str, list[tuple]]:
     """Everything stored of A's thread: the thread, its steps, elements and feedback."""
     return {
-        "thread": rows(app, 'SELECT "id", "name", "userIdentifier", "metadata" FROM threads '
+        "thread": db.rows('SELECT "id", "name", "userIdentifier", "metadata" FROM threads '
                        'WHERE "id" = ?', thread),
-        "steps": rows(app, 'SELECT "id", "threadId", "type", "output" FROM steps '
+        "steps": db.rows('SELECT "id", "threadId", "type", "output" FROM steps '
                       'WHERE "threadId" = ? ORDER BY "id"', thread),
-        "elements": rows(app, 'SELECT "id", "threadId", "forId", "name", "objectKey", "url" '
+        "elements": db.rows('SELECT "id", "threadId", "forId", "name", "objectKey", "url" '
                          'FROM elements WHERE "threadId" = ? ORDER BY "id"', thread),
-        "feedbacks": rows(app, 'SELECT "id", "forId", "value", "comment" FROM feedbacks '
+        "feedbacks": db.rows('SELECT "id", "forId", "value", "comment" FROM feedbacks '
                           'WHERE "threadId" = ?', thread),
     }  # fmt: skip
 
@@ -76,7 +102,8 @@ async def until(condition, timeout: float = 30.0) -> None:
             await asyncio.sleep(0.1)
 
 
-async def make_thread(app: AppProcess, server: ScriptedLLMServer, user: str, text: str):
+async def make_thread(db: Deployment, app: AppProcess, server: ScriptedLLMServer, user: str,
+                      text: str):  # fmt: skip
     """A thread as a browser makes it: a message with a file, the answer; returns the socket."""
     server.script(Reply(content=f"answer to {user}: {text}"))
     chat = await ChatSocket(app.url, cookie_of(app, user)).connect()
@@ -86,8 +113,8 @@ async def make_thread(app: AppProcess, server: ScriptedLLMServer, user: str, tex
     thread = chat.thread_id
     assert thread
     # Chainlit writes steps and elements in tasks of their own: wait until they are stored
-    await until(lambda: len(rows(app, 'SELECT 1 FROM elements WHERE "threadId" = ?', thread)))
-    await until(lambda: len(rows(app, 'SELECT 1 FROM steps WHERE "threadId" = ?', thread)) >= 2)
+    await until(lambda: len(db.rows('SELECT 1 FROM elements WHERE "threadId" = ?', thread)))
+    await until(lambda: len(db.rows('SELECT 1 FROM steps WHERE "threadId" = ?', thread)) >= 2)
     return chat
 
 
@@ -104,17 +131,18 @@ async def refused_socket(app: AppProcess, cookie: str, auth: dict) -> str:
     return "connected"
 
 
-async def test_user_b_gets_nothing_of_user_as_thread_and_changes_nothing(app, server):
-    alice_chat = await make_thread(app, server, "alice", f"the secret is {SECRET}")
-    bob_chat = await make_thread(app, server, "bob", "bob's own question")
+async def test_user_b_gets_nothing_of_user_as_thread_and_changes_nothing(deployment, server):
+    db, app_a, app = deployment, deployment.a, deployment.b  # `app`: where bob works
+    alice_chat = await make_thread(db, app_a, server, "alice", f"the secret is {SECRET}")
+    bob_chat = await make_thread(db, app, server, "bob", "bob's own question")
     a_thread, b_thread = alice_chat.thread_id, bob_chat.thread_id
-    a_user_id = rows(app, 'SELECT "id" FROM users WHERE "identifier" = ?', "alice")[0][0]
-    a_steps = [r[0] for r in snapshot(app, a_thread)["steps"]]
-    a_user_step = rows(app, 'SELECT "id" FROM steps WHERE "threadId" = ? AND "type" = ?',
+    a_user_id = db.rows('SELECT "id" FROM users WHERE "identifier" = ?', "alice")[0][0]
+    a_steps = [r[0] for r in snapshot(db, a_thread)["steps"]]
+    a_user_step = db.rows('SELECT "id" FROM steps WHERE "threadId" = ? AND "type" = ?',
                        a_thread, "user_message")[0][0]  # fmt: skip
-    a_element, a_key = rows(app, 'SELECT "id", "objectKey" FROM elements WHERE "threadId" = ?',
+    a_element, a_key = db.rows('SELECT "id", "objectKey" FROM elements WHERE "threadId" = ?',
                             a_thread)[0]  # fmt: skip
-    alice = http_as(app, "alice")
+    alice = http_as(app_a, "alice")
     own = alice.put("/feedback", json={"feedback": {"forId": a_steps[-1], "value": 1,
                     "comment": f"{SECRET} feedback"}, "sessionId": alice_chat.session_id})  # fmt: skip
     assert own.status_code == 200, own.text
@@ -123,10 +151,12 @@ async def test_user_b_gets_nothing_of_user_as_thread_and_changes_nothing(app, se
     a_thread_json = alice.get(f"/project/thread/{a_thread}").json()
     a_file_url = next(e["url"] for e in a_thread_json["elements"] if e["id"] == a_element)
     assert SECRET in alice.get(a_file_url).text
-    before = snapshot(app, a_thread)
+    before = snapshot(db, a_thread)
     assert before["steps"] and before["elements"] and before["feedbacks"]
 
     bob = http_as(app, "bob")
+    # her session lives on her instance: the attempts on it go there (the same app on SQLite)
+    bob_where_she_is = http_as(app_a, "bob")
     b_session = bob_chat.session_id
     custom = {"id": a_element, "threadId": a_thread, "forId": a_user_step, "type": "custom",
               "name": "pwned", "display": "inline", "props": {"x": 1}}  # fmt: skip
@@ -159,14 +189,14 @@ async def test_user_b_gets_nothing_of_user_as_thread_and_changes_nothing(app, se
             "id": str(uuid.uuid4()), "name": "rewrite_resume", "payload": {"run": f"{a_thread}:rewrite:1"}}}),
         "resume her Review run": bob.post("/project/action", json={"sessionId": b_session, "action": {
             "id": str(uuid.uuid4()), "name": "review_resume", "payload": {"run": f"{a_thread}:review:1"}}}),
-        "an action in her session": bob.post("/project/action", json={
+        "an action in her session": bob_where_she_is.post("/project/action", json={
             "sessionId": alice_chat.session_id, "action": {"id": "a", "name": "srs_evaluate", "payload": {}}}),
-        "upload into her session": bob.post("/project/file", params={"session_id": alice_chat.session_id},
+        "upload into her session": bob_where_she_is.post("/project/file", params={"session_id": alice_chat.session_id},
                                             files={"file": ("x.md", b"x", "text/markdown")}),
-        "read her session's file": bob.get(f"/project/file/{a_element}",
+        "read her session's file": bob_where_she_is.get(f"/project/file/{a_element}",
                                            params={"session_id": alice_chat.session_id}),
-        "her session's MCP": bob.post("/mcp", json={"sessionId": alice_chat.session_id, "name": "time"}),
-        "close her session's MCP": bob.request("DELETE", "/mcp", json={
+        "her session's MCP": bob_where_she_is.post("/mcp", json={"sessionId": alice_chat.session_id, "name": "time"}),
+        "close her session's MCP": bob_where_she_is.request("DELETE", "/mcp", json={
             "sessionId": alice_chat.session_id, "name": "time"}),
     }  # fmt: skip
     listed = bob.post("/project/threads", json=listing)
@@ -176,7 +206,9 @@ async def test_user_b_gets_nothing_of_user_as_thread_and_changes_nothing(app, se
     socket_attempts = {
         "resume her thread": await refused_socket(app, bob_cookie, {
             "sessionId": str(uuid.uuid4()), "clientType": "webapp", "threadId": a_thread}),
-        "take over her session": await refused_socket(app, bob_cookie, {
+        "resume her thread where she is": await refused_socket(app_a, bob_cookie, {
+            "sessionId": str(uuid.uuid4()), "clientType": "webapp", "threadId": a_thread}),
+        "take over her session": await refused_socket(app_a, bob_cookie, {
             "sessionId": alice_chat.session_id, "clientType": "webapp"}),
     }  # fmt: skip
     # a message of his own whose id is her message's: the upsert must not move or change hers
@@ -195,13 +227,12 @@ async def test_user_b_gets_nothing_of_user_as_thread_and_changes_nothing(app, se
     assert all(result != "connected" for result in socket_attempts.values()), socket_attempts
     assert SECRET not in bob_chat.received_text()
 
-    await until(lambda: rows(app, 'SELECT 1 FROM steps WHERE "threadId" = ? AND "output" LIKE ?',
+    await until(lambda: db.rows('SELECT 1 FROM steps WHERE "threadId" = ? AND "output" LIKE ?',
                              b_thread, "answer to bob again%"))  # fmt: skip
-    assert snapshot(app, a_thread) == before
+    assert snapshot(db, a_thread) == before
     assert SECRET in alice.get(a_file_url).text  # her file is still there for her
     assert alice.get(f"/project/thread/{a_thread}").status_code == 200
-    log = app.log()
-    assert "belongs to another thread" in log
+    assert "belongs to another thread" in app.log()
     for chat in (alice_chat, bob_chat):
         await chat.close()
     print(json.dumps(codes, indent=1))

@@ -20,6 +20,7 @@ from chainlit.session import WebsocketSession
 from chainlit.types import (
     CallActionRequest,
     DeleteFeedbackRequest,
+    DisconnectMCPRequest,
     ElementRequest,
     ShareThreadRequest,
     UpdateFeedbackRequest,
@@ -143,6 +144,12 @@ async def call_action(payload: CallActionRequest, current_user: chainlit_server.
         if thread_id != session.thread_id:
             await _require_own_thread(thread_id, current_user.identifier)
     return await chainlit_server.call_action(payload, current_user)
+
+
+@router.delete("/mcp")
+async def disconnect_mcp(payload: DisconnectMCPRequest, current_user: chainlit_server.UserParam):
+    _own_session(payload.sessionId, current_user.identifier)  # Chainlit: 500 when unknown
+    return await chainlit_server.disconnect_mcp(payload, current_user)
 
 
 @router.get("/project/share/{thread_id}")
