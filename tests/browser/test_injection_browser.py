@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, Dialog, Page, expect
 from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.apps import AppProcess
 from tests.browser_support import attach, open_page, send, wait_until_idle
+from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
 
 pytestmark = pytest.mark.browser
 
@@ -30,6 +31,9 @@ HOSTILE = (
     "<svg onload=\"window.__pwned='svg'\"></svg> 结束标记 END-OF-DOC"
 )
 HOSTILE_NAME = "<img src=x onerror=alert('name')>.md"
+HOSTILE_REQUIREMENT = (
+    "<img src=x onerror=\"window.__pwned='req'\"><script>alert('req')</script>顾客浏览商品"
+)
 
 
 def nothing_ran(page: Page, dialogs: list[Dialog]) -> None:
@@ -90,4 +94,27 @@ def test_hostile_markup_is_shown_as_text_in_chat_and_steps(
     page.reload()
     expect(page.get_by_text("结论：", exact=False)).to_be_visible(timeout=60_000)
     page.get_by_text("思考 · 第 1 轮", exact=False).first.click()
+    nothing_ran(page, dialogs)
+
+    # SRS: requirements in the steps' tables, the document in the chat and its download
+    page.locator("#chat-profiles").click()
+    page.get_by_role("option", name="SRS 生成").click()
+    page.get_by_role("dialog").get_by_role("button", name="确认").click()
+    expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
+    llm_server.script(
+        parse_reply(("FR-01", HOSTILE_REQUIREMENT)),
+        explore_reply(("FR-01", HOSTILE_REQUIREMENT)),
+        clarify_reply(FR_01=2),
+        doc_reply(HOSTILE),
+    )
+    attach(page, str(E_STORE / "reference.md"))
+    send(page, "一个在线商店。")
+    expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=90_000)
+    wait_until_idle(page)
+    for step in ("ReqParse", "ReqClarify · 第 1 轮"):
+        page.get_by_text(step, exact=False).first.click()
+    expect(page.get_by_text("顾客浏览商品", exact=False).first).to_be_visible()
+    with page.expect_download() as download:
+        page.get_by_text("srs.md").first.click()
+    assert "<script>" in Path(download.value.path()).read_text(encoding="utf-8")  # as written
     nothing_ran(page, dialogs)
