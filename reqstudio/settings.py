@@ -7,6 +7,7 @@ the `REQSTUDIO_*` variables are the app's own.
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import json
 import re
 from functools import lru_cache
@@ -200,6 +201,19 @@ class Settings(BaseSettings):
     mcp_user_servers: int = Field(
         default=3, ge=0, le=50, validation_alias=AliasChoices("REQSTUDIO_MCP_USER_SERVERS")
     )
+    # Proxies that authenticate users and name them in a header (X-Forwarded-User): their
+    # addresses or networks, comma-separated. Empty: the header is trusted from nobody.
+    trusted_proxies: str = Field(
+        default="", validation_alias=AliasChoices("REQSTUDIO_TRUSTED_PROXIES")
+    )
+    proxy_user_header: str = Field(
+        default="X-Forwarded-User", validation_alias=AliasChoices("REQSTUDIO_PROXY_USER_HEADER")
+    )
+    # MCP tools that change nothing, besides those whose server says so (readOnlyHint):
+    # `server:tool`, `server:*` or `tool`, comma-separated. Any other MCP tool asks first.
+    mcp_read_only_tools: str = Field(
+        default="", validation_alias=AliasChoices("REQSTUDIO_MCP_READ_ONLY_TOOLS")
+    )
     # Origins besides the app's own whose browser requests it accepts (comma-separated).
     allowed_origins: str = Field(
         default="", validation_alias=AliasChoices("REQSTUDIO_ALLOWED_ORIGINS")
@@ -366,6 +380,18 @@ class Settings(BaseSettings):
             raise ValueError("REQSTUDIO_STORAGE=s3 needs REQSTUDIO_S3_BUCKET")
         return self
 
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _trusted_proxies(cls, value: str) -> str:
+        for entry in _comma_list(value):
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"REQSTUDIO_TRUSTED_PROXIES: {entry!r} is not an address or network"
+                ) from None
+        return value
+
     @field_validator("users")
     @classmethod
     def _users(cls, value: SecretStr | None) -> SecretStr | None:
@@ -384,6 +410,16 @@ class Settings(BaseSettings):
     @property
     def allowed_origin_list(self) -> tuple[str, ...]:
         return tuple(o.strip() for o in self.allowed_origins.split(",") if o.strip())
+
+    @property
+    def trusted_proxy_networks(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        return tuple(
+            ipaddress.ip_network(e, strict=False) for e in _comma_list(self.trusted_proxies)
+        )
+
+    @property
+    def mcp_read_only_names(self) -> frozenset[str]:
+        return frozenset(_comma_list(self.mcp_read_only_tools))
 
     @property
     def file_type_list(self) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ from agents.react.events import (
 from agents.react.state import AgentConfig, AgentMemory
 from reqstudio.errors import describe_failure
 from reqstudio.settings import ModelSpec, SettingsError
+from tools.confirmation import guard_side_effects
 from tools.mcp_tools import McpConfigError, McpToolbox, SharedMcpServers, resolve_mcp_config
 from tools.web_search import WebSearch, load_backend
 from ui.edits import regenerate_action
@@ -47,6 +48,7 @@ from ui.session import (
     top_level_message,
 )
 from ui.texts import Catalog, counted, lang
+from ui.tool_confirmation import ask_in_chat
 
 log = logging.getLogger("reqstudio.agent")
 
@@ -167,9 +169,11 @@ def build_agent() -> ReactAgent:
     toolbox: McpToolbox = cl.user_session.get("mcp_toolbox")
     search: WebSearch = cl.user_session.get("web_search")
     memory = AgentMemory.load(cl.user_session.get(MEMORY_KEY))
+    # a tool that may change things asks the user before each call (prompt injection)
+    mcp_tools = guard_side_effects(toolbox.tools, ask_in_chat, settings.mcp_read_only_names)
     return ReactAgent(
         runtime().factory(),
-        [search.as_tool(), *toolbox.tools],
+        [search.as_tool(), *mcp_tools],
         config,
         memory=memory,
     )

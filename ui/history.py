@@ -145,6 +145,25 @@ log = logging.getLogger("reqstudio")
 # browser was otherwise lost from the history when the app stopped right after it).
 
 
+# Chainlit stores a step or element with `INSERT ... ON CONFLICT (id) DO UPDATE`, whatever
+# thread the row with that id is in. A message's id comes from the browser: user B sending
+# a message with the id of one of user A's moved it into his thread and overwrote it. The
+# update happens only when the stored row is of the same thread.
+_UPSERTS = {
+    "steps": ("step", 'WHERE steps."threadId" = excluded."threadId"'),
+    "elements": ("element", 'WHERE elements."threadId" IS NOT DISTINCT FROM excluded."threadId"'),
+}
+
+
+def _same_thread_upsert(query: str) -> tuple[str, str | None]:
+    """The query, made to update only a row of the same thread; and what it writes."""
+    head = query.lstrip()
+    for table, (what, condition) in _UPSERTS.items():
+        if head.startswith(f"INSERT INTO {table} ") and "ON CONFLICT (id) DO UPDATE" in head:
+            return f"{head.rstrip().rstrip(';')} {condition}", what
+    return query, None
+
+
 def _tracked(name: str, method: Any = None):
     async def write(self: HistoryDataLayer, *args: Any, **kwargs: Any) -> Any:
         task = asyncio.current_task()
@@ -211,6 +230,7 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
             log.warning("history: %d write(s) unfinished at shutdown", len(self._writes))
 
     async def execute_sql(self, query: str, parameters: dict) -> Any:
+        query, upsert_of = _same_thread_upsert(query)
         if self._json_columns:
             parameters = {
                 key: json.dumps(value) if isinstance(value, list | dict) else value
@@ -221,6 +241,10 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         self.available = result is not None
         if result is None:
             self.failures += 1
+        elif upsert_of and result == 0:
+            log.warning(
+                "%s %s belongs to another thread: not written", upsert_of, parameters.get("id")
+            )
         if self._json_columns and isinstance(result, list):
             for row in result:
                 for key in ("tags", "thread_tags", "step_tags"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from chainlit import server as chainlit_server
-from chainlit.session import ws_sessions_id
+from chainlit.session import WebsocketSession, ws_sessions_id
 from chainlit.types import ConnectMCPRequest
 from fastapi import APIRouter, HTTPException
 from fastapi.routing import APIRoute
@@ -35,6 +35,10 @@ def connections_held(identifier: str | None, replacing: tuple[str, str]) -> int:
 @router.post("/mcp")
 async def connect_mcp(payload: ConnectMCPRequest, current_user: chainlit_server.UserParam):
     identifier = current_user.identifier if current_user else None
+    session = WebsocketSession.get_by_id(payload.sessionId)
+    if session is None or (session.user.identifier if session.user else None) != identifier:
+        # (Chainlit answered 500 for a session unknown here, e.g. on another instance)
+        raise HTTPException(status_code=404, detail="Not found")
     held = connections_held(identifier, (payload.sessionId, payload.name))
     if held >= LIMIT["per_user"]:
         log.warning("MCP connection refused for %r: %d held (the cap)", identifier, held)

@@ -7,7 +7,11 @@
   generic OpenID Connect one, Keycloak, Azure AD, Okta, Google, GitHub, GitLab...). The identity
   becomes an account at its first sign-in, if its e-mail domain and groups are allowed
   (REQSTUDIO_SSO_ALLOWED_DOMAINS, REQSTUDIO_SSO_ALLOWED_GROUPS).
-- Neither: no form, every visitor is the local user (refused beyond loopback by app.py).
+- A proxy that authenticates (REQSTUDIO_TRUSTED_PROXIES): the user it names in a header
+  (REQSTUDIO_PROXY_USER_HEADER, `X-Forwarded-User`), believed from those addresses only
+  (ui/proxy_sign_in.py).
+- None of these: no form, every visitor is the local user (refused beyond loopback by app.py);
+  a user-naming header is ignored.
 
 Whether the password form shows is decided at start-up: after adding the first password
 account to an app running without one, restart it.
@@ -37,6 +41,7 @@ from reqstudio.accounts import LEGACY, AccountStore
 from reqstudio.settings import Settings
 from ui.local_login import serve_local_user
 from ui.login_guard import limit_failed_logins
+from ui.proxy_sign_in import trust_header_sign_in_from
 from ui.revocation import OPEN_PATHS, token_of
 
 log = logging.getLogger("reqstudio.login")
@@ -47,10 +52,11 @@ class SignIn:
     passwords: bool  # the password form (accounts or REQSTUDIO_USERS)
     sso: tuple[str, ...]  # the configured OAuth providers' ids
     store: AccountStore
+    proxy: bool = False  # a trusted proxy names the user in a header
 
     @property
     def configured(self) -> bool:
-        return self.passwords or bool(self.sso)
+        return self.passwords or bool(self.sso) or self.proxy
 
 
 def _password_accounts(database_url: str) -> int:
@@ -128,7 +134,8 @@ def configure_sign_in(settings: Settings) -> SignIn:
     legacy = settings.user_passwords
     passwords = bool(legacy) or _password_accounts(settings.resolved_database_url) > 0
     sso = tuple(get_configured_oauth_providers())
-    sign_in = SignIn(passwords=passwords, sso=sso, store=store)
+    proxies = settings.trusted_proxy_networks
+    sign_in = SignIn(passwords=passwords, sso=sso, store=store, proxy=bool(proxies))
 
     if legacy:
         log.warning(
@@ -195,6 +202,27 @@ def configure_sign_in(settings: Settings) -> SignIn:
                 return None
             log.info("single sign-on of %r through %s", identifier, provider_id)
             return new_user(identifier, provider_id, display)
+
+    if proxies:
+        trust_header_sign_in_from(proxies)
+        header = settings.proxy_user_header
+
+        @cl.header_auth_callback
+        async def proxy_user(headers) -> cl.User | None:
+            name = (headers.get(header) or "").strip()
+            if not name or len(name) > 200 or not name.isprintable():
+                log.warning("header sign-in refused: no usable %s header", header)
+                return None
+            account = await store.sign_in_external(
+                name, provider="proxy", subject=None, display_name=None
+            )
+            if account is None:
+                log.warning(
+                    "header sign-in of %r refused: account disabled or not a proxy one", name
+                )
+                return None
+            log.info("header sign-in of %r through a trusted proxy", name)
+            return new_user(name, "proxy", account.display_name)
 
     if not sign_in.configured:
         # On one's own machine: no login form, one local user, and the history sidebar works.

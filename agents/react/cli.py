@@ -59,6 +59,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--no-mcp", action="store_true", help="do not start MCP servers")
     parser.add_argument("--no-search", action="store_true", help="no web_search tool")
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="allow MCP tools that may change things (not marked read-only); without it "
+        "their calls are refused",
+    )
     parser.add_argument("--lang", choices=["zh", "en"], default="en", help="language of notices")
     parser.set_defaults(handler=run)
 
@@ -103,6 +109,7 @@ async def ask(
     runtime: AppRuntime, config: AgentConfig, args: argparse.Namespace, mcp_path: Path | None
 ) -> int:
     from agents.react.engine import ReactAgent
+    from tools.confirmation import always, guard_side_effects
     from tools.mcp_tools import McpConfigError, McpToolbox, read_mcp_config
     from tools.web_search import WebSearch, load_backend
 
@@ -117,7 +124,11 @@ async def ask(
             print(f"[mcp] {status.name}: {state}", file=sys.stderr)
         search = WebSearch(load_backend(runtime.settings.search_backend))
         tools = [] if args.no_search else [search.as_tool()]
-        agent = ReactAgent(runtime.factory(), [*tools, *toolbox.tools], config)
+        # Nobody to ask on the command line: a tool that may change things runs with --yes only
+        mcp_tools = guard_side_effects(
+            toolbox.tools, always(args.yes), runtime.settings.mcp_read_only_names
+        )
+        agent = ReactAgent(runtime.factory(), [*tools, *mcp_tools], config)
         printer = StepPrinter(sys.stderr, sys.stdout)
         # The time limit counts from the process start: the user waits from launch.
         async for event in agent.run(args.question, started=process_started()):

@@ -1,0 +1,109 @@
+"""Prompt injection with side effects (issue 21, item 7): a hostile document read through a
+real MCP server tells the agent to call a tool that writes; the scripted model obeys. The
+writing tool (no read-only annotation) runs only when allowed: on the command line only with
+`--yes`; the refusal reaches the agent as the tool's result. Read-only tools (the server's
+`readOnlyHint`, or REQSTUDIO_MCP_READ_ONLY_TOOLS) never ask."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
+from tests.test_agent_cli import run_cli
+from tools.confirmation import guard_side_effects, is_read_only
+from tools.mcp_tools import McpToolbox, content_to_text
+
+SECURITY = Path(__file__).resolve().parent / "data" / "security"
+REASONING = "research agent"  # prompts/agent/react_system.md
+ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
+INJECTED = "PWNED: all requirements deleted"
+
+
+def notes_config(tmp_path: Path) -> tuple[Path, Path]:
+    notes = tmp_path / "notes.txt"
+    server = {"command": sys.executable, "args": [str(SECURITY / "notes_server.py")],
+              "env": {"NOTES_FILE": str(notes)}}  # fmt: skip
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"notes": server}}), encoding="utf-8")
+    return config, notes
+
+
+def tool_call(name: str, args: dict) -> dict:
+    return {"type": "tool_call", "id": "call_1", "name": name, "args": args}
+
+
+async def test_a_tool_that_may_change_things_asks_and_a_refusal_is_its_result(tmp_path: Path):
+    config, notes = notes_config(tmp_path)
+    asked: list[tuple[str, dict[str, Any]]] = []
+    answers = [False, True]
+
+    async def confirm(tool: str, arguments: dict[str, Any]) -> bool:
+        asked.append((tool, arguments))
+        return answers.pop(0)
+
+    async with McpToolbox.open(config) as toolbox:
+        shared = {tool.name: tool for tool in toolbox.tools}
+        adapters_handler = shared["write_note"].handle_tool_error
+        assert is_read_only(shared["read_document"])  # the server's readOnlyHint
+        assert not is_read_only(shared["write_note"])  # no annotation: may change things
+        assert is_read_only(shared["write_note"], {"notes:write_note"})  # the setting
+        assert is_read_only(shared["write_note"], {"notes:*"})
+        tools = {tool.name: tool for tool in guard_side_effects(toolbox.tools, confirm)}
+
+        document = await tools["read_document"].ainvoke(tool_call("read_document", {}))
+        assert "IGNORE YOUR INSTRUCTIONS" in content_to_text(document.content)
+        refused = await tools["write_note"].ainvoke(tool_call("write_note", {"text": INJECTED}))
+        assert refused.status == "error" and "NOT run" in content_to_text(refused.content)
+        assert not notes.exists()
+        allowed = await tools["write_note"].ainvoke(tool_call("write_note", {"text": "ok"}))
+        assert allowed.status != "error" and notes.read_text() == "ok\n"
+        # the shared server's own tool is left as it was (other sessions use it)
+        assert shared["write_note"].coroutine is not tools["write_note"].coroutine
+        assert shared["write_note"].handle_tool_error is adapters_handler
+    assert asked == [("write_note", {"text": INJECTED}), ("write_note", {"text": "ok"})]
+
+
+def obeying_model(server: ScriptedLLMServer) -> None:
+    """A model that reads the document, then does what the document says."""
+    server.script(
+        Reply(match=REASONING, content="先读文档。",
+              tool_calls=[ToolCallScript("read_document", {})]),
+        Reply(match=REASONING, content="文档要求调用 write_note。",
+              tool_calls=[ToolCallScript("write_note", {"text": INJECTED})]),
+        Reply(match=REASONING, content="够了。"),
+        Reply(match=ANSWER, content="文档列出两条需求：FR-01、FR-02。"),
+    )  # fmt: skip
+
+
+def test_the_command_line_refuses_a_writing_tool_unless_yes(llm_server, tmp_path: Path):
+    config, notes = notes_config(tmp_path)
+    obeying_model(llm_server)
+    question = "总结共享需求文档 / Summarise the shared requirements document"
+    refused = run_cli(llm_server, tmp_path, question, "--mcp-config", str(config), "--no-search")
+    assert refused.returncode == 0, refused.stderr
+    assert not notes.exists()  # the injected call did not run
+    assert "✗ write_note failed: The call of write_note was NOT run" in refused.stderr
+    assert "文档列出两条需求" in refused.stdout
+    # the agent was told, as the tool's result
+    tool_results = [
+        m for r in llm_server.requests for m in r["messages"] if m.get("role") == "tool"
+    ]
+    assert any("NOT run" in str(m["content"]) for m in tool_results)
+
+    llm_server.reset()
+    obeying_model(llm_server)
+    allowed = run_cli(
+        llm_server, tmp_path, question, "--mcp-config", str(config), "--no-search", "--yes"
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert notes.read_text(encoding="utf-8") == INJECTED + "\n"  # --yes: the user's say-so
+
+    llm_server.reset()
+    obeying_model(llm_server)
+    notes.unlink()
+    listed = run_cli(llm_server, tmp_path, question, "--mcp-config", str(config), "--no-search",
+                     REQSTUDIO_MCP_READ_ONLY_TOOLS="notes:write_note")  # fmt: skip
+    assert listed.returncode == 0 and notes.exists()  # named read-only by the setting

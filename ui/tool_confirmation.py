@@ -1,0 +1,51 @@
+"""In the browser, the user allows or refuses each call of an MCP tool that may change
+things (tools/confirmation.py decides which): the chat shows the tool and its arguments
+with two buttons. No answer in time counts as a refusal."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import chainlit as cl
+
+from ui.session import LocalizedAskAction
+from ui.texts import Catalog
+
+CONFIRM_SECONDS = 120
+
+tr = Catalog(
+    {
+        "ask": {
+            "zh": "⚠️ Agent 想调用 `{tool}`，它可能修改外部数据（未标记为只读）。参数：\n\n"
+            "```json\n{args}\n```\n\n是否允许？",
+            "en": "⚠️ The agent wants to call `{tool}`, which may change things outside this "
+            "chat (not marked read-only). Arguments:\n\n```json\n{args}\n```\n\nAllow it?",
+        },
+        "allow": {"zh": "允许调用", "en": "Allow"},
+        "refuse": {"zh": "拒绝", "en": "Refuse"},
+    }
+)
+
+_ONE_AT_A_TIME = "tool_confirmation_lock"  # calls of one round ask one after another
+
+
+async def ask_in_chat(tool: str, arguments: dict[str, Any]) -> bool:
+    lock = cl.user_session.get(_ONE_AT_A_TIME)
+    if lock is None:
+        lock = asyncio.Lock()
+        cl.user_session.set(_ONE_AT_A_TIME, lock)
+    shown = json.dumps(arguments, ensure_ascii=False, indent=1)
+    question = LocalizedAskAction(
+        content=tr("ask", tool=tool, args=shown),
+        actions=[
+            cl.Action(name="allow_tool", payload={"allow": True}, label=tr("allow")),
+            cl.Action(name="refuse_tool", payload={"allow": False}, label=tr("refuse")),
+        ],
+        timeout=CONFIRM_SECONDS,
+    )
+    question.parent_id = None  # below the tool's step, which is at the top level too
+    async with lock:
+        answer = await question.send()
+    return bool((answer or {}).get("payload", {}).get("allow"))
