@@ -15,18 +15,7 @@ from ui.texts import Catalog
 
 CONFIRM_SECONDS = 120
 
-tr = Catalog(
-    {
-        "ask": {
-            "zh": "⚠️ Agent 想调用 `{tool}`，它可能修改外部数据（未标记为只读）。参数：\n\n"
-            "```json\n{args}\n```\n\n是否允许？",
-            "en": "⚠️ The agent wants to call `{tool}`, which may change things outside this "
-            "chat (not marked read-only). Arguments:\n\n```json\n{args}\n```\n\nAllow it?",
-        },
-        "allow": {"zh": "允许调用", "en": "Allow"},
-        "refuse": {"zh": "拒绝", "en": "Refuse"},
-    }
-)
+tr = Catalog("tool_confirmation")
 
 _ONE_AT_A_TIME = "tool_confirmation_lock"  # calls of one round ask one after another
 
