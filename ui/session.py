@@ -216,16 +216,23 @@ choice_text = Catalog("choice")
 
 
 class LocalizedAskAction(cl.AskActionMessage):
-    """AskActionMessage that reports the choice in the user's language (Chainlit writes
-    "**Selected:** label" or "Timed out: no action was taken" in English)."""
+    """AskActionMessage that keeps its question once answered and reports the choice below it
+    in the user's language (Chainlit replaces the question with "**Selected:** label" or
+    "Timed out: no action was taken", in English)."""
+
+    question = ""
+
+    async def send(self):
+        # Chainlit replaces the question with the choice once answered; the question stays.
+        self.question = self.content
+        return await super().send()
 
     async def update(self):
         if self.content.startswith("**Selected:** "):
-            self.content = choice_text(
-                "selected", label=self.content.removeprefix("**Selected:** ")
-            )
+            choice = choice_text("selected", label=self.content.removeprefix("**Selected:** "))
+            self.content = f"{self.question}\n\n{choice}".strip()
         elif self.content == "Timed out: no action was taken":
-            self.content = choice_text("timed_out")
+            self.content = f"{self.question}\n\n{choice_text('timed_out')}".strip()
         return await super().update()
 
 
