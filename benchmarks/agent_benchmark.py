@@ -36,8 +36,8 @@ from agents.react import (  # noqa: E402
     ThinkingToken,
 )
 from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript  # noqa: E402
 from reqstudio.settings import load_settings  # noqa: E402
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript  # noqa: E402
 from tools.web_search import WebSearch  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "agent.md"

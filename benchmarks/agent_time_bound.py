@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 from agents.react import AgentConfig, AnswerFinished, Failed, HandOver, ReactAgent  # noqa: E402
 from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript  # noqa: E402
 from reqstudio.settings import load_settings  # noqa: E402
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript  # noqa: E402
 from tools.web_search import WebSearch  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "agent_time_bound.md"

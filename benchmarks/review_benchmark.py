@@ -34,9 +34,9 @@ from agents.review import ReviewRequest, run_review  # noqa: E402
 from agents.review.events import AuthorToken, RunFinished  # noqa: E402
 from reqstudio.document_model import parse_markdown  # noqa: E402
 from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
-from reqstudio.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
 from reqstudio.settings import load_settings  # noqa: E402
 from reqstudio.usage import UsageTracker  # noqa: E402
+from tests.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "review.md"
 CASE = "2007-e-store-doc/reference.md"

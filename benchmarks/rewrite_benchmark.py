@@ -33,9 +33,9 @@ from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
 from agents.rewrite import RewriteChain, RewriteOptions, RewriteRequest  # noqa: E402
 from agents.rewrite.models import ClarificationItem  # noqa: E402
 from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
-from reqstudio.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
 from reqstudio.settings import load_settings  # noqa: E402
 from reqstudio.usage import UsageTracker  # noqa: E402
+from tests.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "rewrite.md"
 CASE = "2007-e-store-doc/reference.md"

@@ -28,9 +28,9 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: E402
 from agents.srs.engine import SrsRequest, run_srs  # noqa: E402
 from agents.srs.events import DocumentToken, RunFinished  # noqa: E402
 from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
-from reqstudio.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
 from reqstudio.settings import load_settings  # noqa: E402
 from reqstudio.usage import UsageTracker  # noqa: E402
+from tests.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
 
 CASE = ROOT / "tests" / "data" / "srs" / "e-store"
 RESULTS = ROOT / "benchmarks" / "results" / "srs.md"

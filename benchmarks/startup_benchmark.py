@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
+from tests.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
 
 # The `reqstudio` entry point, run from this checkout (as the tests run it).
 REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]

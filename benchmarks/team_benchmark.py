@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 from agents.team import AgentSociety, EventStore, SocietyLimits, TeamConfig, TeamRun  # noqa: E402
 from agents.team.protocol import ROOT_ID  # noqa: E402
 from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript  # noqa: E402
 from reqstudio.settings import load_settings  # noqa: E402
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "team.md"
 WORKERS = 7

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_CONFIG = ROOT / "mcp.json"

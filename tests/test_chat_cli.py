@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.scripted_server import Reply, ScriptedLLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
 REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.scripted_server import Reply, ScriptedLLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
 REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]

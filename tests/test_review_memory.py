@@ -18,7 +18,6 @@ from agents.review import ReviewRequest, run_review
 from agents.review.events import Paused, RunFinished
 from agents.review.models import Improvement, NextAction, RedTeamReview, ReviewRound
 from agents.review.versions import best_version
-from reqstudio.scripted_server import Reply
 from tests.review_support import (
     DOCUMENT,
     JUDGE,
@@ -29,6 +28,7 @@ from tests.review_support import (
     fenced,
     requests_for,
 )
+from tests.scripted_server import Reply
 
 REQSTUDIO = Path(sys.executable).with_name("reqstudio")
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from reqstudio.scripted_server import Reply
 from tests.rewrite_support import (
     BODIES,
     CLARIFICATIONS,
@@ -23,6 +22,7 @@ from tests.rewrite_support import (
     prompts_for,
     review_reply,
 )
+from tests.scripted_server import Reply
 
 ROOT = Path(__file__).resolve().parent.parent
 REQSTUDIO = Path(sys.executable).with_name("reqstudio")

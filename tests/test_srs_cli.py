@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from reqstudio.cli import main
-from reqstudio.scripted_server import Reply
+from tests.scripted_server import Reply
 from tests.test_srs_support import (
     E_STORE,
     EVALUATE,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_team_run import answer, role, send, spawn, turn
 
 ROOT = Path(__file__).resolve().parent.parent
