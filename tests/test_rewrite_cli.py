@@ -368,20 +368,20 @@ def test_both_outputs_on_one_path_are_refused(run_in_process, inputs, llm_server
 def test_a_full_disk_after_the_run_writes_to_the_working_directory(
     run_in_process, inputs, llm_server, tmp_path, monkeypatch
 ):
-    import agents.rewrite.cli as cli
+    import reqstudio.cli as cli
 
     script_rewrite(llm_server)
     folder = tmp_path / "out"
     folder.mkdir()
     target = folder / "new.md"
-    real_write = cli.write_file
+    real_write = cli.write_text
 
     def disk_full(path, text):
         if path == target:
             raise OSError(28, "No space left on device")
         real_write(path, text)
 
-    monkeypatch.setattr(cli, "write_file", disk_full)
+    monkeypatch.setattr(cli, "write_text", disk_full)
     done = run_in_process(
         "--original-doc", inputs[0], "--clarifications", inputs[1], "--output-md", target
     )
