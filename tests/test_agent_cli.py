@@ -6,39 +6,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_support import ROOT, run_reqstudio
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
-ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_CONFIG = ROOT / "mcp.json"
-# The installed `reqstudio` command. (Not `python -m reqstudio.cli`: that loads the module
-# twice, as __main__ and as reqstudio.cli, and its UsageError would not be caught.)
-REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]
 
 
 def run_cli(server: ScriptedLLMServer, tmp_path: Path, *args: str, **env: str):
-    clean = {
-        k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENT_", "REQSTUDIO_"))
-    }
-    clean.update(
-        OPENAI_BASE_URL=server.base_url,
-        OPENAI_API_KEY="sk-test-not-a-real-key",
-        OPENAI_MODEL="scripted-model",
-        OPENAI_MAX_RETRIES="0",
-        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
-    )
-    clean.update(env)
-    return subprocess.run(
-        [*REQSTUDIO, "agent", *args],
-        cwd=ROOT,
-        env=clean,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    return run_reqstudio(
+        server.base_url, tmp_path, "agent", *args, cwd=ROOT, **{"OPENAI_MAX_RETRIES": "0", **env}
     )
 
 
