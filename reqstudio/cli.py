@@ -94,6 +94,14 @@ class UsageError(Exception):
     """Bad arguments or missing files: exit code 2 with one clear line."""
 
 
+def add_command(
+    subparsers: argparse._SubParsersAction, name: str, description: str | None = None
+) -> argparse.ArgumentParser:
+    """A mode's command parser; its line in `reqstudio --help` is the registry's summary."""
+    summary = next(command.summary for command in COMMANDS if command.name == name)
+    return subparsers.add_parser(name, help=summary, description=description)
+
+
 def say(text: str) -> None:
     """One progress or error line on stderr, at once."""
     print(text, file=sys.stderr, flush=True)

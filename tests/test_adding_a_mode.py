@@ -16,6 +16,7 @@ from reqstudio.cli import (
     EXIT_USAGE,
     Command,
     UsageError,
+    add_command,
     main,
     register_command,
     run_mode,
@@ -41,7 +42,7 @@ async def shout(factory, text: str) -> str:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("shout", help="answer in capitals")
+    parser = add_command(subparsers, "shout", "Shout mode: the answer in capitals on stdout.")
     parser.add_argument("text", help="what to say")
     parser.add_argument("--out", type=Path, help="write the answer here")
     parser.set_defaults(handler=run)

@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from reqstudio.cli import EXIT_FAILED, EXIT_OK, run_mode
+from reqstudio.cli import EXIT_FAILED, EXIT_OK, add_command, run_mode
 from reqstudio.kept_runs import keep_and_say
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("chat", help="ask one question in Chat mode")
+    parser = add_command(subparsers, "chat")
     parser.add_argument("message", help="what to ask")
     parser.set_defaults(handler=run)
 

@@ -34,6 +34,7 @@ from reqstudio.cli import (
     EXIT_FAILED,
     EXIT_OK,
     UsageError,
+    add_command,
     add_lang_option,
     load_mode_settings,
     process_started,
@@ -51,10 +52,8 @@ EXIT_SECONDS = 0.5
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "agent",
-        help="ask one question in Agent mode (reasoning with web search and MCP tools)",
-        description="Agent mode: the steps are printed on stderr, the answer on stdout.",
+    parser = add_command(
+        subparsers, "agent", "Agent mode: the steps are printed on stderr, the answer on stdout."
     )
     parser.add_argument("question", help="what to ask")
     parser.add_argument("--stats-json", type=Path, metavar="FILE", help="write statistics here")

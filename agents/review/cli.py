@@ -26,6 +26,7 @@ from reqstudio.cli import (
     EXIT_INCOMPLETE,
     EXIT_OK,
     UsageError,
+    add_command,
     load_mode_settings,
     partial_path,
     run_mode,
@@ -42,10 +43,10 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    review = subparsers.add_parser(
+    review = add_command(
+        subparsers,
         "review",
-        help="review a requirements document round after round and fix what the reviewers find",
-        description="A red team, blue team, client and judge review the document; the authors "
+        "A red team, blue team, client and judge review the document; the authors "
         "of the sections with high-priority issues fix exactly those, until the issues "
         "converge. Progress on stderr; the improved document on stdout unless --out is given.",
     )

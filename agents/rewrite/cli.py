@@ -28,6 +28,7 @@ from reqstudio.cli import (
     EXIT_INCOMPLETE,
     EXIT_OK,
     UsageError,
+    add_command,
     add_lang_option,
     load_mode_settings,
     partial_path,
@@ -102,10 +103,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    rewrite = subparsers.add_parser(
+    rewrite = add_command(
+        subparsers,
         "rewrite",
-        help="rewrite a document with clarifications: outline, sections in order, review",
-        description="Rewrite a document with the answers to clarifying questions: an outline "
+        "Rewrite a document with the answers to clarifying questions: an outline "
         "first, then each section in order, then reviewed and patched. Progress on stderr. "
         "Exit codes: 0 complete, 1 failed, 2 bad input, 3 incomplete result written.",
     )

@@ -33,6 +33,7 @@ from reqstudio.cli import (
     EXIT_FAILED,
     EXIT_OK,
     UsageError,
+    add_command,
     add_lang_option,
     add_quiet_option,
     check_writable,
@@ -53,9 +54,7 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    srs = subparsers.add_parser(
-        "srs", help="generate, evaluate and compare SRS documents (multi-agent pipeline)"
-    )
+    srs = add_command(subparsers, "srs")
     srs.set_defaults(handler=_missing_subcommand)
     commands = srs.add_subparsers(dest="srs_command", metavar="SUBCOMMAND")
 

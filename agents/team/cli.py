@@ -30,6 +30,7 @@ from reqstudio.cli import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
+    add_command,
     check_writable,
     load_mode_settings,
     run_mode,
@@ -41,10 +42,8 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "team",
-        help="give a requirements task to a team of agents",
-        description="Team mode: events are printed on stderr, root's answer on stdout.",
+    parser = add_command(
+        subparsers, "team", "Team mode: events are printed on stderr, root's answer on stdout."
     )
     parser.add_argument("task", help="the task for the team")
     parser.add_argument("--log", type=Path, metavar="FILE", help="write the run's record (JSON)")
