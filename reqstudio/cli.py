@@ -102,6 +102,21 @@ def add_command(
     return subparsers.add_parser(name, help=summary, description=description)
 
 
+def read_input(
+    flag: str, path: Path, load: Callable[[Path], str], *, need_text: bool = False
+) -> str:
+    """An input document's text by `load`, or exit 2 with one line naming `flag`: a document
+    that cannot be used (a ValueError, its `message_en` saying why) or, with `need_text`, one
+    that holds no text."""
+    try:
+        text = load(path)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {getattr(exc, 'message_en', exc)}") from None
+    if need_text and not text.strip():
+        raise UsageError(f"{flag}: {path} holds no text")
+    return text
+
+
 def say(text: str) -> None:
     """One progress or error line on stderr, at once."""
     print(text, file=sys.stderr, flush=True)

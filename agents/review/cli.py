@@ -29,6 +29,7 @@ from reqstudio.cli import (
     add_command,
     load_mode_settings,
     partial_path,
+    read_input,
     run_mode,
     say,
     write_with_fallback,
@@ -146,18 +147,15 @@ def review_command(args: argparse.Namespace) -> int:
     # The engine, LangGraph and the model client: imported only when the command runs.
     from agents.review.documents import document_too_large, load_document
     from agents.review.engine import ReviewRequest
-    from agents.srs.documents import ReferenceDocumentError
 
     settings = load_mode_settings()
     max_rounds = settings.review_max_rounds if args.max_rounds is None else args.max_rounds
     if not 1 <= max_rounds <= 10:
         raise UsageError(f"--max-rounds: {max_rounds} is not between 1 and 10")
-    try:
-        text = load_document(args.doc, max_mb=settings.reference_max_mb).text
-    except ReferenceDocumentError as exc:
-        raise UsageError(f"--doc: {exc.message_en}") from None
-    if not text.strip():
-        raise UsageError(f"--doc: {args.doc} holds no text")
+    max_mb = settings.reference_max_mb
+    text = read_input(
+        "--doc", args.doc, lambda path: load_document(path, max_mb=max_mb).text, need_text=True
+    )
     request = ReviewRequest(document=text, title=args.doc.stem, max_rounds=max_rounds)
 
     def review(runtime: AppRuntime) -> int:

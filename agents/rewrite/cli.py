@@ -32,6 +32,7 @@ from reqstudio.cli import (
     add_lang_option,
     load_mode_settings,
     partial_path,
+    read_input,
     run_mode,
     user_language,
     write_with_fallback,
@@ -181,14 +182,15 @@ def require_inputs(args: argparse.Namespace) -> None:
 
 def read_request(args: argparse.Namespace, settings: Settings) -> RewriteRequest:
     from agents.rewrite.models import RewriteRequest
-    from agents.srs.documents import ReferenceDocumentError, load_reference
+    from agents.srs.documents import load_reference
 
-    try:
-        original = load_reference(args.original_doc, max_mb=settings.reference_max_mb).text
-    except ReferenceDocumentError as exc:
-        raise UsageError(f"--original-doc: {exc.message_en}") from None
-    if not original.strip():
-        raise UsageError(f"--original-doc: {args.original_doc} holds no text")
+    max_mb = settings.reference_max_mb
+    original = read_input(
+        "--original-doc",
+        args.original_doc,
+        lambda path: load_reference(path, max_mb=max_mb).text,
+        need_text=True,
+    )
     clarifications = read_clarifications(args.clarifications)
     return RewriteRequest(original_content=original, clarifications=clarifications)
 

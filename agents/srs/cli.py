@@ -38,6 +38,7 @@ from reqstudio.cli import (
     add_quiet_option,
     check_writable,
     load_mode_settings,
+    read_input,
     run_mode,
     say,
     show_log_records,
@@ -100,10 +101,7 @@ def _missing_subcommand(args: argparse.Namespace) -> int:
 
 
 def _read(path: Path, flag: str, max_mb: float) -> str:
-    try:
-        return load_reference(path, max_mb=max_mb).text
-    except ReferenceDocumentError as exc:
-        raise UsageError(f"{flag}: {exc.message_en}") from None
+    return read_input(flag, path, lambda path: load_reference(path, max_mb=max_mb).text)
 
 
 def _max_iterations(value: int | None, settings: Settings) -> int:
