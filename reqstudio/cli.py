@@ -158,11 +158,10 @@ def run_mode(
     *,
     settings: Settings | None = None,
     outputs: dict[str, Path | None] | None = None,
-    run: Callable[[Awaitable[int | None]], int | None] | None = None,
 ) -> int:
     """Run a mode's command: check the output paths (`{flag: path}`, exit 2 before any model
     call), start the model runtime (the provider, or the embedded model), run `work(runtime)`
-    (a coroutine runs on a fresh event loop, or on `run`), stop the runtime, and give the exit
+    (a coroutine runs on a fresh event loop), stop the runtime, and give the exit
     code. Bad settings, an unusable embedded model and Ctrl-C end in `main`."""
     import asyncio
 
@@ -174,7 +173,7 @@ def run_mode(
     with AppRuntime(settings) as runtime:
         outcome = work(runtime)
         if inspect.isawaitable(outcome):
-            outcome = (run or asyncio.run)(outcome)
+            outcome = asyncio.run(outcome)
     return int(outcome or EXIT_OK)
 
 
