@@ -13,21 +13,16 @@ Prints a Markdown table and writes benchmarks/results/agent.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import platform
 import statistics
-import sys
 import time
-from pathlib import Path
 
+from bench import ROOT, Reply, ScriptedLLMServer, ToolCallScript, finish, parser, scripted_provider
 from langchain_core.tools import StructuredTool
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from agents.react import (  # noqa: E402
+from agents.react import (
     AgentConfig,
     AnswerToken,
     HandOver,
@@ -35,12 +30,9 @@ from agents.react import (  # noqa: E402
     Stats,
     ThinkingToken,
 )
-from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript  # noqa: E402
-from reqstudio.settings import load_settings  # noqa: E402
-from tools.web_search import WebSearch  # noqa: E402
+from reqstudio.llm import ModelFactory
+from tools.web_search import WebSearch
 
-RESULTS = ROOT / "benchmarks" / "results" / "agent.md"
 ANSWER = (
     "ISO/IEC/IEEE 29148:2018 is the international standard for requirements engineering; it "
     "replaced IEEE 830-1998 and describes the processes and information items for stakeholder, "
@@ -141,21 +133,12 @@ def summarise(name: str, rows: list[dict[str, float]]) -> list[str]:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--latency", type=float, default=0.1, help="seconds per model call")
-    args = parser.parse_args()
+    options = parser(__doc__, "agent.md")
+    options.add_argument("--runs", type=int, default=20)
+    options.add_argument("--latency", type=float, default=0.1, help="seconds per model call")
+    args = options.parse_args()
 
-    with ScriptedLLMServer() as server:
-        settings = load_settings(
-            OPENAI_BASE_URL=server.base_url,
-            OPENAI_API_KEY="sk-benchmark",
-            OPENAI_MODEL="scripted-model",
-            REQSTUDIO_DATA_DIR=str(ROOT / ".reqstudio" / "benchmark"),
-        )
-        factory = ModelFactory(
-            settings, Endpoint(server.base_url, "sk-benchmark", "scripted-model")
-        )
+    with scripted_provider(ROOT / ".reqstudio" / "benchmark") as (server, factory):
         search_rows = await scenario(server, factory, args.runs, args.latency, parallel=False)
         parallel_rows = await scenario(server, factory, args.runs, args.latency, parallel=True)
 
@@ -187,10 +170,8 @@ async def main() -> None:
         f"Machine: {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores, "
         f"{time.strftime('%Y-%m-%d')}.",
     ]
-    report = "\n".join(lines) + "\n"
-    print(report)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(report)
+    figures = {"latency": args.latency, "search": search_rows, "parallel": parallel_rows}
+    finish(args, "\n".join(lines) + "\n", figures)
 
 
 if __name__ == "__main__":

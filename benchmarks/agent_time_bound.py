@@ -14,23 +14,17 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
+from bench import ROOT, Reply, ScriptedLLMServer, ToolCallScript, finish, parser
 from langchain_core.tools import StructuredTool
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from agents.react import AgentConfig, AnswerFinished, Failed, HandOver, ReactAgent
+from reqstudio.llm import Endpoint, ModelFactory
+from reqstudio.settings import load_settings
+from tools.web_search import WebSearch
 
-from agents.react import AgentConfig, AnswerFinished, Failed, HandOver, ReactAgent  # noqa: E402
-from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript  # noqa: E402
-from reqstudio.settings import load_settings  # noqa: E402
-from tools.web_search import WebSearch  # noqa: E402
-
-RESULTS = ROOT / "benchmarks" / "results" / "agent_time_bound.md"
 LIMIT = 10
 REASONING = "research agent"
 ANSWER_MARK = "Write the final answer now"
@@ -143,10 +137,11 @@ async def one(server: ScriptedLLMServer, replies: list[Reply], with_hanging_tool
 
 
 async def main() -> None:
-    rows = []
+    args = parser(__doc__, "agent_time_bound.md").parse_args()
+    rows, figures = [], {}
     with ScriptedLLMServer() as server:
         for name, (replies, with_tool) in SCENARIOS.items():
-            result = await one(server, replies, with_tool)
+            result = figures[name] = await one(server, replies, with_tool)
             within = "yes" if result["wall"] <= result["bound"] + 1.0 else "NO"
             hand = "—" if result["handed_over"] is None else f"{result['handed_over']:.1f}"
             rows.append(
@@ -161,10 +156,7 @@ async def main() -> None:
         "| scenario | hand-over at s | wall s | bound s | within (+1 s) | the user gets |",
         "|---|---|---|---|---|---|",
     ]
-    report = "\n".join([*header, *rows]) + "\n"
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(report)
-    print(report)
+    finish(args, "\n".join([*header, *rows]) + "\n", {"limit": LIMIT, "scenarios": figures})
 
 
 if __name__ == "__main__":

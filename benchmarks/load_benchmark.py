@@ -330,7 +330,7 @@ async def main_async(args: argparse.Namespace) -> list[dict]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
     env.pop("CI", None)
     llm = start_process(
-        [sys.executable, "-m", "reqstudio.scripted_server", "--port", str(llm_port)],
+        [sys.executable, "-m", "tests.scripted_server", "--port", str(llm_port)],
         env, work / "llm.log",
     )  # fmt: skip
     users = ",".join(f"user{n:02d}:{PASSWORD}" for n in range(1, max(levels) + 1))

@@ -14,78 +14,35 @@ intervals, measured by a LangChain callback). Goal: wall time within 10 % of it.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
-import platform
-import sys
 import time
-from datetime import date
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench import (
+    PURE_CASE,
+    CallIntervals,
+    Reply,
+    ScriptedLLMServer,
+    conditions,
+    fenced,
+    finish,
+    parser,
+    pure_document,
+    scripted_provider,
+)
 
-from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
+from agents.review import ReviewRequest, run_review
+from agents.review.events import AuthorToken, RunFinished
+from reqstudio.document_model import parse_markdown
+from reqstudio.llm import ModelFactory
+from reqstudio.usage import UsageTracker
 
-from agents.review import ReviewRequest, run_review  # noqa: E402
-from agents.review.events import AuthorToken, RunFinished  # noqa: E402
-from reqstudio.document_model import parse_markdown  # noqa: E402
-from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
-from reqstudio.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
-from reqstudio.settings import load_settings  # noqa: E402
-from reqstudio.usage import UsageTracker  # noqa: E402
-
-RESULTS = ROOT / "benchmarks" / "results" / "review.md"
-CASE = "2007-e-store-doc/reference.md"
-PURE = ROOT / "tests" / "data" / "pure"  # vendored; source and licence in its README
 HEADER = (
     "| run | sections | rounds | LLM calls | tokens | author tokens streamed | wall s "
     "| model s (critical path) | nominal s (5 × latency) | wall/model | app adds |\n"
     "|---|---|---|---|---|---|---|---|---|---|---|"
 )
-
-
-def find_document(path: Path | None) -> Path:
-    if path is not None:
-        return path
-    if (PURE / CASE).is_file():
-        return PURE / CASE
-    raise SystemExit(f"no {CASE} under {PURE} (it belongs to the repository); pass --document")
-
-
-class CallIntervals(BaseCallbackHandler):
-    """(start, end) of every chat-model call."""
-
-    run_inline = True
-
-    def __init__(self) -> None:
-        self.started: dict[UUID, float] = {}
-        self.intervals: list[tuple[float, float]] = []
-
-    def on_chat_model_start(self, serialized, messages, *, run_id: UUID, **kwargs: Any) -> None:
-        self.started[run_id] = time.perf_counter()
-
-    def on_llm_end(self, response, *, run_id: UUID, **kwargs: Any) -> None:
-        self.intervals.append((self.started.pop(run_id), time.perf_counter()))
-
-    def busy_seconds(self) -> float:
-        """Length of the union of the intervals: time with a model call in flight."""
-        total, end = 0.0, float("-inf")
-        for start, stop in sorted(self.intervals):
-            if start > end:
-                total += stop - start
-                end = stop
-            elif stop > end:
-                total += stop - end
-                end = stop
-        return total
-
-
-def fenced(value: Any) -> str:
-    return "```json\n" + json.dumps(value, ensure_ascii=False) + "\n```"
 
 
 def improvement(agent_id: str, priority: str, topic: str) -> dict[str, str]:
@@ -177,19 +134,12 @@ def row(name: str, stats: dict[str, Any], delay: float) -> str:
     )
 
 
-async def benchmark(delay: float, runs: int, document: Path) -> list[str]:
+async def benchmark(delay: float, runs: int, document: Path) -> tuple[list[str], dict]:
     text = document.read_text(encoding="utf-8")
     sections = [s for s in parse_markdown(text).sections if len(s.content.strip()) > 200]
     targets = [(s.id, s.title) for s in sections[1:4]]
     rows = []
-    with ScriptedLLMServer() as server:
-        settings = load_settings(
-            OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-benchmark",
-            OPENAI_MODEL="scripted-model",
-        )  # fmt: skip
-        factory = ModelFactory(
-            settings, Endpoint(server.base_url, "sk-benchmark", "scripted-model")
-        )
+    with scripted_provider() as (server, factory):
         warm = []
         for index in range(runs + 1):
             server.reset()
@@ -203,34 +153,31 @@ async def benchmark(delay: float, runs: int, document: Path) -> list[str]:
         rows.append(row(f"warm (median of {runs})", median, delay))
         worst = max(warm, key=lambda s: s["wall"] / s["model"])
         rows.append(row(f"warm (worst of {runs})", worst, delay))
-    return rows
+    return rows, {"delay": delay, "median": median, "worst": worst, "runs": warm}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
-    parser.add_argument("--runs", type=int, default=5, help="warm runs")
-    parser.add_argument("--document", type=Path, help=f"document to review (default: PURE {CASE})")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
-    document = find_document(args.document)
-    rows = asyncio.run(benchmark(args.delay, args.runs, document))
-    print(HEADER)
-    print("\n".join(rows))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
+    options = parser(__doc__, "review.md")
+    options.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
+    options.add_argument("--runs", type=int, default=5, help="warm runs")
+    options.add_argument("--document", type=Path, help=f"document (default: PURE {PURE_CASE})")
+    args = options.parse_args()
+    document = pure_document(args.document)
+    rows, figures = asyncio.run(benchmark(args.delay, args.runs, document))
+    table = f"{HEADER}\n" + "\n".join(rows)
+    finish(
+        args,
         "# Review engine overhead\n\n"
-        f"{date.today().isoformat()}, Python {platform.python_version()}, {platform.machine()}; "
-        f"document: PURE `{CASE}` ({document.stat().st_size // 1024} KB); scripted server over "
+        f"{conditions()}; "
+        f"document: PURE `{PURE_CASE}` ({document.stat().st_size // 1024} KB); scripted server over "
         f"HTTP, {args.delay} s latency per model call; round 1: red team, blue team and client "
         "concurrently, the judge, 3 authors concurrently; round 2: the panel again, stop "
         "(quality_sufficient). 11 calls; on the critical path the reviewers count once per "
         "round (5 latencies). `model s` = time with at least one model call in flight; "
-        "`app adds` = the rest of the wall time, relative to it.\n\n"
-        + f"{HEADER}\n" + "\n".join(rows) + "\n",
-        encoding="utf-8",
+        "`app adds` = the rest of the wall time, relative to it.\n\n" + table,
+        figures,
+        table=table,
     )  # fmt: skip
-    print(f"\nwritten to {args.out}", file=sys.stderr)
     return 0
 
 

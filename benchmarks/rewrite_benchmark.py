@@ -13,33 +13,31 @@ concurrent patches count once. Goal: wall time within 5 % of it.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
-import platform
 import statistics
 import sys
 import time
-from datetime import date
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench import (
+    PURE_CASE,
+    CallIntervals,
+    Reply,
+    ScriptedLLMServer,
+    conditions,
+    fenced,
+    finish,
+    parser,
+    pure_document,
+    scripted_provider,
+)
 
-from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
+from agents.rewrite import RewriteChain, RewriteOptions, RewriteRequest
+from agents.rewrite.models import ClarificationItem
+from reqstudio.llm import ModelFactory
+from reqstudio.usage import UsageTracker
 
-from agents.rewrite import RewriteChain, RewriteOptions, RewriteRequest  # noqa: E402
-from agents.rewrite.models import ClarificationItem  # noqa: E402
-from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
-from reqstudio.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
-from reqstudio.settings import load_settings  # noqa: E402
-from reqstudio.usage import UsageTracker  # noqa: E402
-
-RESULTS = ROOT / "benchmarks" / "results" / "rewrite.md"
-CASE = "2007-e-store-doc/reference.md"
-PURE = ROOT / "tests" / "data" / "pure"  # vendored; source and licence in its README
 HEADER = (
     "| run | sections | LLM calls | tokens | section tokens streamed | wall s "
     "| model s (critical path) | wall/model | app adds |\n|---|---|---|---|---|---|---|---|---|"
@@ -52,42 +50,6 @@ SECTIONS = [
     ("Customer accounts", "Profiles, sign-in, order history, newsletters."),
     ("Quality requirements", "Availability 24x7, performance, security, maintainability."),
 ]
-
-
-def find_document(path: Path | None) -> Path:
-    if path is not None:
-        return path
-    if (PURE / CASE).is_file():
-        return PURE / CASE
-    raise SystemExit(f"no {CASE} under {PURE} (it belongs to the repository); pass --document")
-
-
-class CallIntervals(BaseCallbackHandler):
-    """(start, end) of every chat-model call."""
-
-    run_inline = True
-
-    def __init__(self) -> None:
-        self.started: dict[UUID, float] = {}
-        self.intervals: list[tuple[float, float]] = []
-
-    def on_chat_model_start(self, serialized, messages, *, run_id: UUID, **kwargs: Any) -> None:
-        self.started[run_id] = time.perf_counter()
-
-    def on_llm_end(self, response, *, run_id: UUID, **kwargs: Any) -> None:
-        self.intervals.append((self.started.pop(run_id), time.perf_counter()))
-
-    def busy_seconds(self) -> float:
-        """Length of the union of the intervals: time with a model call in flight."""
-        total, end = 0.0, float("-inf")
-        for start, stop in sorted(self.intervals):
-            if start > end:
-                total += stop - start
-                end = stop
-            elif stop > end:
-                total += stop - end
-                end = stop
-        return total
 
 
 class StreamCounter:
@@ -108,10 +70,6 @@ class StreamCounter:
 
     def on_section_token(self, section_id: str, text: str) -> None:
         self.tokens += 1
-
-
-def fenced(value: Any) -> str:
-    return "```json\n" + json.dumps(value, ensure_ascii=False) + "\n```"
 
 
 def section_body(title: str) -> str:
@@ -201,7 +159,7 @@ def row(name: str, stats: dict[str, Any]) -> str:
     )
 
 
-async def benchmark(delay: float, runs: int, document: Path) -> list[str]:
+async def benchmark(delay: float, runs: int, document: Path) -> tuple[list[str], dict]:
     request = RewriteRequest(
         original_content=document.read_text(encoding="utf-8"),
         clarifications=[
@@ -210,15 +168,7 @@ async def benchmark(delay: float, runs: int, document: Path) -> list[str]:
         ],
     )
     rows = []
-    with ScriptedLLMServer() as server:
-        settings = load_settings(
-            OPENAI_BASE_URL=server.base_url,
-            OPENAI_API_KEY="sk-benchmark",
-            OPENAI_MODEL="scripted-model",
-        )
-        factory = ModelFactory(
-            settings, Endpoint(server.base_url, "sk-benchmark", "scripted-model")
-        )
+    with scripted_provider() as (server, factory):
         warm = []
         for index in range(runs + 1):
             server.reset()
@@ -234,32 +184,30 @@ async def benchmark(delay: float, runs: int, document: Path) -> list[str]:
         rows.append(row(f"warm (worst of {runs})", worst))
         spread = statistics.pstdev(s["wall"] for s in warm)
         print(f"warm wall time spread: {spread * 1000:.1f} ms", file=sys.stderr)
-    return rows
+    return rows, {"delay": delay, "median": median, "worst": worst, "runs": warm}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
-    parser.add_argument("--runs", type=int, default=5, help="warm runs")
-    parser.add_argument("--document", type=Path, help=f"original document (default: PURE {CASE})")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
-    document = find_document(args.document)
-    rows = asyncio.run(benchmark(args.delay, args.runs, document))
-    print(HEADER)
-    print("\n".join(rows))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
+    options = parser(__doc__, "rewrite.md")
+    options.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
+    options.add_argument("--runs", type=int, default=5, help="warm runs")
+    options.add_argument("--document", type=Path, help=f"original (default: PURE {PURE_CASE})")
+    args = options.parse_args()
+    document = pure_document(args.document)
+    rows, figures = asyncio.run(benchmark(args.delay, args.runs, document))
+    table = f"{HEADER}\n" + "\n".join(rows)
+    finish(
+        args,
         "# Rewrite engine overhead\n\n"
-        f"{date.today().isoformat()}, Python {platform.python_version()}, {platform.machine()}; "
-        f"original: PURE `{CASE}` ({document.stat().st_size // 1024} KB); scripted server over "
+        f"{conditions()}; "
+        f"original: PURE `{PURE_CASE}` ({document.stat().st_size // 1024} KB); scripted server over "
         f"HTTP, {args.delay} s latency per model call; 6 sections, 2 review rounds, 2 sections "
         "patched concurrently (11 calls, 10 on the critical path). `model s` = time with at "
         "least one model call in flight; `app adds` = the rest of the wall time, relative to "
-        "it.\n\n" + f"{HEADER}\n" + "\n".join(rows) + "\n",
-        encoding="utf-8",
+        "it.\n\n" + table,
+        figures,
+        table=table,
     )
-    print(f"\nwritten to {args.out}", file=sys.stderr)
     return 0
 
 

@@ -10,30 +10,21 @@ prompts, JSON parsing, merging, events, checkpoints). Goal: the app adds under 5
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import platform
-import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench import ROOT, Reply, ScriptedLLMServer, conditions, finish, parser, scripted_provider
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: E402
-
-from agents.srs.engine import SrsRequest, run_srs  # noqa: E402
-from agents.srs.events import DocumentToken, RunFinished  # noqa: E402
-from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
-from reqstudio.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
-from reqstudio.settings import load_settings  # noqa: E402
-from reqstudio.usage import UsageTracker  # noqa: E402
+from agents.srs.engine import SrsRequest, run_srs
+from agents.srs.events import DocumentToken, RunFinished
+from reqstudio.llm import ModelFactory
+from reqstudio.usage import UsageTracker
 
 CASE = ROOT / "tests" / "data" / "srs" / "e-store"
-RESULTS = ROOT / "benchmarks" / "results" / "srs.md"
 HEADER = (
     "| run | ablation | rounds | LLM calls | tokens | doc tokens streamed | wall s "
     "| model-wait s | wall/model | app adds |\n"
@@ -135,18 +126,10 @@ def row(name: str, stats: dict) -> str:
     )
 
 
-async def benchmark(delay: float, rounds: int) -> list[str]:
+async def benchmark(delay: float, rounds: int) -> tuple[list[str], dict]:
     rows = []
-    with ScriptedLLMServer() as server, tempfile.TemporaryDirectory() as tmp:
-        settings = load_settings(
-            OPENAI_BASE_URL=server.base_url,
-            OPENAI_API_KEY="sk-benchmark",
-            OPENAI_MODEL="scripted-model",
-            REQSTUDIO_DATA_DIR=tmp,
-        )
-        factory = ModelFactory(
-            settings, Endpoint(server.base_url, "sk-benchmark", "scripted-model")
-        )
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp, scripted_provider(tmp) as (server, factory):
         runs = [
             ("cold (first run in the process)", None),
             ("warm", None),
@@ -155,30 +138,27 @@ async def benchmark(delay: float, rounds: int) -> list[str]:
         for name, checkpoint_file in runs:
             server.reset()
             script_run(server, rounds, delay)
-            rows.append(row(name, await one_run(factory, rounds, checkpoint_file)))
-    return rows
+            figures[name] = await one_run(factory, rounds, checkpoint_file)
+            rows.append(row(name, figures[name]))
+    return rows, {"delay": delay, "rounds": rounds, "runs": figures}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
-    parser.add_argument("--iterations", type=int, default=2, help="ReqExplore/ReqClarify rounds")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
-    rows = asyncio.run(benchmark(args.delay, args.iterations))
-    print(HEADER)
-    print("\n".join(rows))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
+    options = parser(__doc__, "srs.md")
+    options.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
+    options.add_argument("--iterations", type=int, default=2, help="ReqExplore/ReqClarify rounds")
+    args = options.parse_args()
+    rows, figures = asyncio.run(benchmark(args.delay, args.iterations))
+    table = f"{HEADER}\n" + "\n".join(rows)
+    finish(
+        args,
         "# SRS engine overhead\n\n"
-        f"{date.today().isoformat()}, Python {platform.python_version()}, "
-        f"{platform.machine()}; scripted server over HTTP, {args.delay} s latency per model "
+        f"{conditions()}; scripted server over HTTP, {args.delay} s latency per model "
         f"call, {args.iterations} rounds. `wall/model` = wall time / time spent waiting on "
-        "model calls (UsageTracker); `app adds` is the rest, relative to model time.\n\n"
-        f"{HEADER}\n" + "\n".join(rows) + "\n",
-        encoding="utf-8",
+        "model calls (UsageTracker); `app adds` is the rest, relative to model time.\n\n" + table,
+        figures,
+        table=table,
     )
-    print(f"\nwritten to {args.out}", file=sys.stderr)
     return 0
 
 

@@ -24,7 +24,6 @@ not pay and the run does.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -37,10 +36,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from reqstudio.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
+from bench import ROOT, Reply, ScriptedLLMServer, finish, parser
 
 # The `reqstudio` entry point, run from this checkout (as the tests run it).
 REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]
@@ -56,7 +52,6 @@ COMMANDS: dict[str, list[str]] = {
 STARTUP_GOAL = 0.8
 RATIO_GOAL = 1.05
 CASE = ROOT / "tests" / "data" / "srs" / "e-store"
-RESULTS = ROOT / "benchmarks" / "results" / "startup.md"
 
 
 def environment() -> dict[str, str]:
@@ -171,11 +166,10 @@ def srs_run(server: ScriptedLLMServer, latency: float, workdir: Path) -> dict[st
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="runs per measure (median)")
-    parser.add_argument("--latency", type=float, default=0.3, help="seconds per model call")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the figures here")
-    args = parser.parse_args()
+    options = parser(__doc__, "startup.md")
+    options.add_argument("--runs", type=int, default=5, help="runs per measure (median)")
+    options.add_argument("--latency", type=float, default=0.3, help="seconds per model call")
+    args = options.parse_args()
 
     startup = {}
     for name, argv in COMMANDS.items():
@@ -233,18 +227,7 @@ def main() -> None:
         f"| {whole['model']:.3f} | {whole['model_wait']:.3f} | {whole['ratio']:.3f} "
         f"| {whole['ratio_to_model_wait']:.3f} | {whole['ratio_with_help_startup']:.3f} |",
     ]
-    table = "\n".join(lines) + "\n"
-    print(table)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(table, encoding="utf-8")
-    if args.json:
-        args.json.write_text(
-            json.dumps(
-                {"conditions": conditions, "startup": startup, "srs_generate": whole}, indent=2
-            )
-            + "\n",
-            encoding="utf-8",
-        )
+    finish(args, "\n".join(lines) + "\n", {"startup": startup, "srs_generate": whole})
 
 
 if __name__ == "__main__":

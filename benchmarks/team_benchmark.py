@@ -21,21 +21,24 @@ import asyncio
 import os
 import platform
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench import (
+    Reply,
+    ScriptedLLMServer,
+    ToolCallScript,
+    busy_seconds,
+    finish,
+    parser,
+    scripted_provider,
+)
 
-from agents.team import AgentSociety, EventStore, SocietyLimits, TeamConfig, TeamRun  # noqa: E402
-from agents.team.protocol import ROOT_ID  # noqa: E402
-from reqstudio.llm import Endpoint, ModelFactory  # noqa: E402
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript  # noqa: E402
-from reqstudio.settings import load_settings  # noqa: E402
+from agents.team import AgentSociety, EventStore, SocietyLimits, TeamConfig, TeamRun
+from agents.team.protocol import ROOT_ID
+from reqstudio.llm import ModelFactory
 
-RESULTS = ROOT / "benchmarks" / "results" / "team.md"
 WORKERS = 7
 MESSAGES = 100
 BRIEF = {
@@ -78,15 +81,7 @@ def script(server: ScriptedLLMServer, latency: float) -> None:
 
 def busy_time(intervals: list[tuple[str, float, float]]) -> float:
     """The union of the model-call intervals: parallel calls count once."""
-    total, end = 0.0, float("-inf")
-    for _, start, stop in sorted(intervals, key=lambda i: i[1]):
-        if start > end:
-            total += stop - start
-            end = stop
-        elif stop > end:
-            total += stop - end
-            end = stop
-    return total
+    return busy_seconds((start, stop) for _, start, stop in intervals)
 
 
 async def one_team_run(
@@ -136,16 +131,9 @@ def society_only(messages: int, data: Path) -> float:
     return (time.perf_counter() - started) / messages * 1e6
 
 
-async def main_async(args: argparse.Namespace) -> str:
+async def main_async(args: argparse.Namespace) -> tuple[str, dict]:
     os.environ.setdefault("REQSTUDIO_RETRY_BACKOFF_SCALE", "0")
-    with ScriptedLLMServer() as server, tempfile.TemporaryDirectory() as tmp:
-        settings = load_settings(
-            OPENAI_BASE_URL=server.base_url,
-            OPENAI_API_KEY="sk-bench",
-            OPENAI_MODEL="scripted-model",
-            REQSTUDIO_DATA_DIR=tmp,
-        )
-        factory = ModelFactory(settings, Endpoint(server.base_url, "sk-bench", "scripted-model"))
+    with tempfile.TemporaryDirectory() as tmp, scripted_provider(tmp) as (server, factory):
         await one_team_run(factory, server, args.latency, Path(tmp) / "warmup")
         runs = [
             await one_team_run(factory, server, args.latency, Path(tmp) / f"run{i}")
@@ -174,18 +162,16 @@ async def main_async(args: argparse.Namespace) -> str:
         "",
         f"Python {platform.python_version()}, {os.cpu_count()} CPU cores, {time.strftime('%Y-%m-%d')}.",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines), {"latency": args.latency, "runs": runs, "protocol_us": protocol_us}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--latency", type=float, default=0.1)
-    args = parser.parse_args()
-    table = asyncio.run(main_async(args))
-    print(table)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(table + "\n")
+    options = parser(__doc__, "team.md")
+    options.add_argument("--runs", type=int, default=5)
+    options.add_argument("--latency", type=float, default=0.1)
+    args = options.parse_args()
+    report, figures = asyncio.run(main_async(args))
+    finish(args, report, figures)
 
 
 if __name__ == "__main__":

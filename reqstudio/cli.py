@@ -4,6 +4,14 @@ The commands are listed here, each with the module that registers it; that modul
 only when its command runs (or asks for its own help), so `reqstudio review` never imports
 Team, and `reqstudio --help` imports no mode at all. A mode's CLI module keeps its heavy
 imports (its engine, LangChain, the model client) inside the function that runs the command.
+
+The harness every mode's CLI uses lives here too, so a mode's CLI is its own options and one
+call to `run_mode`: the exit codes (`EXIT_*`, the same for every mode), `UsageError` (exit 2,
+one line), the shared options (`add_lang_option`, `add_quiet_option`), output paths checked
+before any model is called (`check_writable`), the settings and the model runtime started and
+stopped around the run, the `reqstudio` log records on stderr (`show_log_records`), Ctrl-C
+(exit 130), and writes that fall back to another folder when the asked path fails
+(`write_with_fallback`). This module imports only the standard library: `--help` stays fast.
 """
 
 from __future__ import annotations
@@ -12,14 +20,28 @@ import argparse
 import atexit
 import gc
 import importlib
+import inspect
+import logging
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import Settings
 
 _IMPORTED_AT = time.monotonic()
+
+# The exit codes of every command.
+EXIT_OK = 0  # complete
+EXIT_FAILED = 1  # failed (after the retries); any result written is whole, or none was
+EXIT_USAGE = 2  # bad input or an unusable output path, refused before any model call
+EXIT_INCOMPLETE = 3  # failed midway; the incomplete result was written, marked as such
+EXIT_INTERRUPTED = 130  # Ctrl-C
 
 
 @dataclass(frozen=True)
@@ -70,8 +92,122 @@ def register_command(command: Command) -> None:
     COMMANDS[:] = [c for c in COMMANDS if c.name != command.name] + [command]
 
 
+# --- the harness ------------------------------------------------------------------------
+
+
 class UsageError(Exception):
     """Bad arguments or missing files: exit code 2 with one clear line."""
+
+
+def add_command(
+    subparsers: argparse._SubParsersAction, name: str, description: str | None = None
+) -> argparse.ArgumentParser:
+    """A mode's command parser; its line in `reqstudio --help` is the registry's summary."""
+    summary = next(command.summary for command in COMMANDS if command.name == name)
+    return subparsers.add_parser(name, help=summary, description=description)
+
+
+def read_input(
+    flag: str, path: Path, load: Callable[[Path], str], *, need_text: bool = False
+) -> str:
+    """An input document's text by `load`, or exit 2 with one line naming `flag`: a document
+    that cannot be used (a ValueError, its `message_en` saying why) or, with `need_text`, one
+    that holds no text."""
+    try:
+        text = load(path)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {getattr(exc, 'message_en', exc)}") from None
+    if need_text and not text.strip():
+        raise UsageError(f"{flag}: {path} holds no text")
+    return text
+
+
+def say(text: str) -> None:
+    """One progress or error line on stderr, at once."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def add_lang_option(parser: argparse.ArgumentParser, what: str, default: str | None = None) -> None:
+    """`--lang zh|en`: the language of `what`; without a default, the locale's (`user_language`)."""
+    where = default or "from LC_ALL / LC_MESSAGES / LANG"
+    parser.add_argument(
+        "--lang",
+        choices=("zh", "en"),
+        default=default,
+        help=f"language of {what} (default: {where})",
+    )
+
+
+def add_quiet_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--quiet", action="store_true", help=f"no {what} on stderr, only errors")
+
+
+def show_log_records(quiet: bool = False) -> None:
+    """The `reqstudio` loggers' warnings (each retry, named) on stderr; with --quiet only errors."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("reqstudio")
+    logger.addHandler(handler)
+    logger.setLevel(logging.ERROR if quiet else logging.WARNING)
+
+
+def load_mode_settings() -> Settings:
+    """The settings, read when a command runs (a bad one: exit 2 with one line, in `main`)."""
+    from reqstudio.settings import load_settings
+
+    return load_settings()
+
+
+def run_mode(
+    work: Callable[[AppRuntime], Awaitable[int | None] | int | None],
+    *,
+    settings: Settings | None = None,
+    outputs: dict[str, Path | None] | None = None,
+) -> int:
+    """Run a mode's command: check the output paths (`{flag: path}`, exit 2 before any model
+    call), start the model runtime (the provider, or the embedded model), run `work(runtime)`
+    (a coroutine runs on a fresh event loop), stop the runtime, and give the exit
+    code. Bad settings, an unusable embedded model and Ctrl-C end in `main`."""
+    import asyncio
+
+    from reqstudio.runtime import AppRuntime
+
+    settings = load_mode_settings() if settings is None else settings
+    for flag, path in (outputs or {}).items():
+        check_writable(path, flag)
+    with AppRuntime(settings) as runtime:
+        outcome = work(runtime)
+        if inspect.isawaitable(outcome):
+            outcome = asyncio.run(outcome)
+    return int(outcome or EXIT_OK)
+
+
+def write_text(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+
+
+def write_with_fallback(
+    path: Path, text: str, folders: Iterable[Path], name: str | None = None
+) -> tuple[Path | None, OSError | None]:
+    """Write `text` to `path`; if that fails (disk full, the folder gone or read-only since it
+    was checked), to `name` (default: the same name) in the first of `folders` that takes it.
+    Where it went (None: nowhere) and why `path` failed (None: it did not)."""
+    try:
+        write_text(path, text)
+        return path, None
+    except OSError as exc:
+        problem = exc
+    for folder in folders:
+        fallback = folder / (name or path.name)
+        try:
+            if fallback.resolve() == path.resolve():
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            write_text(fallback, text)
+        except OSError:
+            continue
+        return fallback, problem
+    return None, problem
 
 
 def check_writable(path: Path | None, flag: str) -> None:
@@ -158,21 +294,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     # is ending (atexit handlers still run), so freeze the heap instead of walking it.
     atexit.register(gc.freeze)
     try:
-        return int(args.handler(args) or 0)
+        return int(args.handler(args) or EXIT_OK)
     except UsageError as exc:
         print(f"reqstudio: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except Exception as exc:
-        # Settings (pydantic-settings) are loaded by the command that runs, not for --help.
-        from reqstudio.settings import SettingsError
-
-        if not isinstance(exc, SettingsError):
+        if not _is_usage_problem(exc):
             raise
         print(f"reqstudio: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("reqstudio: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+
+
+def _is_usage_problem(exc: Exception) -> bool:
+    """A bad setting, or an embedded model that cannot start: the set-up, not the run. Their
+    modules are loaded by the command that runs, not for --help, so they are only looked up."""
+    settings, local_model = (sys.modules.get(f"reqstudio.{m}") for m in ("settings", "local_model"))
+    return (settings is not None and isinstance(exc, settings.SettingsError)) or (
+        local_model is not None and isinstance(exc, local_model.EmbeddedModelUnavailable)
+    )
 
 
 if __name__ == "__main__":

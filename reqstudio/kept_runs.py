@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -52,3 +53,20 @@ def kept_line(paths: list[Path]) -> str:
     return "reqstudio: what the run produced is kept (not complete) in " + ", ".join(
         str(p) for p in paths
     )
+
+
+def keep_and_say(
+    data_dir: Path,
+    mode: str,
+    record: dict[str, Any],
+    documents: dict[str, str] | None = None,
+    *,
+    what: str = "what the run produced",
+) -> None:
+    """`keep_failed_run`, then the line naming the files on stderr (or why nothing was kept)."""
+    try:
+        kept = keep_failed_run(data_dir, mode, record, documents)
+    except OSError as problem:
+        print(f"reqstudio: could not keep {what} ({problem})", file=sys.stderr, flush=True)
+        return
+    print(kept_line(kept), file=sys.stderr, flush=True)

@@ -19,8 +19,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reqstudio.scripted_server import ScriptedLLMServer  # noqa: E402
 from tests.review_support import DOCUMENT  # noqa: E402
+from tests.scripted_server import ScriptedLLMServer  # noqa: E402
 
 
 def line(value: Any) -> str:

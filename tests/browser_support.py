@@ -14,8 +14,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from reqstudio.scripted_server import ScriptedLLMServer
 from tests.apps import AppProcess
+from tests.scripted_server import ScriptedLLMServer
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from reqstudio.llm import Endpoint, ModelFactory
-from reqstudio.scripted_server import ScriptedLLMServer
 from reqstudio.settings import Settings, load_settings
+from tests.scripted_server import ScriptedLLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_OUTPUT = ROOT / "test-output"

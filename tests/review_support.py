@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reqstudio.scripted_server import Reply
+from tests.scripted_server import Reply
 
 # Text that occurs only in one prompt: routes a scripted answer to it.
 RED = "You are the RED TEAM"

@@ -4,41 +4,19 @@ real `mcp-server-time`."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
+from tests.cli_support import ROOT, run_reqstudio
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
-ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_CONFIG = ROOT / "mcp.json"
-# The installed `reqstudio` command. (Not `python -m reqstudio.cli`: that loads the module
-# twice, as __main__ and as reqstudio.cli, and its UsageError would not be caught.)
-REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]
 
 
 def run_cli(server: ScriptedLLMServer, tmp_path: Path, *args: str, **env: str):
-    clean = {
-        k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENT_", "REQSTUDIO_"))
-    }
-    clean.update(
-        OPENAI_BASE_URL=server.base_url,
-        OPENAI_API_KEY="sk-test-not-a-real-key",
-        OPENAI_MODEL="scripted-model",
-        OPENAI_MAX_RETRIES="0",
-        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
-    )
-    clean.update(env)
-    return subprocess.run(
-        [*REQSTUDIO, "agent", *args],
-        cwd=ROOT,
-        env=clean,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    return run_reqstudio(
+        server.base_url, tmp_path, "agent", *args, cwd=ROOT, **{"OPENAI_MAX_RETRIES": "0", **env}
     )
 
 
@@ -162,27 +140,6 @@ def test_an_unsupported_provider_is_refused_in_one_line(llm_server, tmp_path):
         "provider 'anthropic' is not supported (use one of: openai, deepseek)"
     ]
     assert llm_server.requests == []  # nothing was sent over the OpenAI protocol
-
-
-def test_invalid_json_in_a_setting_stops_the_app_with_one_line(tmp_path):
-    from tests.apps import CHAINLIT
-
-    env = os.environ | {
-        "AGENT_PRICES": "{oops",
-        "OPENAI_API_KEY": "sk-secret-value",
-        "REQSTUDIO_DATA_DIR": str(tmp_path),
-    }
-    result = subprocess.run(
-        [str(CHAINLIT), "run", "app.py", "--headless", "--port", "0"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert result.returncode != 0
-    output = result.stdout + result.stderr
-    assert [line for line in output.splitlines() if "AGENT_PRICES" in line] == [
-        "ReqStudio cannot start. Invalid setting AGENT_PRICES: not valid JSON "
-        "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"
-    ]
-    assert "Traceback" not in output and "sk-secret-value" not in output
 
 
 def test_a_retried_answer_reaches_stdout_once_and_whole(llm_server, tmp_path):

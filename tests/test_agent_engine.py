@@ -32,9 +32,9 @@ from agents.react import (
     ToolCallStarted,
 )
 from reqstudio.llm import Endpoint, ModelFactory
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from reqstudio.settings import ModelSpec, SettingsError, load_settings
 from reqstudio.usage import UsageTracker
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tools.web_search import WebSearch
 
 ANSWER_PROMPT_MARK = "Write the final answer now"  # in prompts/agent/answer_context.md

@@ -23,8 +23,8 @@ from agents.react import (
     ToolCallFinished,
 )
 from agents.react.events import AnswerRestarted, AnswerToken
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from reqstudio.settings import ModelSpec
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tools.web_search import WebSearch
 
 ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md

@@ -11,9 +11,9 @@ import httpx
 import psutil
 import socketio
 
-from reqstudio.scripted_server import ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import provider_env
+from tests.scripted_server import ScriptedLLMServer
 
 
 def time_servers_of(pid: int) -> list[psutil.Process]:

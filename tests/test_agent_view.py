@@ -13,7 +13,7 @@ from chainlit.emitter import BaseChainlitEmitter
 from chainlit.session import HTTPSession
 
 from agents.react import AgentConfig, Failed, ReactAgent
-from reqstudio.scripted_server import Reply
+from tests.scripted_server import Reply
 from ui.agent import AgentRunView
 
 ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md

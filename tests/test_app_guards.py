@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from reqstudio.scripted_server import ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import provider_env
+from tests.scripted_server import ScriptedLLMServer
 
 
 @pytest.fixture(scope="module")

@@ -20,9 +20,9 @@ from reqstudio.calls import (
 )
 from reqstudio.errors import describe_failure
 from reqstudio.llm import Endpoint, ModelFactory
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from reqstudio.settings import load_settings
 from reqstudio.structured import StructuredOutputError, ask_structured
+from tests.scripted_server import Reply, ScriptedLLMServer
 
 FAST = RetryPolicy(3, (0.01,))
 ASK = [HumanMessage("写一段需求说明")]

@@ -4,16 +4,12 @@ holds exactly the final answer, once; a failed run keeps what arrived in a file 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.cli_support import QUICK, run_reqstudio
+from tests.scripted_server import Reply, ScriptedLLMServer
 
-ROOT = Path(__file__).resolve().parent.parent
-REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]
 WHOLE = (
     "一条好的需求应当可测试、无歧义、可追溯，并且只描述一件事；例如：搜索结果在 2 秒内返回。" * 4
 )
@@ -21,27 +17,7 @@ KEPT = re.compile(r"^reqstudio: what the run produced is kept \(not complete\) i
 
 
 def run_chat(server: ScriptedLLMServer, tmp_path: Path, message: str, **env: str):
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
-    clean.update(
-        OPENAI_BASE_URL=server.base_url,
-        OPENAI_API_KEY="sk-test-not-a-real-key",
-        OPENAI_MODEL="scripted-model",
-        OPENAI_TIMEOUT="10",
-        REQSTUDIO_RETRY_BACKOFF_SCALE="0.01",
-        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
-        PYTHONIOENCODING="utf-8",
-        PYTHONPATH=str(ROOT),
-        **env,
-    )
-    return subprocess.run(
-        [*REQSTUDIO, "chat", message],
-        cwd=tmp_path,
-        env=clean,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=120,
-    )
+    return run_reqstudio(server.base_url, tmp_path, "chat", message, **{**QUICK, **env})
 
 
 def test_a_retried_answer_reaches_stdout_once_and_whole(llm_server, tmp_path):

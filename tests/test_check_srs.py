@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from agents.check.engine import check_document
-from reqstudio.scripted_server import Reply
+from tests.scripted_server import Reply
 from tests.test_srs_cli import EVALUATION, run_cli  # noqa: F401  (the fixture)
 from tests.test_srs_support import (
     E_STORE,

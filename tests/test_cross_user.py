@@ -22,9 +22,9 @@ import httpx
 import pytest
 import socketio
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import provider_env
+from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.socket_support import ChatSocket, sign_in_cookie
 
 SECRET = "ALICE-ONLY-4f1c"  # in A's message, her file and the answer to her

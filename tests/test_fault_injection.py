@@ -17,7 +17,7 @@ from agents.srs.evaluation import evaluate_srs
 from agents.srs.events import DocumentContinued, NodeFinished
 from reqstudio.calls import IncompleteAnswerError
 from reqstudio.llm import ModelFactory
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_srs_support import (
     CLARIFY,
     DOC,

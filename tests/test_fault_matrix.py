@@ -11,17 +11,12 @@ partial answer, no half document.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
-
-ROOT = Path(__file__).resolve().parent.parent
-REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]
+from tests.cli_support import QUICK, run_reqstudio
+from tests.scripted_server import Reply, ScriptedLLMServer
 
 # What a faulty answer carries: text that must never reach stdout.
 PARTIAL = "PARTIAL-7f3a 部分回答：系统应当在两秒内响应用户的每一次查询，并且"
@@ -73,31 +68,8 @@ def command(mode: str, tmp_path: Path) -> list[str]:
 
 
 def run_cli(server: ScriptedLLMServer, tmp_path: Path, args: list[str]):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "AGENT_", "REQSTUDIO_", "TEAM_", "SRS_"))
-    }
-    env.update(
-        OPENAI_BASE_URL=server.base_url,
-        OPENAI_API_KEY="sk-test-not-a-real-key",
-        OPENAI_MODEL="scripted-model",
-        OPENAI_TIMEOUT="10",
-        OPENAI_MAX_RETRIES="1",  # two tries per call: the fault is met again, quickly
-        REQSTUDIO_RETRY_BACKOFF_SCALE="0.01",
-        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
-        PYTHONIOENCODING="utf-8",
-        PYTHONPATH=str(ROOT),
-    )
-    return subprocess.run(
-        [*REQSTUDIO, *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=120,
-    )
+    # two tries per call: the fault is met again, quickly
+    return run_reqstudio(server.base_url, tmp_path, *args, **QUICK, OPENAI_MAX_RETRIES="1")
 
 
 def cells() -> list:

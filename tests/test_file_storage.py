@@ -22,10 +22,10 @@ import pytest
 import socketio
 
 from reqstudio.local_model import free_port
-from reqstudio.scripted_server import ScriptedLLMServer
 from reqstudio.settings import SettingsError, load_settings
 from tests.apps import AppProcess
 from tests.browser_support import provider_env
+from tests.scripted_server import ScriptedLLMServer
 from tests.test_srs_support import (
     E_STORE,
     SRS_TEXT,

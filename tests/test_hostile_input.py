@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import psutil
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import provider_env
+from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.socket_support import ChatSocket, sign_in_cookie
 
 HOSTILE_NAMES = [

@@ -10,9 +10,9 @@ from pydantic import BaseModel
 from reqstudio.calls import RetryPolicy, complete
 from reqstudio.errors import describe_failure
 from reqstudio.llm import Endpoint, ModelFactory
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from reqstudio.structured import StructuredOutputError, ask_structured, extract_json
 from reqstudio.usage import UsageTracker
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
 
 class Requirement(BaseModel):

@@ -12,9 +12,9 @@ import httpx
 import jwt
 import pytest
 
-from reqstudio.scripted_server import ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import provider_env
+from tests.scripted_server import ScriptedLLMServer
 
 PROXY = "127.0.0.2"  # the listed proxy; the test's other requests come from 127.0.0.1
 

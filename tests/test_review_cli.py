@@ -4,17 +4,14 @@ progress on stderr, the improved document on stdout or in a file, every review a
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_support import QUICK, run_reqstudio
 from tests.review_support import DOCUMENT, author_reply, improvement, panel
 
-ROOT = Path(__file__).resolve().parent.parent
-REQSTUDIO = Path(sys.executable).with_name("reqstudio")
 NEW_BOOKING = "Owners book a visit with a vet. Free slots are listed within 2 s.\n"
 
 
@@ -27,22 +24,8 @@ def document(tmp_path) -> Path:
 
 @pytest.fixture
 def run(llm_server, tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
-    env.update(
-        OPENAI_BASE_URL=llm_server.base_url,
-        OPENAI_API_KEY="sk-test-not-a-real-key",
-        OPENAI_MODEL="scripted-model",
-        OPENAI_TIMEOUT="10",
-        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
-        REQSTUDIO_RETRY_BACKOFF_SCALE="0.01",
-        PYTHONIOENCODING="utf-8",
-    )
-
     def run_command(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [str(REQSTUDIO), "review", *[str(a) for a in args]],
-            cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8", timeout=120,
-        )  # fmt: skip
+        return run_reqstudio(llm_server.base_url, tmp_path, "review", *args, **QUICK)
 
     return run_command
 

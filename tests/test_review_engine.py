@@ -20,7 +20,6 @@ from agents.review.events import (
 )
 from agents.review.models import Improvement
 from reqstudio.document_model import parse_markdown
-from reqstudio.scripted_server import Reply
 from tests.pure_documents import DOCUMENTS as PURE_DOCUMENTS
 from tests.review_support import (
     AUTHOR,
@@ -39,6 +38,7 @@ from tests.review_support import (
     red_reply,
     requests_for,
 )
+from tests.scripted_server import Reply
 
 NEW_BOOKING = (
     "Owners book a visit with a vet. Free slots are listed within 2 s for 95 % of searches.\n"

@@ -13,7 +13,6 @@ from agents.review import ReviewRequest, run_review
 from agents.review.events import ReviewerFailed, RunFinished
 from reqstudio.document_model import parse_markdown
 from reqstudio.llm import Endpoint, ModelFactory
-from reqstudio.scripted_server import Reply
 from tests.review_support import (
     AUTHOR,
     BLUE,
@@ -30,6 +29,7 @@ from tests.review_support import (
     red_reply,
     requests_for,
 )
+from tests.scripted_server import Reply
 
 PLACEMENT = "SECTION IDS NEEDED"
 REASK = "YOUR REVISION COULD NOT BE USED"

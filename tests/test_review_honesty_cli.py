@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-from reqstudio.scripted_server import Reply
 from tests.review_support import (
     DOCUMENT,
     JUDGE,
@@ -18,6 +17,7 @@ from tests.review_support import (
     improvement,
     panel,
 )
+from tests.scripted_server import Reply
 from tests.test_review_cli import document, run  # noqa: F401
 
 LOW_JUDGE = Reply(

@@ -8,9 +8,9 @@ import json
 
 from agents.review import ReviewRequest, run_review
 from agents.review.events import RunFailed, RunFinished
-from reqstudio.scripted_server import Reply
 from tests import test_review_cli
 from tests.review_support import DOCUMENT, author_reply, improvement, panel
+from tests.scripted_server import Reply
 
 # The `reqstudio review` fixtures: a real process with its env, and the clinic document.
 run, document = test_review_cli.run, test_review_cli.document

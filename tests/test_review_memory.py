@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +15,7 @@ from agents.review import ReviewRequest, run_review
 from agents.review.events import Paused, RunFinished
 from agents.review.models import Improvement, NextAction, RedTeamReview, ReviewRound
 from agents.review.versions import best_version
-from reqstudio.scripted_server import Reply
+from tests.cli_support import QUICK, run_reqstudio
 from tests.review_support import (
     DOCUMENT,
     JUDGE,
@@ -29,8 +26,8 @@ from tests.review_support import (
     fenced,
     requests_for,
 )
+from tests.scripted_server import Reply
 
-REQSTUDIO = Path(sys.executable).with_name("reqstudio")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -169,17 +166,10 @@ def test_issues_keep_their_ids_across_three_rounds_in_the_json(llm_server, tmp_p
     document = tmp_path / "clinic.md"
     document.write_text(DOCUMENT, encoding="utf-8")
     llm_server.script(*three_rounds())
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
-    env.update(
-        OPENAI_BASE_URL=llm_server.base_url, OPENAI_API_KEY="sk-test-not-a-real-key",
-        OPENAI_MODEL="scripted-model", OPENAI_TIMEOUT="10", PYTHONIOENCODING="utf-8",
-        REQSTUDIO_DATA_DIR=str(tmp_path / "data"), REQSTUDIO_RETRY_BACKOFF_SCALE="0.01",
-    )  # fmt: skip
     reviews = tmp_path / "reviews.json"
-    done = subprocess.run(
-        [str(REQSTUDIO), "review", "--doc", str(document), "--json", str(reviews)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8", timeout=120,
-    )  # fmt: skip
+    done = run_reqstudio(
+        llm_server.base_url, tmp_path, "review", "--doc", document, "--json", reviews, **QUICK
+    )
     assert done.returncode == 0, done.stderr
     assert llm_server.pending == 0
     data = json.loads(reviews.read_text(encoding="utf-8"))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reqstudio.scripted_server import Reply
+from tests.cli_support import QUICK, REQSTUDIO, cli_env
 from tests.rewrite_support import (
     BODIES,
     CLARIFICATIONS,
@@ -23,9 +23,9 @@ from tests.rewrite_support import (
     prompts_for,
     review_reply,
 )
+from tests.scripted_server import Reply
 
 ROOT = Path(__file__).resolve().parent.parent
-REQSTUDIO = Path(sys.executable).with_name("reqstudio")
 EXPECTED_MD = "# Pet Clinic Booking System\n\n" + "".join(
     f"## {title}\n\n{body.strip()}\n\n"
     for (title, _, _), body in zip(SECTIONS, BODIES, strict=True)
@@ -69,26 +69,12 @@ def inputs(tmp_path) -> tuple[Path, Path]:
 
 @pytest.fixture
 def run(llm_server, tmp_path):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "REQSTUDIO_", "LC_", "LANG"))
-    }
-    env.update(
-        OPENAI_BASE_URL=llm_server.base_url,
-        OPENAI_API_KEY="sk-test-not-a-real-key",
-        OPENAI_MODEL="scripted-model",
-        OPENAI_TIMEOUT="10",
-        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
-        REQSTUDIO_RETRY_BACKOFF_SCALE="0.01",
-        PYTHONIOENCODING="utf-8",
-        PYTHONPATH=str(ROOT),
-    )
+    env = cli_env(llm_server.base_url, tmp_path, **QUICK)
+    for name in [k for k in env if k.startswith(("LC_", "LANG"))]:
+        del env[name]
 
     def run_command(*args: str, module: bool = False) -> subprocess.CompletedProcess:
-        command = (
-            [sys.executable, "-m", "agents.rewrite"] if module else [str(REQSTUDIO), "rewrite"]
-        )
+        command = [sys.executable, "-m", "agents.rewrite"] if module else [*REQSTUDIO, "rewrite"]
         return subprocess.run(
             [*command, *[str(a) for a in args]],
             cwd=tmp_path,
@@ -368,20 +354,20 @@ def test_both_outputs_on_one_path_are_refused(run_in_process, inputs, llm_server
 def test_a_full_disk_after_the_run_writes_to_the_working_directory(
     run_in_process, inputs, llm_server, tmp_path, monkeypatch
 ):
-    import agents.rewrite.cli as cli
+    import reqstudio.cli as cli
 
     script_rewrite(llm_server)
     folder = tmp_path / "out"
     folder.mkdir()
     target = folder / "new.md"
-    real_write = cli.write_file
+    real_write = cli.write_text
 
     def disk_full(path, text):
         if path == target:
             raise OSError(28, "No space left on device")
         real_write(path, text)
 
-    monkeypatch.setattr(cli, "write_file", disk_full)
+    monkeypatch.setattr(cli, "write_text", disk_full)
     done = run_in_process(
         "--original-doc", inputs[0], "--clarifications", inputs[1], "--output-md", target
     )
@@ -542,19 +528,9 @@ def test_ctrl_c_ends_the_open_stage_and_the_run_resumes(llm_server, inputs, tmp_
         Reply(content=BODIES[0], match=FILL),
         Reply(content=BODIES[1], match=FILL, delay=30),  # the model is slow: the user gives up
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
-    env.update(
-        OPENAI_BASE_URL=llm_server.base_url,
-        OPENAI_API_KEY="sk-test-not-a-real-key",
-        OPENAI_MODEL="scripted-model",
-        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
-        REQSTUDIO_RETRY_BACKOFF_SCALE="0.01",
-        PYTHONIOENCODING="utf-8",
-        PYTHONPATH=str(ROOT),
-        LANG="C",
-    )
+    env = cli_env(llm_server.base_url, tmp_path, REQSTUDIO_RETRY_BACKOFF_SCALE="0.01", LANG="C")
     process = subprocess.Popen(
-        [str(REQSTUDIO), "rewrite", "--original-doc", str(inputs[0]),
+        [*REQSTUDIO, "rewrite", "--original-doc", str(inputs[0]),
          "--clarifications", str(inputs[1])],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         encoding="utf-8",

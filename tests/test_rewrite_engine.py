@@ -17,7 +17,6 @@ from agents.rewrite import (
     RewriteStageError,
 )
 from reqstudio.calls import policy_for
-from reqstudio.scripted_server import Reply
 from tests.rewrite_support import (
     BODIES,
     CLARIFICATIONS,
@@ -40,6 +39,7 @@ from tests.rewrite_support import (
     prompts_for,
     review_reply,
 )
+from tests.scripted_server import Reply
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUEST = RewriteRequest(

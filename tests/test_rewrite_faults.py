@@ -17,7 +17,6 @@ from agents.rewrite import (
     RewriteTooLarge,
 )
 from reqstudio.llm import ModelFactory
-from reqstudio.scripted_server import Reply
 from tests.rewrite_support import (
     BODIES,
     CLARIFICATIONS,
@@ -36,6 +35,7 @@ from tests.rewrite_support import (
     prompts_for,
     review_reply,
 )
+from tests.scripted_server import Reply
 
 REQUEST = RewriteRequest(
     original_content=ORIGINAL_EN,

@@ -10,7 +10,6 @@ import pytest
 from agents.rewrite import ClarificationItem, RewriteChain, RewriteRequest, RewriteStageError
 from agents.rewrite.chain import RewriteResumeError
 from reqstudio.persistence import open_checkpointer, prepare_checkpoints
-from reqstudio.scripted_server import Reply
 from tests.rewrite_support import (
     BODIES,
     CLARIFICATIONS,
@@ -26,6 +25,7 @@ from tests.rewrite_support import (
     prompts_for,
     review_reply,
 )
+from tests.scripted_server import Reply
 
 REQUEST = RewriteRequest(ORIGINAL_EN, [ClarificationItem(**c) for c in CLARIFICATIONS])
 

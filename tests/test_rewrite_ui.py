@@ -11,7 +11,6 @@ import pytest
 import ui.rewrite.flow as rewrite_ui
 import ui.rewrite.progress as progress_ui
 from agents.rewrite import ClarificationItem, RewriteChain, RewriteRequest, RewriteStageError
-from reqstudio.scripted_server import Reply
 from tests.rewrite_support import (
     BODIES,
     CLARIFICATIONS,
@@ -21,6 +20,7 @@ from tests.rewrite_support import (
     outline_reply,
     review_reply,
 )
+from tests.scripted_server import Reply
 
 REQUEST = RewriteRequest(ORIGINAL_EN, [ClarificationItem(**c) for c in CLARIFICATIONS])
 

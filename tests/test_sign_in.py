@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from reqstudio.scripted_server import ScriptedLLMServer
 from tests.apps import ROOT, AppProcess
 from tests.browser_support import provider_env
+from tests.scripted_server import ScriptedLLMServer
 
 PASSWORDS = {"alice": "alice-long-pass", "bob": "bob-long-pass", "carol": "carol-long-pass"}
 

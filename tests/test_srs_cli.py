@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from reqstudio.cli import main
-from reqstudio.scripted_server import Reply
+from tests.cli_support import run_reqstudio
+from tests.scripted_server import Reply
 from tests.test_srs_support import (
     E_STORE,
     EVALUATE,
@@ -26,7 +25,6 @@ from tests.test_srs_support import (
     parse_reply,
 )
 
-REQSTUDIO = Path(sys.executable).with_name("reqstudio")
 EVALUATION = {
     "metrics": {
         "coverage": 0.5,
@@ -43,25 +41,9 @@ EVALUATION = {
 
 @pytest.fixture
 def run_cli(llm_server, tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
-    env.update(
-        OPENAI_BASE_URL=llm_server.base_url,
-        OPENAI_API_KEY="sk-test-not-a-real-key",
-        OPENAI_MODEL="scripted-model",
-        OPENAI_TIMEOUT="10",
-        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
-        PYTHONIOENCODING="utf-8",
-    )
-
     def run(*args: str, **extra_env: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [str(REQSTUDIO), "srs", *args],
-            cwd=tmp_path,  # no stray .env is read
-            env={**env, **extra_env},
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=120,
+        return run_reqstudio(
+            llm_server.base_url, tmp_path, "srs", *args, **{"OPENAI_TIMEOUT": "10", **extra_env}
         )
 
     return run

@@ -18,8 +18,8 @@ from agents.srs.events import (
     Trail,
 )
 from reqstudio.llm import Endpoint, ModelFactory
-from reqstudio.scripted_server import Reply
 from reqstudio.usage import UsageTracker
+from tests.scripted_server import Reply
 from tests.test_srs_support import (
     CLARIFY,
     DOC,

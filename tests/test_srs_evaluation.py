@@ -16,8 +16,8 @@ from agents.srs.evaluation import (
     parse_evaluation_output,
 )
 from reqstudio.llm import Endpoint, ModelFactory
-from reqstudio.scripted_server import Reply
 from reqstudio.settings import load_settings
+from tests.scripted_server import Reply
 from tests.test_srs_support import EVALUATE
 
 METRICS = {

@@ -11,7 +11,7 @@ from typing import Any
 
 from agents.srs.engine import SrsRequest, run_srs
 from agents.srs.events import NodeFinished, RunFailed, RunFinished, SrsResult
-from reqstudio.scripted_server import Reply
+from tests.scripted_server import Reply
 
 SRS_DATA = Path(__file__).resolve().parent / "data" / "srs"
 E_STORE = SRS_DATA / "e-store"

@@ -10,7 +10,7 @@ import pytest
 
 from agents.team.events import MessageDelivered, Refused, RoleCreated
 from agents.team.protocol import InterfaceSpec
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.test_team_run import (
     PY_BRIEF,
     SPEC,

@@ -3,43 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
+from tests.cli_support import REQSTUDIO, ROOT, cli_env, run_reqstudio
+from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_team_run import answer, role, send, spawn, turn
-
-ROOT = Path(__file__).resolve().parent.parent
-REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]
-
-
-def cli_env(server: ScriptedLLMServer, tmp_path: Path) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "AGENT_", "REQSTUDIO_", "TEAM_"))
-    }
-    env.update(
-        OPENAI_BASE_URL=server.base_url,
-        OPENAI_API_KEY="sk-test-not-a-real-key",
-        OPENAI_MODEL="scripted-model",
-        OPENAI_MAX_RETRIES="0",
-        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
-    )
-    return env
 
 
 def run_cli(server: ScriptedLLMServer, tmp_path: Path, *args: str):
-    env = cli_env(server, tmp_path)
-    return subprocess.run(
-        [*REQSTUDIO, "team", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
+    return run_reqstudio(server.base_url, tmp_path, "team", *args, cwd=ROOT, OPENAI_MAX_RETRIES="0")
 
 
 def test_events_on_stderr_the_answer_on_stdout_and_the_record_in_a_file(llm_server, tmp_path):
@@ -156,7 +133,7 @@ def test_ctrl_c_stops_the_team_writes_the_log_and_exits_130(llm_server, tmp_path
     process = subprocess.Popen(
         [*REQSTUDIO, "team", "写 SRS", "--log", str(log)],
         cwd=ROOT,
-        env=cli_env(llm_server, tmp_path),
+        env=cli_env(llm_server.base_url, tmp_path, OPENAI_MAX_RETRIES="0"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -16,7 +16,7 @@ from agents.team.events import (
     RunFinished,
 )
 from agents.team.society import AgentSociety
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.test_team_run import answer, me, requests_of, role, run_team, send, spawn, turn
 
 

@@ -14,7 +14,7 @@ from agents.team.events import (
     Refused,
     RunFinished,
 )
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
 PY_BRIEF = {
     "objective": "写出校园二手交易平台的功能需求",

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.test_agent_cli import run_cli
 from tools.confirmation import guard_side_effects, is_read_only
 from tools.mcp_tools import McpToolbox, content_to_text

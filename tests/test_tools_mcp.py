@@ -14,7 +14,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from agents.react import AgentConfig, ReactAgent, ToolCallFinished, ToolCallStarted
-from reqstudio.scripted_server import Reply, ToolCallScript
+from tests.scripted_server import Reply, ToolCallScript
 from tools.mcp_tools import (
     McpConfigError,
     McpToolbox,

@@ -10,29 +10,24 @@ a file under the data directory (`failed-runs/`), named on stderr.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from reqstudio.kept_runs import keep_failed_run, kept_line
+from reqstudio.cli import EXIT_FAILED, EXIT_OK, add_command, run_mode
+from reqstudio.kept_runs import keep_and_say
 
 if TYPE_CHECKING:
     from reqstudio.runtime import AppRuntime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("chat", help="ask one question in Chat mode")
+    parser = add_command(subparsers, "chat")
     parser.add_argument("message", help="what to ask")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from reqstudio.runtime import AppRuntime  # the model client: only when a command runs
-    from reqstudio.settings import load_settings
-
-    settings = load_settings()
-    with AppRuntime(settings) as runtime:
-        return asyncio.run(_answer(runtime, args.message))
+    return run_mode(lambda runtime: _answer(runtime, args.message))
 
 
 async def _answer(runtime: AppRuntime, message: str) -> int:
@@ -69,7 +64,7 @@ async def _answer(runtime: AppRuntime, message: str) -> int:
             sys.stdout.write("\n")
         print(f"reqstudio: {describe_failure(exc, 'en')}", file=sys.stderr)
         if not partial:
-            return 1  # nothing arrived: nothing to keep
+            return EXIT_FAILED  # nothing arrived: nothing to keep
         print(f"  partial answer (not complete): {partial}", file=sys.stderr)
         record = {
             "question": message,
@@ -80,17 +75,12 @@ async def _answer(runtime: AppRuntime, message: str) -> int:
             "partial_answer": partial,
             "usage": tracker.as_dict(),
         }
-        try:
-            kept = keep_failed_run(runtime.settings.data_dir, "chat", record)
-        except OSError as problem:
-            print(f"reqstudio: could not keep the partial answer ({problem})", file=sys.stderr)
-        else:
-            print(kept_line(kept), file=sys.stderr)
-        return 1
+        keep_and_say(runtime.settings.data_dir, "chat", record, what="the partial answer")
+        return EXIT_FAILED
     if live:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(answer + "\n")
     sys.stdout.flush()
     print(f"[{tracker.total_tokens} tokens, {tracker.calls} call(s)]", file=sys.stderr)
-    return 0
+    return EXIT_OK

@@ -9,7 +9,6 @@ tool results) keeps it in a file under the data directory (`failed-runs/`), name
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -31,8 +30,17 @@ from agents.react.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from reqstudio.cli import UsageError, process_started
-from reqstudio.kept_runs import keep_failed_run, kept_line
+from reqstudio.cli import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    add_command,
+    add_lang_option,
+    load_mode_settings,
+    process_started,
+    run_mode,
+)
+from reqstudio.kept_runs import keep_and_say
 
 if TYPE_CHECKING:
     from agents.react.state import AgentConfig
@@ -44,10 +52,8 @@ EXIT_SECONDS = 0.5
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "agent",
-        help="ask one question in Agent mode (reasoning with web search and MCP tools)",
-        description="Agent mode: the steps are printed on stderr, the answer on stdout.",
+    parser = add_command(
+        subparsers, "agent", "Agent mode: the steps are printed on stderr, the answer on stdout."
     )
     parser.add_argument("question", help="what to ask")
     parser.add_argument("--stats-json", type=Path, metavar="FILE", help="write statistics here")
@@ -65,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="allow MCP tools that may change things (not marked read-only); without it "
         "their calls are refused",
     )
-    parser.add_argument("--lang", choices=["zh", "en"], default="en", help="language of notices")
+    add_lang_option(parser, "notices", default="en")
     parser.set_defaults(handler=run)
 
 
@@ -84,13 +90,10 @@ def run(args: argparse.Namespace) -> int:
     # The engine, LangChain and the model client: imported only when the command runs.
     from agents.react.engine import show_trace_on_stderr
     from agents.react.state import AgentConfig
-    from reqstudio.local_model import EmbeddedModelUnavailable
-    from reqstudio.runtime import AppRuntime
-    from reqstudio.settings import load_settings
 
     if not args.question.strip():
         raise UsageError("the question is empty")
-    settings = load_settings()
+    settings = load_mode_settings()
     config = AgentConfig.from_settings(settings, language=args.lang)
     # The limit counts from the process start (see `ask`), and the command must have ended by
     # limit + 5 s, so the answer gets until limit + 5 s less what writing out and exiting take.
@@ -98,11 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if config.verbose:
         show_trace_on_stderr()  # with the steps
     mcp_path = mcp_config_path(args, settings)
-    try:
-        with AppRuntime(settings) as runtime:
-            return asyncio.run(ask(runtime, config, args, mcp_path))
-    except EmbeddedModelUnavailable as exc:
-        raise UsageError(str(exc)) from None
+    return run_mode(lambda runtime: ask(runtime, config, args, mcp_path), settings=settings)
 
 
 async def ask(
@@ -144,7 +143,7 @@ async def ask(
             args.stats_json.write_text(json.dumps(report, ensure_ascii=False, indent=2))
         if printer.failure is not None:
             keep_failure(runtime.settings.data_dir, args.question, printer)
-    return 1 if printer.failed else 0
+    return EXIT_FAILED if printer.failed else EXIT_OK
 
 
 def keep_failure(data_dir: Path, question: str, printer: StepPrinter) -> None:
@@ -160,12 +159,7 @@ def keep_failure(data_dir: Path, question: str, printer: StepPrinter) -> None:
         "kept_results": [r.model_dump() for r in failure.kept_results],
         "stats": printer.stats.model_dump(exclude={"type"}) if printer.stats else None,
     }
-    try:
-        kept = keep_failed_run(data_dir, "agent", record)
-    except OSError as problem:
-        print(f"reqstudio: could not keep what the run produced ({problem})", file=sys.stderr)
-        return
-    print(kept_line(kept), file=sys.stderr)
+    keep_and_say(data_dir, "agent", record)
 
 
 def _echoes_instructions(text: str) -> bool:

@@ -7,7 +7,8 @@
 `reason` streams the function-call model's thinking and decides tool calls; `run_tools` runs
 one round's calls concurrently; `check_results` is the result check; `write_answer` streams the
 answer model's reply from everything gathered. Nodes report progress as events through the
-graph's stream writer (stream_mode="custom"); run-scoped things live in `RunContext`.
+graph's stream writer (stream_mode="custom"); run-scoped things live in `RunContext`
+(agents/react/context.py); `write_answer` is in agents/react/answer.py.
 """
 
 from __future__ import annotations
@@ -15,27 +16,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import json
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
+from agents.react.answer import answer_messages, numbered_sources, write_answer
 from agents.react.checks import (
     CheckInput,
     calls_verdict,
@@ -43,12 +36,16 @@ from agents.react.checks import (
     find_repeated_call,
     time_verdict,
 )
+from agents.react.context import (
+    TOOL_TEXT_CHARS,
+    AnswerTimeLimit,
+    RunContext,
+    compact_arguments,
+    emit_decision,
+    stop_verdict,
+    tool_kind,
+)
 from agents.react.events import (
-    AnswerFinished,
-    AnswerRestarted,
-    AnswerToken,
-    Decision,
-    HandOver,
     LoopDetected,
     PlannedCall,
     ThinkingFinished,
@@ -59,102 +56,24 @@ from agents.react.events import (
     ToolKind,
     say,
 )
-from agents.react.state import AgentConfig, AgentState, ToolResult, Verdict
-from reqstudio.calls import (
-    ROLE_POLICIES,
-    IncompleteAnswerError,
-    RetryPolicy,
-    complete,
-    complete_text,
-)
+from agents.react.state import AgentState, ToolResult, Verdict
+from reqstudio.calls import IncompleteAnswerError, complete
 from reqstudio.prompts import render_prompt
 from tools.mcp_tools import content_to_text
-from tools.web_search import WEB_SEARCH_TOOL_NAME, SearchHit
+from tools.web_search import SearchHit
+
+__all__ = [
+    "AnswerTimeLimit",
+    "RunContext",
+    "answer_messages",
+    "bind_tools",
+    "build_agent_graph",
+    "numbered_sources",
+    "react_system_prompt",
+    "write_answer",
+]
 
 log = logging.getLogger("reqstudio.agent")
-
-SOURCE_TEXT_CHARS = 4000
-TOOL_TEXT_CHARS = 8000
-NOTES_CHARS = 2000
-
-
-@dataclass
-class RunContext:
-    """Everything one run needs besides the graph state; nodes read it from the runtime."""
-
-    config: AgentConfig
-    question: str
-    history: list[BaseMessage]
-    reasoning_model: Runnable  # the function-call model with the tools bound
-    answer_model: Runnable
-    function_call_model_name: str
-    answer_model_name: str
-    tools: dict[str, BaseTool]
-    function_call_policy: RetryPolicy = field(
-        default_factory=lambda: ROLE_POLICIES["function_call"]
-    )
-    answer_policy: RetryPolicy = field(default_factory=lambda: ROLE_POLICIES["answer"])
-    clock: Callable[[], float] = time.monotonic
-    started: float = -1.0
-    handed_over_at: float | None = None
-    gathered: list[ToolResult] = field(default_factory=list)
-    answer_so_far: str = ""
-
-    def __post_init__(self) -> None:
-        if self.started < 0:
-            self.started = self.clock()
-
-    @property
-    def language(self) -> Literal["zh", "en"]:
-        return self.config.language
-
-    def elapsed(self) -> float:
-        return self.clock() - self.started
-
-    def remaining(self) -> float:
-        """Seconds left for the reasoning and tool phase."""
-        return self.config.tool_phase_seconds - self.elapsed()
-
-    def answer_remaining(self) -> float:
-        """Seconds left before the run must be over, answer included."""
-        return self.config.run_deadline_seconds - self.elapsed()
-
-    def trace(self, message: str, *args: Any) -> None:
-        """AGENT_VERBOSE logs every thought and action at INFO; otherwise at DEBUG."""
-        log.log(logging.INFO if self.config.verbose else logging.DEBUG, message, *args)
-
-
-# --- helpers ---------------------------------------------------------------------------
-
-
-def tool_kind(tool: BaseTool | None, name: str) -> ToolKind:
-    declared = (tool.metadata or {}).get("reqstudio_kind") if tool is not None else None
-    if declared in {"search", "mcp", "tool"}:
-        return declared
-    return "search" if name == WEB_SEARCH_TOOL_NAME else "tool"
-
-
-def compact_arguments(arguments: dict[str, Any]) -> str:
-    return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
-
-
-def emit_decision(emit: Callable[[Any], None], verdict: Verdict, round_number: int) -> None:
-    emit(
-        Decision(
-            continue_=verdict.continue_,
-            reason=verdict.reason,
-            reason_code=verdict.reason_code,
-            round=round_number,
-        )
-    )
-
-
-def stop_verdict(code: str, language: Literal["zh", "en"]) -> Verdict:
-    return Verdict(continue_=False, reason_code=code, reason=say(code, language))
-
-
-class AnswerTimeLimit(Exception):
-    """The run's time limit (plus its grace) passed before the answer was finished."""
 
 
 # --- nodes -----------------------------------------------------------------------------
@@ -452,112 +371,6 @@ async def check_round(state: AgentState, runtime: Runtime[RunContext]) -> dict[s
     emit_decision(emit, verdict, round_number)
     ctx.trace("agent round %d decision: %s", round_number, verdict.reason)
     return {"verdict": verdict}
-
-
-async def write_answer(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """The answer model writes the final answer from what was gathered, streamed."""
-    ctx, emit = runtime.context, runtime.stream_writer
-    verdict = state.get("verdict") or stop_verdict("model_done", ctx.language)
-    ctx.handed_over_at = ctx.clock()
-    emit(
-        HandOver(
-            reason=verdict.reason,
-            limit=verdict.limit,
-            answer_model=ctx.answer_model_name,
-            reason_code=verdict.reason_code,
-        )
-    )
-    messages = answer_messages(ctx, state, verdict)
-    parts: list[str] = []
-    kept: list[str] = []  # what earlier parts (before a length-limit continuation) wrote
-
-    def write(piece: str) -> None:
-        parts.append(piece)
-        ctx.answer_so_far = "".join(parts)
-        emit(AnswerToken(text=piece))
-
-    def start_again(attempt: int, error: BaseException, wait: float) -> None:
-        parts[:] = kept
-        ctx.answer_so_far = "".join(parts)
-        emit(AnswerRestarted(attempt=attempt, kept=ctx.answer_so_far))
-
-    def go_on(continuation: int) -> None:
-        kept[:] = parts
-
-    # The whole run, answer included, ends by the time limit plus its grace.
-    try:
-        async with asyncio.timeout(max(0.0, ctx.answer_remaining())):
-            # A whole answer only: a `length` finish is continued, never taken as the answer.
-            await complete_text(
-                ctx.answer_model,
-                messages,
-                policy=ctx.answer_policy,
-                on_token=write,
-                on_retry=start_again,
-                on_continue=go_on,
-                label="Agent answer model",
-            )
-    except TimeoutError:
-        log.warning("Agent answer model: the run's time limit passed before the answer ended")
-        raise AnswerTimeLimit() from None
-    answer = "".join(parts)
-    emit(AnswerFinished(text=answer))
-    ctx.trace("agent answer: %s", answer)
-    return {"answer": answer}
-
-
-def answer_messages(ctx: RunContext, state: AgentState, verdict: Verdict) -> list[BaseMessage]:
-    results = state.get("results", [])
-    sources = numbered_sources(results)
-    failures = [
-        f"{r.tool}({compact_arguments(r.arguments)}): {r.text[:200]}" for r in results if not r.ok
-    ]
-    last = state.get("messages", [])[-1:] or [None]
-    notes = ""
-    if isinstance(last[0], AIMessage) and not last[0].tool_calls:
-        notes = content_to_text(last[0].content)[:NOTES_CHARS]
-    # What the research found is the system's context; the last user turn is the user's own
-    # question, so a model that gives back its last user message gives back the question,
-    # never the app's wording (issue 18 item 3).
-    context = render_prompt(
-        "agent/answer_context.md",
-        sources=sources,
-        tools_used=bool(results),
-        failures=failures,
-        limit=verdict.limit,
-        notes=notes.strip(),
-    )
-    return [
-        SystemMessage(render_prompt("agent/answer_system.md") + "\n\n" + context),
-        *ctx.history,
-        HumanMessage(ctx.question),
-    ]
-
-
-def numbered_sources(results: list[ToolResult]) -> list[dict[str, Any]]:
-    """Every usable result as a numbered source; a search hit is a source of its own."""
-    sources: list[dict[str, Any]] = []
-    seen_urls: set[str] = set()
-    for result in results:
-        if not result.ok:
-            continue
-        if result.kind == "search":
-            for hit in result.hits:
-                if hit.url and hit.url in seen_urls:
-                    continue
-                seen_urls.add(hit.url)
-                sources.append({"title": hit.title, "url": hit.url, "text": hit.snippet})
-        elif result.text.strip():
-            sources.append(
-                {
-                    "title": f"{result.tool}({compact_arguments(result.arguments)})",
-                    "url": "",
-                    "text": result.text.strip()[:SOURCE_TEXT_CHARS],
-                }
-            )
-    for number, source in enumerate(sources, start=1):
-        source["number"] = number
-    return sources
 
 
 # --- routes and the graph ------------------------------------------------------------------

@@ -21,23 +21,33 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reqstudio.cli import UsageError, check_writable, partial_path
-
-EXIT_FAILED = 1
-EXIT_INCOMPLETE = 3  # failed midway; the finished rounds' result was written
+from reqstudio.cli import (
+    EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    UsageError,
+    add_command,
+    load_mode_settings,
+    partial_path,
+    read_input,
+    run_mode,
+    say,
+    write_with_fallback,
+)
 
 if TYPE_CHECKING:
     from agents.review.engine import ReviewRequest, ReviewResult
     from agents.review.models import ReviewRound
     from reqstudio.llm import ModelFactory
+    from reqstudio.runtime import AppRuntime
     from reqstudio.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    review = subparsers.add_parser(
+    review = add_command(
+        subparsers,
         "review",
-        help="review a requirements document round after round and fix what the reviewers find",
-        description="A red team, blue team, client and judge review the document; the authors "
+        "A red team, blue team, client and judge review the document; the authors "
         "of the sections with high-priority issues fix exactly those, until the issues "
         "converge. Progress on stderr; the improved document on stdout unless --out is given.",
     )
@@ -50,10 +60,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     review.add_argument("--out", type=Path, help="write the improved Markdown here")
     review.add_argument("--json", type=Path, help="write every review (JSON) here")
     review.set_defaults(handler=review_command)
-
-
-def say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
 
 
 async def review_with_progress(request: ReviewRequest, factory: ModelFactory) -> ReviewResult:
@@ -141,24 +147,18 @@ def review_command(args: argparse.Namespace) -> int:
     # The engine, LangGraph and the model client: imported only when the command runs.
     from agents.review.documents import document_too_large, load_document
     from agents.review.engine import ReviewRequest
-    from agents.srs.documents import ReferenceDocumentError
-    from reqstudio.runtime import AppRuntime
-    from reqstudio.settings import load_settings
 
-    settings = load_settings()
+    settings = load_mode_settings()
     max_rounds = settings.review_max_rounds if args.max_rounds is None else args.max_rounds
     if not 1 <= max_rounds <= 10:
         raise UsageError(f"--max-rounds: {max_rounds} is not between 1 and 10")
-    try:
-        text = load_document(args.doc, max_mb=settings.reference_max_mb).text
-    except ReferenceDocumentError as exc:
-        raise UsageError(f"--doc: {exc.message_en}") from None
-    if not text.strip():
-        raise UsageError(f"--doc: {args.doc} holds no text")
-    check_writable(args.out, "--out")
-    check_writable(args.json, "--json")
+    max_mb = settings.reference_max_mb
+    text = read_input(
+        "--doc", args.doc, lambda path: load_document(path, max_mb=max_mb).text, need_text=True
+    )
     request = ReviewRequest(document=text, title=args.doc.stem, max_rounds=max_rounds)
-    with AppRuntime(settings) as runtime:
+
+    def review(runtime: AppRuntime) -> int:
         factory = runtime.factory()
         too_large = document_too_large(text, factory, args.doc.name)
         if too_large is not None:
@@ -167,6 +167,12 @@ def review_command(args: argparse.Namespace) -> int:
             result = asyncio.run(review_with_progress(request, factory))
         except ReviewFailed as error:
             return save_incomplete(error, args, settings)
+        return write_result(args, result)
+
+    return run_mode(review, settings=settings, outputs={"--out": args.out, "--json": args.json})
+
+
+def write_result(args: argparse.Namespace, result: ReviewResult) -> int:
     if args.out is not None:
         args.out.write_text(result.improved_markdown, encoding="utf-8")
     else:
@@ -180,12 +186,12 @@ def review_command(args: argparse.Namespace) -> int:
     if result.stop_reason == "reviewer_failed":
         # Written out, but not passed: a script checking the exit code must not sign it off.
         say(f"ERROR: The review stopped without a verdict: {result.stop_detail}")
-        return 1
+        return EXIT_FAILED
     say(
         f"INFO: Done: {result.stop_reason}, {len(result.rounds)} round(s), "
         f"{result.usage.get('total_tokens', 0)} tokens, {result.seconds:.1f} s"
     )
-    return 0
+    return EXIT_OK
 
 
 def write_json(path: Path, result: ReviewResult) -> None:
@@ -229,11 +235,7 @@ def save_incomplete(error: ReviewFailed, args: argparse.Namespace, settings: Set
 def save_beside(path: Path, text: str, fallback_dir: Path) -> Path:
     """Write `text` to `path` (checked writable before the run, or chosen by us beside the
     input); if that fails, to the same name in the data folder. Where it went."""
-    try:
-        path.write_text(text, encoding="utf-8")
-        return path
-    except OSError:
-        fallback_dir.mkdir(parents=True, exist_ok=True)
-        fallback = fallback_dir / path.name
-        fallback.write_text(text, encoding="utf-8")
-        return fallback
+    where, problem = write_with_fallback(path, text, [fallback_dir])
+    if where is None:
+        raise OSError(f"could not write {path} ({problem}), nor in {fallback_dir}")
+    return where

@@ -23,16 +23,28 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reqstudio.cli import UsageError, check_writable, partial_path, user_language
+from reqstudio.cli import (
+    EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    UsageError,
+    add_command,
+    add_lang_option,
+    load_mode_settings,
+    partial_path,
+    read_input,
+    run_mode,
+    user_language,
+    write_with_fallback,
+)
 from reqstudio.messages import messages_under
 
 if TYPE_CHECKING:  # the chain, LangGraph and the model client load when the command runs
     from agents.rewrite.callbacks import CLICallbackHandler
     from agents.rewrite.chain import RewriteChain
     from agents.rewrite.models import ClarificationItem, RewriteRequest, RewriteResult
+    from reqstudio.runtime import AppRuntime
     from reqstudio.settings import Settings
-
-EXIT_FAILED, EXIT_INCOMPLETE = 1, 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,19 +65,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="continue a failed or interrupted run from its last saved step (the run id is "
         "printed when a run starts); its original and clarifications are the saved ones",
     )
-    parser.add_argument(
-        "--lang",
-        choices=("zh", "en"),
-        help="language of the progress lines (default: from LC_ALL / LC_MESSAGES / LANG)",
-    )
+    add_lang_option(parser, "the progress lines")
     parser.set_defaults(handler=rewrite_command, parser=parser)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    rewrite = subparsers.add_parser(
+    rewrite = add_command(
+        subparsers,
         "rewrite",
-        help="rewrite a document with clarifications: outline, sections in order, review",
-        description="Rewrite a document with the answers to clarifying questions: an outline "
+        "Rewrite a document with the answers to clarifying questions: an outline "
         "first, then each section in order, then reviewed and patched. Progress on stderr. "
         "Exit codes: 0 complete, 1 failed, 2 bad input, 3 incomplete result written.",
     )
@@ -101,10 +109,6 @@ def structure_json(result: RewriteResult) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def write_file(path: Path, text: str) -> None:
-    path.write_text(text, encoding="utf-8")
-
-
 class Writer:
     """Writes the run's files after the run; a write that fails (disk full, the folder removed
     meanwhile) goes to a file of the same name in the working directory (or the temp folder),
@@ -116,27 +120,17 @@ class Writer:
         self.lost = False
 
     def write(self, path: Path, text: str) -> Path | None:
-        try:
-            write_file(path, text)
-            return path
-        except OSError as exc:
-            why = exc.strerror or type(exc).__name__
-        for folder in (Path.cwd(), Path(tempfile.gettempdir())):
-            fallback = folder / path.name
-            if fallback.resolve() == path.resolve():
-                continue
-            try:
-                write_file(fallback, text)
-            except OSError:
-                continue
-            self.fell_back = True
-            print(
-                self.say["fallback"].format(path=path, why=why, fallback=fallback), file=sys.stderr
-            )
-            return fallback
-        self.lost = True
-        print(self.say["lost"].format(path=path, why=why, folder=Path.cwd()), file=sys.stderr)
-        return None
+        where, problem = write_with_fallback(path, text, (Path.cwd(), Path(tempfile.gettempdir())))
+        if problem is None:
+            return where
+        why = problem.strerror or type(problem).__name__
+        if where is None:
+            self.lost = True
+            print(self.say["lost"].format(path=path, why=why, folder=Path.cwd()), file=sys.stderr)
+            return None
+        self.fell_back = True
+        print(self.say["fallback"].format(path=path, why=why, fallback=where), file=sys.stderr)
+        return where
 
 
 def require_inputs(args: argparse.Namespace) -> None:
@@ -154,14 +148,15 @@ def require_inputs(args: argparse.Namespace) -> None:
 
 def read_request(args: argparse.Namespace, settings: Settings) -> RewriteRequest:
     from agents.rewrite.models import RewriteRequest
-    from agents.srs.documents import ReferenceDocumentError, load_reference
+    from agents.srs.documents import load_reference
 
-    try:
-        original = load_reference(args.original_doc, max_mb=settings.reference_max_mb).text
-    except ReferenceDocumentError as exc:
-        raise UsageError(f"--original-doc: {exc.message_en}") from None
-    if not original.strip():
-        raise UsageError(f"--original-doc: {args.original_doc} holds no text")
+    max_mb = settings.reference_max_mb
+    original = read_input(
+        "--original-doc",
+        args.original_doc,
+        lambda path: load_reference(path, max_mb=max_mb).text,
+        need_text=True,
+    )
     clarifications = read_clarifications(args.clarifications)
     return RewriteRequest(original_content=original, clarifications=clarifications)
 
@@ -190,10 +185,8 @@ def rewrite_command(args: argparse.Namespace) -> int:
     from agents.rewrite.errors import RewriteStageError
     from agents.rewrite.sizes import context_sizes
     from agents.rewrite.state import RewriteOptions
-    from reqstudio.runtime import AppRuntime
-    from reqstudio.settings import load_settings
 
-    settings = load_settings()
+    settings = load_mode_settings()
     language = args.lang or user_language()
     say = messages_under("cli.rewrite", language)
     request: RewriteRequest | None = None
@@ -206,8 +199,6 @@ def rewrite_command(args: argparse.Namespace) -> int:
     else:
         require_inputs(args)
         request = read_request(args, settings)
-    check_writable(args.output_md, "--output-md")
-    check_writable(args.output_json, "--output-json")
     check_distinct(args.output_md, args.output_json)
     run_id = args.resume or f"rewrite-{uuid.uuid4().hex[:12]}"
     handler = CLICallbackHandler(language=language)
@@ -215,7 +206,8 @@ def rewrite_command(args: argparse.Namespace) -> int:
         max_review_rounds=settings.rewrite_max_review_rounds, language=language
     )
     writer = Writer(say)
-    with AppRuntime(settings) as runtime:
+
+    def rewrite(runtime: AppRuntime) -> int:
         chain = RewriteChain(runtime.factory(), options=options)
         if request is not None:
             sizes = context_sizes(request, chain.factory)
@@ -245,7 +237,10 @@ def rewrite_command(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             print(say["resume_hint"].format(run_id=run_id), file=sys.stderr)
             raise
-    return write_result(args, result, writer, say, run_id)
+        return write_result(args, result, writer, say, run_id)
+
+    outputs = {"--output-md": args.output_md, "--output-json": args.output_json}
+    return run_mode(rewrite, settings=settings, outputs=outputs)
 
 
 def write_result(
@@ -292,7 +287,7 @@ def write_result(
         ),
         file=sys.stderr,
     )
-    return EXIT_FAILED if writer.fell_back or writer.lost else 0
+    return EXIT_FAILED if writer.fell_back or writer.lost else EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

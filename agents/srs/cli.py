@@ -6,10 +6,7 @@ Progress goes to stderr; results (the SRS, the evaluation JSON, the means table)
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import logging
-import os
 import sys
 import tempfile
 import time
@@ -32,19 +29,33 @@ from agents.srs.events import (
     Trail,
 )
 from agents.srs.state import ABLATIONS
-from reqstudio.cli import UsageError, user_language
-from reqstudio.kept_runs import keep_failed_run, kept_line
+from reqstudio.cli import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    add_command,
+    add_lang_option,
+    add_quiet_option,
+    check_writable,
+    load_mode_settings,
+    read_input,
+    run_mode,
+    say,
+    show_log_records,
+    user_language,
+    write_with_fallback,
+)
+from reqstudio.kept_runs import keep_and_say
 
 if TYPE_CHECKING:
     from agents.srs.engine import SrsRequest
     from reqstudio.llm import ModelFactory
+    from reqstudio.runtime import AppRuntime
     from reqstudio.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    srs = subparsers.add_parser(
-        "srs", help="generate, evaluate and compare SRS documents (multi-agent pipeline)"
-    )
+    srs = add_command(subparsers, "srs")
     srs.set_defaults(handler=_missing_subcommand)
     commands = srs.add_subparsers(dest="srs_command", metavar="SUBCOMMAND")
 
@@ -62,14 +73,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     generate.add_argument("--out", type=Path, help="write the SRS here instead of stdout")
     generate.add_argument("--log", type=Path, help="write the interaction log (JSON) here")
-    generate.add_argument(
-        "--quiet", action="store_true", help="no progress or [日志] lines on stderr, only errors"
-    )
-    generate.add_argument(
-        "--lang",
-        choices=("zh", "en"),
-        help="language of the seed's [日志] lines (default: from LC_ALL / LC_MESSAGES / LANG)",
-    )
+    add_quiet_option(generate, "progress or [日志] lines")
+    add_lang_option(generate, "the seed's [日志] lines")
     generate.set_defaults(handler=generate_command)
 
     evaluate = commands.add_parser("evaluate", help="score an SRS against a reference SRS")
@@ -96,10 +101,7 @@ def _missing_subcommand(args: argparse.Namespace) -> int:
 
 
 def _read(path: Path, flag: str, max_mb: float) -> str:
-    try:
-        return load_reference(path, max_mb=max_mb).text
-    except ReferenceDocumentError as exc:
-        raise UsageError(f"{flag}: {exc.message_en}") from None
+    return read_input(flag, path, lambda path: load_reference(path, max_mb=max_mb).text)
 
 
 def _max_iterations(value: int | None, settings: Settings) -> int:
@@ -109,40 +111,14 @@ def _max_iterations(value: int | None, settings: Settings) -> int:
     return value
 
 
-def _writable(path: Path | None, flag: str) -> None:
-    """Refuse an output path that cannot be written, before any model is called."""
-    if path is None:
-        return
-    if path.is_dir():
-        raise UsageError(f"{flag}: {path} is a folder; give a file name, e.g. {path / 'srs.md'}")
-    folder = path.parent
-    if not folder.is_dir():
-        raise UsageError(f"{flag}: the folder {folder} does not exist")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise UsageError(f"{flag}: {path} cannot be written (no permission)")
-    if not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag}: the folder {folder} cannot be written (no permission)")
-
-
-def _show_log_records(quiet: bool) -> None:
-    """Warnings of the call path (each retry, named) on stderr; with --quiet only errors."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    logger = logging.getLogger("reqstudio")
-    logger.addHandler(handler)
-    logger.setLevel(logging.ERROR if quiet else logging.WARNING)
-
-
 # --- generate --------------------------------------------------------------------------
 
 
 def generate_command(args: argparse.Namespace) -> int:
     # The engine, LangGraph and the model client: imported only when the command runs.
     from agents.srs.engine import SrsRequest
-    from reqstudio.runtime import AppRuntime
-    from reqstudio.settings import load_settings
 
-    settings = load_settings()
+    settings = load_mode_settings()
     request = SrsRequest(
         user_input=_read(args.input, "--input", settings.reference_max_mb),
         reference_srs=_read(args.reference, "--reference", settings.reference_max_mb)
@@ -151,46 +127,38 @@ def generate_command(args: argparse.Namespace) -> int:
         ablation=args.ablation,
         max_iterations=_max_iterations(args.max_iterations, settings),
     )
-    _writable(args.out, "--out")
-    _writable(args.log, "--log")
-    _show_log_records(args.quiet)
+    check_writable(args.out, "--out")
+    check_writable(args.log, "--log")
+    show_log_records(args.quiet)
     language = args.lang or user_language()
-    with AppRuntime(settings) as runtime:
-        return asyncio.run(
-            _generate(
-                runtime.factory(),
-                request,
-                args.out,
-                args.log,
-                quiet=args.quiet,
-                language=language,
-                fallback_dir=settings.data_dir,
-            )
-        )
+    return run_mode(
+        lambda runtime: _generate(
+            runtime.factory(),
+            request,
+            args.out,
+            args.log,
+            quiet=args.quiet,
+            language=language,
+            fallback_dir=settings.data_dir,
+        ),
+        settings=settings,
+    )
 
 
-def _progress(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+_progress = say
 
 
 def _save(path: Path, text: str, fallback_dir: Path, suffix: str) -> tuple[Path, str | None]:
-    """Write `text` to `path`; if that fails, to a fallback file. Returns where it went and
-    why `path` failed (None if it did not)."""
-    try:
-        path.write_text(text, encoding="utf-8")
-        return path, None
-    except OSError as exc:
-        problem = f"{type(exc).__name__}: {exc.strerror or exc}"
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for folder in (fallback_dir, Path(tempfile.gettempdir())):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            fallback = folder / f"srs-{stamp}{suffix}"
-            fallback.write_text(text, encoding="utf-8")
-            return fallback, problem
-        except OSError:
-            continue
-    raise OSError(problem)
+    """Write `text` to `path`; if that fails, to `srs-<time><suffix>` in the data folder (or
+    the temp folder). Returns where it went and why `path` failed (None if it did not)."""
+    name = f"srs-{time.strftime('%Y%m%d-%H%M%S')}{suffix}"
+    where, problem = write_with_fallback(
+        path, text, (fallback_dir, Path(tempfile.gettempdir())), name
+    )
+    why = None if problem is None else f"{type(problem).__name__}: {problem.strerror or problem}"
+    if where is None:
+        raise OSError(why)
+    return where, why
 
 
 def _describe_node(event: NodeFinished) -> str:
@@ -249,12 +217,7 @@ def _keep_failed_run(
     }
     if not log_written:
         record["log"] = partial.model_dump(mode="json", exclude={"srs_markdown"})
-    try:
-        kept = keep_failed_run(data_dir, "srs", record, {".partial.md": partial_document})
-    except OSError as problem:
-        _progress(f"reqstudio: could not keep what the run produced ({problem})")
-        return
-    _progress(kept_line(kept))
+    keep_and_say(data_dir, "srs", record, {".partial.md": partial_document})
 
 
 async def _generate(
@@ -308,7 +271,7 @@ async def _generate(
             where = f"{event.agent} failed: " if event.agent else ""
             _progress(f"reqstudio: {where}{event.message_zh if zh else event.message}")
             _keep_failed_run(event, "".join(document), fallback_dir, log_written=logged)
-            return 1
+            return EXIT_FAILED
         elif isinstance(event, RunFinished):
             result = event.result
             written = True
@@ -337,8 +300,8 @@ async def _generate(
                     else ""
                 )
             )
-            return 0 if written else 1
-    return 0
+            return EXIT_OK if written else EXIT_FAILED
+    return EXIT_OK
 
 
 # --- evaluate --------------------------------------------------------------------------
@@ -347,22 +310,23 @@ async def _generate(
 def evaluate_command(args: argparse.Namespace) -> int:
     from agents.srs.evaluation import evaluate_srs
     from reqstudio.errors import describe_failure
-    from reqstudio.runtime import AppRuntime
-    from reqstudio.settings import load_settings
 
-    settings = load_settings()
+    settings = load_mode_settings()
     reference = _read(args.reference, "--reference", settings.reference_max_mb)
     candidate = _read(args.candidate, "--candidate", settings.reference_max_mb)
-    with AppRuntime(settings) as runtime:
+
+    async def evaluate(runtime: AppRuntime) -> int:
         try:
-            result = asyncio.run(evaluate_srs(reference, candidate, runtime.factory()))
+            result = await evaluate_srs(reference, candidate, runtime.factory())
         except ReferenceDocumentError as exc:  # refused before any call: too large
             raise UsageError(exc.message_en) from None
         except Exception as exc:
             _progress(f"reqstudio: evaluation failed: {describe_failure(exc, 'en')}")
-            return 1
-    print(json.dumps(result, ensure_ascii=False, indent=2))
-    return 1 if "error" in result else 0
+            return EXIT_FAILED
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return EXIT_FAILED if "error" in result else EXIT_OK
+
+    return run_mode(evaluate, settings=settings)
 
 
 # --- experiment ------------------------------------------------------------------------
@@ -370,10 +334,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
 def experiment_command(args: argparse.Namespace) -> int:
     from agents.srs.experiment import find_cases, means_table, run_experiment, write_csv
-    from reqstudio.runtime import AppRuntime
-    from reqstudio.settings import load_settings
 
-    settings = load_settings()
+    settings = load_mode_settings()
     if not args.cases.is_dir():
         raise UsageError(f"--cases: no such folder: {args.cases}")
     cases = find_cases(args.cases)
@@ -382,39 +344,39 @@ def experiment_command(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, not {args.concurrency}")
     max_iterations = _max_iterations(args.max_iterations, settings)
-    _writable(args.out, "--out")
     ablations = list(dict.fromkeys(args.ablations))
     srs_dir = args.out.with_name(args.out.stem + "_srs")
-    with AppRuntime(settings) as runtime:
+
+    async def experiment(runtime: AppRuntime) -> int:
         bar = tqdm(total=len(cases) * len(ablations), desc="SRS runs", unit="run", file=sys.stderr)
         with bar:
-            rows = asyncio.run(
-                run_experiment(
-                    cases,
-                    ablations,
-                    runtime.factory(),
-                    concurrency=args.concurrency,
-                    max_iterations=max_iterations,
-                    max_mb=settings.reference_max_mb,
-                    srs_dir=srs_dir,
-                    on_row=lambda row: bar.update(1),
-                )
+            rows = await run_experiment(
+                cases,
+                ablations,
+                runtime.factory(),
+                concurrency=args.concurrency,
+                max_iterations=max_iterations,
+                max_mb=settings.reference_max_mb,
+                srs_dir=srs_dir,
+                on_row=lambda row: bar.update(1),
             )
-    write_csv(rows, args.out)
-    failed = [r for r in rows if r["status"] != "ok"]
-    for row in failed:
-        _progress(f"{row['case']} / {row['ablation']}: {row['status']}: {row['error']}")
-    print(means_table(rows, ablations))
-    # mean ± sd per ablation and the paired difference against no-clarify (bootstrap 95 % CI)
-    from agents.srs.experiment_summary import summarize, summary_table
+        write_csv(rows, args.out)
+        failed = [r for r in rows if r["status"] != "ok"]
+        for row in failed:
+            _progress(f"{row['case']} / {row['ablation']}: {row['status']}: {row['error']}")
+        print(means_table(rows, ablations))
+        # mean ± sd per ablation and the paired difference against no-clarify (bootstrap 95 % CI)
+        from agents.srs.experiment_summary import summarize, summary_table
 
-    summary = summary_table(summarize(rows, ablations))
-    print()
-    print(summary)
-    summary_path = args.out.with_name(args.out.stem + "_summary.md")
-    try:
-        summary_path.write_text(summary + "\n", encoding="utf-8")
-    except OSError as exc:
-        _progress(f"reqstudio: could not write {summary_path} ({exc.strerror or exc})")
-    _progress(f"{len(rows)} runs, {len(failed)} failed -> {args.out} (documents in {srs_dir})")
-    return 1 if failed else 0
+        summary = summary_table(summarize(rows, ablations))
+        print()
+        print(summary)
+        summary_path = args.out.with_name(args.out.stem + "_summary.md")
+        try:
+            summary_path.write_text(summary + "\n", encoding="utf-8")
+        except OSError as exc:
+            _progress(f"reqstudio: could not write {summary_path} ({exc.strerror or exc})")
+        _progress(f"{len(rows)} runs, {len(failed)} failed -> {args.out} (documents in {srs_dir})")
+        return EXIT_FAILED if failed else EXIT_OK
+
+    return run_mode(experiment, settings=settings, outputs={"--out": args.out})

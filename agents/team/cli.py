@@ -25,17 +25,25 @@ from agents.team.events import (
     TeamEvent,
     TurnFinished,
 )
-from reqstudio.cli import UsageError
+from reqstudio.cli import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    UsageError,
+    add_command,
+    check_writable,
+    load_mode_settings,
+    run_mode,
+)
 
 if TYPE_CHECKING:
     from agents.team.runner import TeamRun
+    from reqstudio.runtime import AppRuntime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "team",
-        help="give a requirements task to a team of agents",
-        description="Team mode: events are printed on stderr, root's answer on stdout.",
+    parser = add_command(
+        subparsers, "team", "Team mode: events are printed on stderr, root's answer on stdout."
     )
     parser.add_argument("task", help="the task for the team")
     parser.add_argument("--log", type=Path, metavar="FILE", help="write the run's record (JSON)")
@@ -62,30 +70,26 @@ def run(args: argparse.Namespace) -> int:
     # The runner, its store and the model client: imported only when the command runs.
     from agents.team.runner import TeamConfig, TeamRun
     from agents.team.store import EventStore
-    from reqstudio.local_model import EmbeddedModelUnavailable
     from reqstudio.persistence import record_target
-    from reqstudio.runtime import AppRuntime
-    from reqstudio.settings import load_settings
 
     if not args.task.strip():
         raise UsageError("the task is empty")
     max_agents = bounded("--max-agents", args.max_agents, 2, 32)
     time_limit = bounded("--time-limit", args.time_limit, 1, 3600, float)
-    if args.log is not None and not args.log.parent.exists():
-        raise UsageError(f"--log: the folder {args.log.parent} does not exist")
-    settings = load_settings()
+    check_writable(args.log, "--log")
+    settings = load_mode_settings()
     config = TeamConfig.from_settings(
         settings, max_agents=max_agents, max_execution_time=time_limit
     )
-    try:
-        with AppRuntime(settings) as runtime:
-            store = EventStore.at(record_target(settings))
-            try:
-                return asyncio.run(work(TeamRun(runtime.factory(), config, store), args))
-            finally:
-                store.close()
-    except EmbeddedModelUnavailable as exc:
-        raise UsageError(str(exc)) from None
+
+    def with_store(runtime: AppRuntime) -> int:
+        store = EventStore.at(record_target(settings))
+        try:
+            return asyncio.run(work(TeamRun(runtime.factory(), config, store), args))
+        finally:
+            store.close()
+
+    return run_mode(with_store, settings=settings)
 
 
 async def work(team: TeamRun, args: argparse.Namespace) -> int:
@@ -107,8 +111,8 @@ async def work(team: TeamRun, args: argparse.Namespace) -> int:
         if args.log is not None:
             await write_log(team, args.log)
     if interrupted.is_set():
-        return 130
-    return 0 if finished is not None and finished.reason == "answered" else 1
+        return EXIT_INTERRUPTED
+    return EXIT_OK if finished is not None and finished.reason == "answered" else EXIT_FAILED
 
 
 def on_ctrl_c(team: TeamRun) -> asyncio.Event:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.apps import ROOT, AppProcess
 from tests.browser_support import open_page, provider_env, send
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
 pytestmark = pytest.mark.browser
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import open_page, provider_env, send, wait_until_idle
+from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import (
     open_page,
@@ -18,6 +17,7 @@ from tests.browser_support import (
     wait_until_idle,
     wait_until_loaded,
 )
+from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Dialog, Page, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.apps import AppProcess
 from tests.browser_support import attach, open_page, send, wait_until_idle
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
 
 pytestmark = pytest.mark.browser

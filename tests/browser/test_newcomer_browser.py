@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.apps import AppProcess
 from tests.browser_support import (
     attach,
@@ -20,6 +19,7 @@ from tests.browser_support import (
     wait_until_idle,
     wait_until_loaded,
 )
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.test_srs_support import (
     E_STORE,
     EVALUATE,

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser.test_srs_browser import SRS, switch_mode
 from tests.browser_support import attach, open_page, provider_env, send, wait_until_loaded
 from tests.postgres_support import PostgresServer
+from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
 
 pytestmark = pytest.mark.browser

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import attach, open_page, send, wait_until_idle
 from tests.review_support import (
@@ -22,6 +21,7 @@ from tests.review_support import (
     judge_reply,
     red_reply,
 )
+from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
 

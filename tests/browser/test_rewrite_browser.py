@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import attach, open_page, send
 from tests.rewrite_support import (
@@ -25,6 +24,7 @@ from tests.rewrite_support import (
     prompts_for,
     review_reply,
 )
+from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
 

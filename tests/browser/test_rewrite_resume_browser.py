@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import (
     attach,
@@ -35,6 +34,7 @@ from tests.rewrite_support import (
     prompts_for,
     review_reply,
 )
+from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
 

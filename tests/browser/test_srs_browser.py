@@ -11,7 +11,6 @@ import docx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import (
     attach,
@@ -21,6 +20,7 @@ from tests.browser_support import (
     wait_until_idle,
     wait_until_loaded,
 )
+from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_srs_support import (
     E_STORE,
     EVALUATE,

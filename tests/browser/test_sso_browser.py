@@ -18,9 +18,9 @@ import pytest
 from oidc_provider_mock import User, run_server_in_thread
 from playwright.sync_api import Browser, Page, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import ROOT, AppProcess
 from tests.browser_support import open_page, provider_env, send, wait_until_idle
+from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser.test_review_browser import EXPECTED, ISSUE, REVISED
 from tests.browser.test_review_browser import switch_mode as review_switch_mode
@@ -27,6 +26,7 @@ from tests.review_support import (
     red_reply,
 )
 from tests.rewrite_support import FILL_ZH, ORIGINAL_ZH, outline_reply
+from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
 
 pytestmark = pytest.mark.browser

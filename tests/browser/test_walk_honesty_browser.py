@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from reqstudio.scripted_server import Reply, ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import open_page, send, wait_until_idle
+from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_team_cards import CARD
 from tests.test_team_run import me, role, spawn, turn
 from tests.test_team_run import send as say

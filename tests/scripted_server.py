@@ -9,7 +9,7 @@ the request's messages (or that has no `match`). With nothing queued it answers
 "Echo: <last user message>". Control it in-process (`ScriptedLLMServer.script`) or over HTTP
 (`POST /_script`, `POST /_reset`, `GET /_requests`).
 
-    python -m reqstudio.scripted_server --port 8011
+    python -m tests.scripted_server --port 8011
 """
 
 from __future__ import annotations

@@ -1,0 +1,137 @@
+"""What every benchmark shares: the scripted provider started with settings and a model factory
+pointed at it, the time with a model call in flight, the conditions line, and the ending (the
+table printed, written to `benchmarks/results/`, and with `--json FILE` the figures as JSON).
+
+Run a benchmark from the repository root, `.venv/bin/python benchmarks/NAME.py`: its own folder
+is on `sys.path`, so `from bench import ...` comes first and puts the repository there for the
+project's imports (`agents`, `reqstudio`, and the scripted server in `tests/scripted_server.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
+
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript  # noqa: E402
+
+if TYPE_CHECKING:
+    from reqstudio.llm import ModelFactory
+
+__all__ = ["ROOT", "Reply", "ScriptedLLMServer", "ToolCallScript"]
+
+RESULTS = ROOT / "benchmarks" / "results"
+PURE = ROOT / "tests" / "data" / "pure"  # vendored; source and licence in its README
+PURE_CASE = "2007-e-store-doc/reference.md"
+KEY = "sk-benchmark"
+MODEL = "scripted-model"
+
+
+@contextmanager
+def scripted_provider(
+    data_dir: Path | str | None = None,
+) -> Iterator[tuple[ScriptedLLMServer, ModelFactory]]:
+    """The scripted OpenAI-compatible server over real HTTP, and a model factory using it."""
+    from reqstudio.llm import Endpoint, ModelFactory
+    from reqstudio.settings import load_settings
+
+    with ScriptedLLMServer() as server:
+        extra = {} if data_dir is None else {"REQSTUDIO_DATA_DIR": str(data_dir)}
+        settings = load_settings(
+            OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY=KEY, OPENAI_MODEL=MODEL, **extra
+        )
+        yield server, ModelFactory(settings, Endpoint(server.base_url, KEY, MODEL))
+
+
+def busy_seconds(intervals: Iterable[tuple[float, float]]) -> float:
+    """Length of the union of (start, end) intervals: the time with a model call in flight,
+    concurrent calls counted once."""
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted(intervals):
+        if start > end:
+            total += stop - start
+            end = stop
+        elif stop > end:
+            total += stop - end
+            end = stop
+    return total
+
+
+class CallIntervals(BaseCallbackHandler):
+    """(start, end) of every chat-model call, from a LangChain callback."""
+
+    run_inline = True
+
+    def __init__(self) -> None:
+        self.started: dict[UUID, float] = {}
+        self.intervals: list[tuple[float, float]] = []
+
+    def on_chat_model_start(self, serialized, messages, *, run_id: UUID, **kwargs: Any) -> None:
+        self.started[run_id] = time.perf_counter()
+
+    def on_llm_end(self, response, *, run_id: UUID, **kwargs: Any) -> None:
+        self.intervals.append((self.started.pop(run_id), time.perf_counter()))
+
+    def busy_seconds(self) -> float:
+        return busy_seconds(self.intervals)
+
+
+def fenced(value: Any) -> str:
+    """A JSON answer as models write it, in a fenced block."""
+    return "```json\n" + json.dumps(value, ensure_ascii=False) + "\n```"
+
+
+def pure_document(path: Path | None) -> Path:
+    """`path`, or the vendored PURE e-store SRS (about 20 KB)."""
+    if path is not None:
+        return path
+    if (PURE / PURE_CASE).is_file():
+        return PURE / PURE_CASE
+    raise SystemExit(f"no {PURE_CASE} under {PURE} (it belongs to the repository); pass one")
+
+
+def conditions() -> str:
+    """When and where the figures were measured."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (
+        f"{date.today().isoformat()}, Python {platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} cores, load average {load:.1f} at the end"
+    )
+
+
+def parser(doc: str | None, results: str) -> argparse.ArgumentParser:
+    """The benchmark's argument parser with the shared `--out` (the Markdown results file,
+    default `benchmarks/results/<results>`) and `--json FILE`."""
+    made = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    made.add_argument("--out", type=Path, default=RESULTS / results, help="Markdown results")
+    made.add_argument("--json", type=Path, metavar="FILE", help="write the figures as JSON")
+    return made
+
+
+def finish(
+    args: argparse.Namespace, report: str, figures: dict[str, Any], *, table: str | None = None
+) -> None:
+    """Print `table` (default: the whole report), write `report` to `--out` and `figures`, with
+    the conditions, to `--json`."""
+    print(report if table is None else table)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(report.rstrip("\n") + "\n", encoding="utf-8")
+    print(f"\nwritten to {args.out}", file=sys.stderr)
+    if args.json is not None:
+        data = {"conditions": conditions(), **figures}
+        args.json.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")

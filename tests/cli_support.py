@@ -1,0 +1,56 @@
+"""Running `reqstudio` in a fresh process against the scripted model server: the command, its
+environment (nothing of the caller's provider, mode or data settings) and one call."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# The installed `reqstudio` command's entry point. (Not `python -m reqstudio.cli`: that loads
+# the module twice, as __main__ and as reqstudio.cli, and its UsageError would not be caught.)
+REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]
+TEST_KEY = "sk-test-not-a-real-key"
+# The caller's settings that would change a run: left out of the command's environment.
+CLEARED = ("OPENAI_", "AGENT_", "REQSTUDIO_", "TEAM_", "SRS_")
+# Short timeouts and retry waits of milliseconds, for tests that meet faults.
+QUICK = {"OPENAI_TIMEOUT": "10", "REQSTUDIO_RETRY_BACKOFF_SCALE": "0.01"}
+
+
+def cli_env(base_url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a command pointed at `base_url`, its data under `tmp_path`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(CLEARED)}
+    env.update(
+        OPENAI_BASE_URL=base_url,
+        OPENAI_API_KEY=TEST_KEY,
+        OPENAI_MODEL="scripted-model",
+        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
+        PYTHONIOENCODING="utf-8",
+        PYTHONPATH=str(ROOT),
+    )
+    env.update(extra)
+    return env
+
+
+def run_reqstudio(
+    base_url: str,
+    tmp_path: Path,
+    *args: object,
+    cwd: Path | None = None,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
+    **extra: str,
+) -> subprocess.CompletedProcess:
+    """`reqstudio ARGS` to its end, in `cwd` (default `tmp_path`, where no stray .env is read),
+    with `cli_env(base_url, tmp_path, **extra)` unless `env` is given whole."""
+    return subprocess.run(
+        [*REQSTUDIO, *[str(a) for a in args]],
+        cwd=cwd or tmp_path,
+        env=cli_env(base_url, tmp_path, **extra) if env is None else env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=timeout,
+    )

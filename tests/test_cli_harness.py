@@ -1,0 +1,75 @@
+"""The harness every mode's CLI runs through (`reqstudio/cli.py`): one set of exit codes, the
+set-up refused with exit 2 and one line the same way in every mode, and writes that fall back
+to another folder when the asked path fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reqstudio.cli import (
+    EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    write_with_fallback,
+)
+from tests.cli_support import cli_env, run_reqstudio
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_the_exit_codes_are_the_readme_table():
+    codes = (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED)
+    assert codes == (0, 1, 2, 3, 130)
+    table = README.read_text(encoding="utf-8").split("| exit code | meaning | which commands |")[1]
+    rows = [line for line in table.splitlines()[2:7]]
+    assert [row.split("|")[1].strip() for row in rows] == [str(code) for code in codes]
+
+
+def test_a_write_that_fails_goes_to_the_first_folder_that_takes_it(tmp_path):
+    missing = tmp_path / "gone" / "srs.md"
+    unusable = tmp_path / "a-file"
+    unusable.write_text("", encoding="utf-8")
+    fallback = tmp_path / "fallback"
+    where, problem = write_with_fallback(missing, "text", [unusable / "x", fallback], "kept.md")
+    assert where == fallback / "kept.md" and where.read_text(encoding="utf-8") == "text"
+    assert isinstance(problem, FileNotFoundError)
+
+
+def test_a_write_that_works_needs_no_fallback(tmp_path):
+    target = tmp_path / "out.md"
+    assert write_with_fallback(target, "text", [tmp_path / "never"]) == (target, None)
+    assert not (tmp_path / "never").exists()
+
+
+def test_a_write_that_fails_everywhere_says_so(tmp_path):
+    missing = tmp_path / "gone" / "out.md"
+    # the same file again is no fallback; a folder under a file cannot be made
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    where, problem = write_with_fallback(missing, "text", [missing.parent, tmp_path / "a-file"])
+    assert where is None and isinstance(problem, OSError)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["chat", "hello"],
+        ["review", "--doc", "{doc}"],
+        ["srs", "generate", "--input", "{doc}"],
+        ["team", "write an SRS"],
+    ],
+    ids=lambda args: args[0],
+)
+def test_an_offline_model_that_cannot_start_exits_2_with_one_line_in_every_mode(tmp_path, args):
+    document = tmp_path / "doc.md"
+    document.write_text("# Shop\n\nCustomers order books.\n", encoding="utf-8")
+    missing_model = tmp_path / "no-model.gguf"
+    env = cli_env("", tmp_path, REQSTUDIO_LOCAL_MODEL_FILE=str(missing_model))
+    del env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"]  # no provider: the offline model answers
+    done = run_reqstudio("", tmp_path, *[a.format(doc=document) for a in args], env=env, timeout=60)
+    assert done.returncode == EXIT_USAGE, done.stderr
+    assert done.stderr == f"reqstudio: the offline model file {missing_model} does not exist\n"
+    assert done.stdout == ""
