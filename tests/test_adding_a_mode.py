@@ -81,6 +81,16 @@ def shout_command(monkeypatch, llm_server: ScriptedLLMServer, tmp_path: Path):
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.fixture(autouse=True)
+def forget_clients_of_closed_loops():
+    """`main()` runs here in the test's process and ends its event loop; langchain-openai keeps
+    its async HTTP client per provider URL, which would be handed, dead, to the next test."""
+    yield
+    from langchain_openai.chat_models import _client_utils
+
+    _client_utils._cached_async_httpx_client.cache_clear()
+
+
 def test_a_registered_mode_gets_a_command_listed_in_the_help(shout_command, capsys):
     with pytest.raises(SystemExit) as exit:
         main(["--help"])
