@@ -104,6 +104,10 @@ def test_review_two_rounds_in_the_browser(
     chart = page.locator(".js-plotly-plot").first
     expect(chart).to_be_visible(timeout=30_000)
     chart.scroll_into_view_if_needed()
+    # no white page in the dark theme (issue 18 item 10): the chart has no background of its own
+    paper = chart.locator("svg.main-svg").first.evaluate("svg => svg.style.background")
+    assert paper in ("rgba(0, 0, 0, 0)", "transparent"), paper
+    expect(page.get_by_text("improved.docx")).to_be_visible()  # Word beside Markdown
     page.screenshot(path=output_dir / "review-zh-CN.png")
     screenshots = ROOT / "docs" / "screenshots"
     shutil.copy(output_dir / "review-zh-CN.png", screenshots / "review-zh-CN.png")

@@ -16,6 +16,16 @@ tr = Catalog("review")
 COLOURS = {"high": "#d62728", "medium": "#ff7f0e", "low": "#2ca02c"}
 
 
+# Chainlit draws a Plotly chart with Plotly's own white page whatever the app's theme: with no
+# background and a mid grey for text and grid, the chart reads on the light and the dark theme.
+GRID = "rgba(128, 128, 128, 0.3)"
+THEME_NEUTRAL = {
+    "paper_bgcolor": "rgba(0, 0, 0, 0)",
+    "plot_bgcolor": "rgba(0, 0, 0, 0)",
+    "font": {"color": "#8b929c"},
+}
+
+
 def trajectory_figure(rounds: list[ReviewRound]) -> go.Figure:
     data = counts_per_round(rounds)
     figure = go.Figure(
@@ -37,5 +47,8 @@ def trajectory_figure(rounds: list[ReviewRound]) -> go.Figure:
         yaxis={"dtick": 1, "rangemode": "tozero"},
         height=320,
         margin={"l": 40, "r": 20, "t": 50, "b": 40},
+        **THEME_NEUTRAL,
     )
+    figure.update_xaxes(gridcolor=GRID, zerolinecolor=GRID)
+    figure.update_yaxes(gridcolor=GRID, zerolinecolor=GRID)
     return figure
