@@ -67,6 +67,7 @@ from ui.session import (
     warn_if_history_failed,
 )
 from ui.session_cookie import SecureCookiesOverHttps, set_session_cookie_by_scheme
+from ui.sharing import configure_sharing
 from ui.sign_in import DisabledAccountGuard, configure_sign_in
 from ui.srs import SRS_MODE
 from ui.storage import make_storage, prepare_storage, serve_stored_files
@@ -109,6 +110,7 @@ silence_chainlit_stop_line()
 keep_running_task_shown_on_reconnect()
 show_uploaded_pdfs_as_files()
 guard_writes()
+configure_sharing(settings.thread_sharing)
 cap_user_mcp_servers(settings.mcp_user_servers)
 set_session_cookie_by_scheme()
 serve_page_without_other_sites()

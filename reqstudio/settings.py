@@ -201,6 +201,11 @@ class Settings(BaseSettings):
     mcp_user_servers: int = Field(
         default=3, ge=0, le=50, validation_alias=AliasChoices("REQSTUDIO_MCP_USER_SERVERS")
     )
+    # A finished thread may be shared read-only with other signed-in users (Chainlit's
+    # thread sharing: the thread menu's Share, a /share/<id> link). Off unless asked for.
+    thread_sharing: bool = Field(
+        default=False, validation_alias=AliasChoices("REQSTUDIO_THREAD_SHARING")
+    )
     # Proxies that authenticate users and name them in a header (X-Forwarded-User): their
     # addresses or networks, comma-separated. Empty: the header is trusted from nobody.
     trusted_proxies: str = Field(

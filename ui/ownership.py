@@ -156,7 +156,7 @@ async def disconnect_mcp(payload: DisconnectMCPRequest, current_user: chainlit_s
 async def get_shared_thread(
     request: Request, thread_id: str, current_user: chainlit_server.UserParam
 ):
-    if not _sharing_on():
+    if not _sharing_on() or current_user is None:  # shared with signed-in users only
         raise NOT_FOUND
     return await chainlit_server.get_shared_thread(request, thread_id, current_user)
 
