@@ -41,7 +41,7 @@ from ui.chat import CHAT_MODE
 from ui.history import HistoryDataLayer, create_schema
 from ui.lag_route import expose_loop_lag
 from ui.mcp_limits import cap_user_mcp_servers
-from ui.modes import chat_profiles, current_mode, mode_title, register_mode
+from ui.modes import chat_profiles, current_mode, mode_title, register_mode, thread_name
 from ui.offline_page import serve_page_without_other_sites
 from ui.origins import ForeignOriginGuard
 from ui.ownership import guard_writes
@@ -230,7 +230,7 @@ async def route_message(message: cl.Message | None) -> None:
     finally:
         TURN_USAGE.reset(counting)
         await record_usage(mode.id, turn_usage)
-        if mode.thread_title is not None:
-            await name_thread(mode.thread_title(message.content or ""))
+        first = message.content or next((e.name for e in message.elements or []), "")
+        await name_thread(thread_name(mode, first))
         await persist_thread_state()
     await warn_if_history_failed(failures, t("history_unavailable"))

@@ -35,11 +35,36 @@ class ModeSpec:
     starters: list[StarterSpec] = field(default_factory=list)
     on_start: Callable[[], Awaitable[None]] | None = None
     on_resume: Callable[[dict], Awaitable[None]] | None = None
-    # The thread's name in the history, from its first message (None: Chainlit's default).
+    # What the thread is about, from its first message (None: the message's first line, or a
+    # pasted document's title); the history shows `<mode id> · <that>` (`thread_name`).
     thread_title: Callable[[str], str] | None = None
     # The user may edit a sent message (Chainlit's edit) and regenerate an answer: the
     # mode's memory rewinds to that message (ui/edits.py).
     editable: bool = False
+
+
+TITLE_CHARS = 60
+
+
+def subject_of(text: str) -> str:
+    """What a first message is about, short: a pasted document's title (its first heading),
+    else its first line; Markdown marks taken off, cut at TITLE_CHARS."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    heading = next((line for line in lines[:20] if line.startswith("#")), None)
+    subject = heading if heading and len(lines) > 3 else lines[0]
+    subject = " ".join(subject.lstrip("#>*-+ ").replace("**", "").split())
+    return subject if len(subject) <= TITLE_CHARS else subject[: TITLE_CHARS - 1] + "…"
+
+
+def thread_name(mode: ModeSpec, first_message: str) -> str:
+    """The thread's name in the history: its mode, then what it is about (`SRS · 图书馆借阅系统`,
+    `Review · 宠物医院 SRS`), so the history shows each thread's mode."""
+    subject = mode.thread_title(first_message) if mode.thread_title else first_message
+    prefix = f"{mode.id} · "
+    subject = subject_of(subject.removeprefix(prefix))
+    return f"{prefix}{subject}" if subject else ""
 
 
 def catalog_texts(namespace: str) -> dict:

@@ -62,3 +62,22 @@ def test_switching_mode_says_the_thread_stays_and_it_does(
     expect(thread).to_be_visible()
     thread.click()
     expect(page.get_by_text("好的，记下了。")).to_be_visible()
+
+
+def test_a_reload_keeps_the_thread_s_mode_and_the_history_names_it(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer
+):
+    llm_server.script(Reply(content="不需要工具。"), Reply(content="IEEE 830 已被 29148 取代。"))
+    page = open_page(browser, app.url, "zh-CN")
+    page.locator("#chat-profiles").click()
+    page.get_by_role("option", name="Agent 智能体").click()
+    send(page, "哪个标准取代了 IEEE 830？\n请简要回答。")
+    expect(page.get_by_text("IEEE 830 已被 29148 取代。")).to_be_visible()
+    wait_until_idle(page)
+    # the history names the thread by its mode and its first line (issue 18 item 2)
+    expect(
+        page.locator("#thread-history").get_by_text("Agent · 哪个标准取代了 IEEE 830？")
+    ).to_be_visible()
+    page.reload()
+    expect(page.locator("#chat-profiles")).to_contain_text("Agent 智能体")
+    expect(page.get_by_text("IEEE 830 已被 29148 取代。")).to_be_visible()
