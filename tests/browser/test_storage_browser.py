@@ -74,6 +74,9 @@ def test_srs_files_download_on_another_instance(
             page.get_by_text("reference.md", exact=True).click()
         assert Path(reference.value.path()).read_bytes() == (E_STORE / "reference.md").read_bytes()
         expect(page.get_by_role("button", name="评估", exact=True)).to_be_visible()
+        # every action and file the finished run showed is back (issue 18 item 1)
+        expect(page.get_by_role("button", name="审阅并改进", exact=True)).to_be_visible()
+        expect(page.get_by_text("srs.docx", exact=True)).to_be_visible()
         page.get_by_text("srs.md", exact=True).scroll_into_view_if_needed()
         page.screenshot(path=output_dir / "storage-srs-reopened-elsewhere.png")
     finally:

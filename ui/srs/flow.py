@@ -35,7 +35,7 @@ from ui.session import (
     top_level_message,
 )
 from ui.srs.tables import UNKNOWN, node_output, requirement_table
-from ui.srs.thread import evaluate_action, remove_taken_offer, thread_file
+from ui.srs.thread import evaluate_action, remove_taken_offer, review_action, thread_file
 from ui.texts import Catalog, counted, lang
 
 log = logging.getLogger("reqstudio.srs")
@@ -159,7 +159,7 @@ async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int 
     ]
     if docx := await word_copy(result.srs_markdown):
         document.elements.insert(1, thread_file("srs.docx", docx, DOCX_MEDIA_TYPE))
-    document.actions = [cl.Action(name="srs_review", payload={}, label=tr("review"))]
+    document.actions = [review_action(document.id)]
     if cl.user_session.get("srs_reference"):
         document.actions.append(evaluate_action(document.id))
     await document.send()

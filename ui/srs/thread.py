@@ -27,7 +27,7 @@ def thread_file(name: str, content: bytes, mime: str) -> cl.File:
 
 
 async def restore_thread_items() -> None:
-    """Show again the Evaluate button the thread had, and the files of a thread written by a
+    """Show again the Evaluate and Review & improve buttons the thread had, and the files of a thread written by a
     version before the file store (kept then in this machine's data directory)."""
     for item in cl.user_session.get("srs_files") or []:
         if Path(item["path"]).is_file():
@@ -40,6 +40,16 @@ async def restore_thread_items() -> None:
     wanted = last.get("message_id") and cl.user_session.get("srs_reference")
     if wanted and first_offer("evaluate"):
         await evaluate_action(last["message_id"]).send(for_id=last["message_id"])
+    # "Review & improve" on the SRS the thread wrote, until it has been reviewed
+    reviewable = last.get("message_id") and last.get("srs") and "srs_before_review" not in last
+    if reviewable and first_offer("review"):
+        await review_action(last["message_id"]).send(for_id=last["message_id"])
+
+
+def review_action(for_id: str) -> cl.Action:
+    return cl.Action(
+        id=stable_id(f"review:{for_id}"), name="srs_review", payload={}, label=tr("review")
+    )
 
 
 def evaluate_action(for_id: str) -> cl.Action:
