@@ -81,3 +81,16 @@ def test_a_reload_keeps_the_thread_s_mode_and_the_history_names_it(
     page.reload()
     expect(page.locator("#chat-profiles")).to_contain_text("Agent 智能体")
     expect(page.get_by_text("IEEE 830 已被 29148 取代。")).to_be_visible()
+
+
+@pytest.mark.parametrize(
+    ("locale", "review", "starter"),
+    [("zh-CN", "审阅", "审阅一份预约系统 SRS"), ("en-US", "Review", "Review a booking system SRS")],
+)
+def test_review_shows_its_starters_on_a_new_thread(
+    browser: Browser, app: AppProcess, locale: str, review: str, starter: str
+):
+    page = open_page(browser, app.url, locale)
+    page.locator("#chat-profiles").click()
+    page.get_by_role("option", name=review, exact=True).click()
+    expect(page.locator("#starters").get_by_text(starter)).to_be_visible()

@@ -18,7 +18,7 @@ from ui.modes import ModeSpec, catalog_texts, rounds_slider
 from ui.rendering import offer_resume as offer_resume_once
 from ui.review.flow import render_review
 from ui.review.results import resume_action
-from ui.session import persist_thread_state, runtime
+from ui.session import persist_thread_state, runtime, send_notice
 from ui.texts import Catalog, lang
 
 MIN_PASTED_CHARS = 30
@@ -63,7 +63,7 @@ def settings_widgets() -> list:
 
 async def on_review_start() -> None:
     await cl.ChatSettings(settings_widgets()).send()
-    await cl.Message(content=tr("intro")).send()
+    await send_notice(tr("intro"))  # a notice: the starters stay
 
 
 async def read_document(message: cl.Message) -> tuple[str, str] | None:
