@@ -90,7 +90,7 @@ async def test_an_incomplete_rewrite_names_the_sections_not_patched(factory, llm
     result = await RewriteChain(factory).ainvoke(REQUEST, progress)
     await rewrite_ui.finish(progress, result, 1.0)
     review_step = steps[-1]
-    assert review_step.name == "③ Review · round 1"
+    assert review_step.name == "③ Review · round 1 · failed"  # a patch failed: says so
     assert "Could not patch “Payment and reminders” (sec-03); it stays as before" in (
         review_step.output
     )
@@ -118,7 +118,7 @@ async def test_a_failed_section_closes_its_step_as_an_error_naming_the_finish_re
     with pytest.raises(RewriteStageError):
         await RewriteChain(factory).ainvoke(REQUEST, progress)
     filling = steps[-1]
-    assert filling.name == "② Sections"
+    assert filling.name == "② Sections · failed"
     assert filling.is_error
     assert (
         "This stage failed at section sec-02 “Booking”: the provider's content filter stopped "

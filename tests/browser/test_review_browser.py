@@ -69,8 +69,8 @@ def test_review_two_rounds_in_the_browser(
     ).to_be_visible()
     send(page, "请审阅这份文档")
     expect(page.get_by_text("已读取文档《预约需求.md》", exact=False)).to_be_visible()
-    expect(page.locator('[id="step-审阅 · 第 1 轮"]')).to_be_visible()
-    expect(page.locator('[id="step-审阅 · 第 2 轮"]')).to_be_visible(timeout=60_000)
+    expect(page.locator('[id^="step-审阅 · 第 1 轮"]')).to_be_visible()
+    expect(page.locator('[id^="step-审阅 · 第 2 轮"]')).to_be_visible(timeout=60_000)
     final = page.get_by_text("✅ 审阅结束：没有高优先级问题（quality_sufficient）", exact=False)
     expect(final).to_be_visible(timeout=60_000)
     expect(
@@ -81,15 +81,18 @@ def test_review_two_rounds_in_the_browser(
     # the run is over: while it is saved the browser redraws the steps (a click lands on one
     # that is being replaced).
     wait_until_idle(page)
-    page.locator('[id="step-审阅 · 第 1 轮"]').click()
-    page.locator('[id="step-红队"]').first.click()
+    # each step's title says how it ended (issue 18 item 4)
+    expect(page.locator('[id="step-审阅 · 第 1 轮 · 完成"]')).to_be_visible()
+    page.locator('[id^="step-审阅 · 第 1 轮"]').click()
+    expect(page.locator('[id="step-红队 · 完成"]').first).to_be_visible()
+    page.locator('[id^="step-红队"]').first.click()
     expect(page.get_by_role("cell", name=ISSUE).first).to_be_visible()
     expect(page.get_by_role("cell", name=EXPECTED).first).to_be_visible()
     # Issue 16 item 7: every issue has an id and a status, shown in the round's table.
     expect(page.get_by_text("本轮问题及状态").first).to_be_visible()
     expect(page.get_by_role("cell", name="I-1", exact=True).first).to_be_visible()
     expect(page.get_by_role("cell", name="新发现", exact=True).first).to_be_visible()
-    page.locator('[id="step-修订 · 2. 预约"]').first.click()
+    page.locator('[id^="step-修订 · 2. 预约"]').first.click()
     diff = page.locator("code").filter(has_text="sec-02 after").first
     expect(diff).to_contain_text("+" + REVISED.strip())
     expect(diff).to_contain_text("-主人在线预约兽医，查询空闲时段要快。")
@@ -196,7 +199,7 @@ def test_srs_review_and_improve_then_evaluate_the_improved_srs(
 
     wait_until_idle(page)  # action buttons are disabled while a run goes on
     page.get_by_role("button", name="审阅并改进").click()
-    expect(page.locator('[id="step-审阅 · 第 2 轮"]')).to_be_visible(timeout=60_000)
+    expect(page.locator('[id^="step-审阅 · 第 2 轮"]')).to_be_visible(timeout=60_000)
     expect(page.get_by_text("✅ 审阅结束", exact=False)).to_be_visible(timeout=60_000)
     expect(page.get_by_text("SRS 已改进", exact=False)).to_be_visible()
     wait_until_idle(page)  # action buttons are disabled while a run goes on

@@ -100,6 +100,7 @@ def test_rewrite_end_to_end(
     summary = page.get_by_text("✅ 重写完成：3 节 · 评审 2 轮 · 修复问题 1 个", exact=False)
     expect(summary).to_be_visible(timeout=60_000)
     expect(page.get_by_text("就诊前 2 小时以前可改约或取消", exact=False).first).to_be_visible()
+    expect(page.get_by_text("① 大纲规划 · 完成")).to_be_visible()  # how it ended (issue 18 #4)
     page.get_by_text("① 大纲规划").click()
     goal_cell = page.get_by_role("cell", name="写清支付方式与提醒规则。")
     expect(goal_cell).to_be_visible()

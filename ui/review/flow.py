@@ -134,10 +134,11 @@ async def render_review(
                         view.authors[event.agent_id].output = ""
                         await view.authors[event.agent_id].update()
                     elif isinstance(event, SectionRevised) and view is not None:
-                        child = view.authors[event.revision.agent_id]
-                        child.output = section_diff(event.revision)
-                        child.is_error = event.revision.outcome in ("failed", "rejected")
-                        await child.update()
+                        await view.author_done(
+                            event.revision.agent_id,
+                            section_diff(event.revision),
+                            failed=event.revision.outcome in ("failed", "rejected"),
+                        )
                     elif isinstance(event, RoundFinished):
                         finished.append(event.record)
                         titles.update({s.id: s.title for s in event.document.sections})
@@ -164,7 +165,7 @@ async def render_review(
                 return None
     except asyncio.CancelledError:
         if view is not None:
-            await view.close(tr("stopped"), error=True)
+            await view.close(tr("stopped"), error=True, outcome="stopped")
         stopped = top_level_message(tr("stopped"))
         stopped.actions = [resume_action(run_key)]
         await stopped.send()

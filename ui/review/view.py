@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import chainlit as cl
 
-from ui.session import open_top_level_step
+from ui.session import finish_step, open_top_level_step
 from ui.texts import Catalog
 
 tr = Catalog("review")
@@ -20,6 +20,7 @@ class RoundView:
         self.step: cl.Step | None = None
         self.reviewers: dict[str, cl.Step] = {}
         self.authors: dict[str, cl.Step] = {}
+        self.closed = False
 
     async def open(self) -> None:
         self.step = await open_top_level_step(tr("step_round", round=self.number), "run")
@@ -34,10 +35,10 @@ class RoundView:
             self.reviewers[reviewer] = child
 
     async def reviewer_done(self, reviewer: str, output: str, error: bool = False) -> None:
-        child = self.reviewers[reviewer]
-        child.output = output
-        child.is_error = error
-        await child.update()
+        await finish_step(self.reviewers[reviewer], "failed" if error else "done", output=output)
+
+    async def author_done(self, agent_id: str, output: str, failed: bool) -> None:
+        await finish_step(self.authors[agent_id], "failed" if failed else "done", output=output)
 
     async def author_started(self, agent_id: str, title: str) -> None:
         child = cl.Step(
@@ -47,14 +48,20 @@ class RoundView:
         await child.send()
         self.authors[agent_id] = child
 
-    async def close(self, output: str | None = None, error: bool = False) -> None:
-        if self.step is None:
+    async def close(
+        self, output: str | None = None, error: bool = False, outcome: str | None = None
+    ) -> None:
+        """End the round's step; its title says how it ended (done, failed, stopped), as
+        each reviewer's and author's does."""
+        if self.step is None or self.closed:
             return
+        self.closed = True
+        outcome = outcome or ("failed" if error else "done")
         for child in self.reviewers.values():
             if child.output in (tr("reviewing"), tr("waiting_judge")):
-                child.output = tr("stopped") if error else tr("none_found")
-                await child.update()
-        if output is not None:
-            self.step.output = output
-        self.step.is_error = error
-        await self.step.update()
+                ended = "stopped" if error else "done"
+                await finish_step(child, ended, output=tr("stopped") if error else tr("none_found"))
+        for child in self.authors.values():
+            if not child.end:  # a revision still being written when the round ended
+                await finish_step(child, "stopped" if error else "done")
+        await finish_step(self.step, outcome, output=output)

@@ -71,7 +71,7 @@ async def render_rewrite(request: RewriteRequest | None, *, resume_key: str | No
                 resume=resume_key is not None,
             )
     except asyncio.CancelledError:
-        await progress.close_step(tr("stopped"), error=True)
+        await progress.close_step(tr("stopped"), outcome="stopped")
         await keep_partial(progress, None, tr("stopped"), run_key)
         raise
     except RewriteResumeError:

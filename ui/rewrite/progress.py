@@ -12,7 +12,7 @@ from agents.rewrite import DocumentStructure
 from agents.rewrite.models import PatchFailure, ReviewIssue, SectionPatch
 from ui.rendering import cell
 from ui.rewrite.tables import issues_table, outline_table, section_diff
-from ui.session import open_top_level_step, top_level_message
+from ui.session import finish_step, open_top_level_step, top_level_message
 from ui.texts import Catalog, lang
 
 tr = Catalog("rewrite")
@@ -31,12 +31,14 @@ class ChainlitProgress:
         self.last_issues = 0
         self.step_round = 0  # the review round whose step is open
 
-    async def close_step(self, output: str | None = None, error: bool = False) -> None:
+    async def close_step(
+        self, output: str | None = None, error: bool = False, outcome: str | None = None
+    ) -> None:
+        """End the open stage's step; its title says how it ended (done, failed, stopped).
+        A review round with a failed patch ended failed."""
         if self.step is not None:
-            if output is not None:
-                self.step.output = output
-            self.step.is_error = error
-            await self.step.update()
+            outcome = outcome or ("failed" if error or self.step.is_error else "done")
+            await finish_step(self.step, outcome, output=output)
             self.step = None
 
     def draft_markdown(self) -> str:
@@ -78,7 +80,7 @@ class ChainlitProgress:
             rounds = int(kwargs.get("rounds") or 0)
             if not rounds:
                 step = await open_top_level_step(tr("step_review_off"), "llm", icon="search-check")
-                await step.update()
+                await finish_step(step, "skipped")
             elif self.step is not None:
                 if rounds >= self.max_rounds and self.last_issues:
                     note = tr("last_round", limit=self.max_rounds)
@@ -87,7 +89,7 @@ class ChainlitProgress:
 
     async def on_stage_error(self, stage_name: str, reason: str = "", **kwargs: Any) -> None:
         if reason == "cancelled":
-            await self.close_step(tr("stopped"), error=True)
+            await self.close_step(tr("stopped"), outcome="stopped")
             return
         if stage_name == "content_filling":
             await self.drop_unfinished(kwargs.get("section_id"))
