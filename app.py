@@ -18,6 +18,7 @@ from chainlit.data import get_data_layer
 from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.loop_monitor import LoopLagMonitor
 from reqstudio.persistence import prepare_checkpoints
+from reqstudio.pools import close_pools, configure_pools, open_pools
 from reqstudio.runtime import (
     AppRuntime,
     anonymous_network_problem,
@@ -91,6 +92,7 @@ if settings.allow_anonymous_network and not sign_in.configured:
         bind_host,
     )
 keep_data_private(settings.data_dir)
+configure_pools(settings)  # one data-layer pool and one checkpoint pool per process
 ensure_auth_secret(settings.data_dir)
 serve_admin_page(sign_in, dict(settings.agent_prices))
 keep_uploads_in(settings.data_dir / "uploads")
@@ -136,6 +138,7 @@ async def start_app() -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     await create_schema(settings.resolved_database_url)
     await prepare_checkpoints(settings)
+    await open_pools(settings)
     await prepare_storage(file_store)
     logging.getLogger("reqstudio").info("thread files stored in: %s", file_store.kind)
     try:
@@ -153,6 +156,7 @@ async def stop_app() -> None:
     if isinstance(layer, HistoryDataLayer):
         await layer.flush()  # history writes still in flight are saved, not dropped
     await SHARED_MCP_SERVERS.aclose()
+    await close_pools()
     runtime().stop()
 
 
