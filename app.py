@@ -43,6 +43,7 @@ from ui.lag_route import expose_loop_lag
 from ui.mcp_limits import cap_user_mcp_servers
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode
 from ui.origins import ForeignOriginGuard
+from ui.outage import say_when_the_database_is_away
 from ui.ownership import guard_writes
 from ui.review import REVIEW_MODE
 from ui.revocation import RevokedTokenGuard, revoke_on_logout
@@ -109,6 +110,7 @@ silence_chainlit_stop_line()
 keep_running_task_shown_on_reconnect()
 show_uploaded_pdfs_as_files()
 guard_writes()
+say_when_the_database_is_away()
 cap_user_mcp_servers(settings.mcp_user_servers)
 set_session_cookie_by_scheme()
 cl_server.app.add_middleware(RevokedTokenGuard)

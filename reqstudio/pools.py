@@ -145,6 +145,9 @@ async def _open_checkpoint_pool(conninfo: str) -> AsyncConnectionPool:
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         # a connection that died with a database restart is replaced, not handed out
         check=AsyncConnectionPool.check_connection,
+        # While the database is away, the pool retries with a doubling wait; giving up soon
+        # lets the next request try at once, so the pool is back seconds after the database.
+        reconnect_timeout=min(_sizes.timeout, 5.0),
         name="reqstudio-checkpoints",
         open=False,
     )

@@ -185,12 +185,12 @@ class RunLeases:
                 await asyncio.shield(self.release(lease))
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as error:
                 log.warning(
-                    "run %s: lease not released (it lapses in %g s)",
+                    "run %s: lease not released (it lapses in %g s): %r",
                     run_key,
                     self.seconds,
-                    exc_info=True,
+                    error,
                 )
 
     async def _keep(self, lease: Lease, owner: asyncio.Task | None) -> None:
@@ -199,8 +199,8 @@ class RunLeases:
             await asyncio.sleep(interval)
             try:
                 kept = await asyncio.wait_for(self.renew(lease), timeout=interval)
-            except (TimeoutError, Exception):
-                log.warning("run %s: lease not renewed this time", lease.run_key, exc_info=True)
+            except (TimeoutError, Exception) as error:  # the database away: tried again
+                log.warning("run %s: lease not renewed this time: %r", lease.run_key, error)
                 continue
             if not kept:
                 lease.lost = True
