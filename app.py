@@ -17,8 +17,8 @@ from chainlit.data import get_data_layer
 
 from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.loop_monitor import LoopLagMonitor
-from reqstudio.persistence import prepare_checkpoints
-from reqstudio.pools import close_pools, configure_pools, open_pools
+from reqstudio.persistence import open_pools, prepare_checkpoints
+from reqstudio.pools import close_pools, configure_pools
 from reqstudio.runtime import (
     AppRuntime,
     anonymous_network_problem,

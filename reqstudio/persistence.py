@@ -112,3 +112,13 @@ async def prepare_checkpoints(settings: Settings) -> None:
         open_checkpointer(settings) as saver,
     ):
         await saver.setup()
+
+
+async def open_pools(settings: Settings) -> None:
+    """Size the process's pools from the settings and open the checkpoint pool (PostgreSQL),
+    at the app's start-up (reqstudio/pools.py)."""
+    from reqstudio.pools import configure_pools, open_checkpoint_pool
+
+    configure_pools(settings)
+    if is_postgres(settings.database_url):
+        await open_checkpoint_pool(libpq_conninfo(settings.database_url))

@@ -10,8 +10,8 @@
 Connections belong to the event loop that opened them, so pools are kept per running loop (the
 app has one; tests and the CLI open and close loops of their own). Without a running loop an
 engine is made for the caller alone. The app opens the checkpoint pool at start-up
-(`open_pools`) and closes both at shutdown (`close_pools`); without it (the CLI, the engines'
-tests) a checkpointer opens a connection of its own, as before.
+(`reqstudio.persistence.open_pools`) and closes both at shutdown (`close_pools`); without it
+(the CLI, the engines' tests) a checkpointer opens a connection of its own, as before.
 """
 
 from __future__ import annotations
@@ -119,16 +119,7 @@ def data_engine(database_url: str) -> AsyncEngine:
     return engine
 
 
-async def open_pools(settings: Settings) -> None:
-    """Open the checkpoint pool of this loop (PostgreSQL only), at the app's start-up."""
-    from reqstudio.persistence import is_postgres, libpq_conninfo
-
-    configure_pools(settings)
-    if is_postgres(settings.database_url):
-        await _open_checkpoint_pool(libpq_conninfo(settings.database_url))
-
-
-async def _open_checkpoint_pool(conninfo: str) -> AsyncConnectionPool:
+async def open_checkpoint_pool(conninfo: str) -> AsyncConnectionPool:
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
 

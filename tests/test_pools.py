@@ -12,8 +12,13 @@ from pathlib import Path
 import psycopg
 
 from agents.srs.engine import pending_resume, run_srs
-from reqstudio.persistence import libpq_conninfo, open_checkpointer, prepare_checkpoints
-from reqstudio.pools import close_pools, data_engine, open_pools, pool_sizes
+from reqstudio.persistence import (
+    libpq_conninfo,
+    open_checkpointer,
+    open_pools,
+    prepare_checkpoints,
+)
+from reqstudio.pools import close_pools, data_engine, pool_sizes
 from reqstudio.scripted_server import ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import provider_env
