@@ -66,6 +66,26 @@ def describe_not_run(error: BaseException, language: str = "zh") -> str:
     )
 
 
+def describe_database_away(what: str, language: str = "zh") -> str:
+    """What cannot be done while the database is away: `sign_in`, or `threads` (the list of
+    past threads), for a request the app answers with 503."""
+    zh = language.startswith("zh")
+    if what == "sign_in":
+        return (
+            "数据库暂时无法访问，现在无法登录。请稍后再试；已保存的内容不受影响。"
+            if zh
+            else "The database cannot be reached just now, so signing in is not possible. Try "
+            "again in a moment; nothing saved is affected."
+        )
+    return (
+        "数据库暂时无法访问，历史对话列表暂时无法显示。当前对话可以继续，但这段时间的消息可能"
+        "不会保存。"
+        if zh
+        else "The database cannot be reached just now, so the list of past threads cannot be "
+        "shown. You can go on in this thread, but its messages may not be saved meanwhile."
+    )
+
+
 def describe_failure(error: BaseException, language: str = "zh") -> str:
     """What went wrong with the model provider, for the user. Never includes secrets.
 

@@ -18,21 +18,9 @@ from chainlit.server import GetThreadsRequest, UserParam
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.routing import APIRoute
 
-log = logging.getLogger("reqstudio")
+from reqstudio.errors import describe_database_away
 
-TEXTS = {
-    "sign_in": {
-        "zh": "数据库暂时无法访问，现在无法登录。请稍后再试；已保存的内容不受影响。",
-        "en": "The database cannot be reached just now, so signing in is not possible. Try "
-        "again in a moment; nothing saved is affected.",
-    },
-    "threads": {
-        "zh": "数据库暂时无法访问，历史对话列表暂时无法显示。当前对话可以继续，但这段时间的消息"
-        "可能不会保存。",
-        "en": "The database cannot be reached just now, so the list of past threads cannot be "
-        "shown. You can go on in this thread, but its messages may not be saved meanwhile.",
-    },
-}
+log = logging.getLogger("reqstudio")
 
 
 def request_language(request: Request) -> str:
@@ -42,7 +30,9 @@ def request_language(request: Request) -> str:
 
 
 def database_unavailable(request: Request, what: str) -> HTTPException:
-    return HTTPException(status_code=503, detail=TEXTS[what][request_language(request)])
+    return HTTPException(
+        status_code=503, detail=describe_database_away(what, request_language(request))
+    )
 
 
 # Chainlit turns an exception in the sign-in callback into "wrong password" (401): the callback
