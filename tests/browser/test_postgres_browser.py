@@ -160,7 +160,9 @@ def test_database_going_away_mid_conversation(
             notice = page.get_by_text("历史记录数据库暂时无法访问", exact=False)
             expect(notice).to_be_visible()  # told plainly; the app keeps serving
             if failed_requests():  # the sidebar asked for the history list meanwhile
-                expect(page.get_by_text("历史对话列表暂时无法显示", exact=False)).to_be_visible()
+                expect(
+                    page.get_by_text("历史对话列表暂时无法显示", exact=False).first
+                ).to_be_visible()
             page.screenshot(path=output_dir / "pg-database-away.png")
         finally:
             postgres_server.start()
