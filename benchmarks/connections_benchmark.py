@@ -29,11 +29,10 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reqstudio.scripted_server import ScriptedLLMServer  # noqa: E402
 from tests.apps import AppProcess  # noqa: E402
 from tests.browser_support import provider_env  # noqa: E402
 from tests.postgres_support import PostgresServer, postgres_bin_dir  # noqa: E402
-from tests.socket_tabs import Tab  # noqa: E402
+from tests.socket_tabs import ScriptedLLMServer, Tab  # noqa: E402
 from tests.test_pools import ConnectionCounter  # noqa: E402
 from tests.test_srs_support import (  # noqa: E402
     E_STORE,

@@ -16,6 +16,13 @@ import socketio
 
 from tests.apps import AppProcess
 
+try:  # main moved the scripted server from reqstudio/ to tests/: either place serves
+    from tests.scripted_server import ScriptedLLMServer
+except ImportError:
+    from reqstudio.scripted_server import ScriptedLLMServer
+
+__all__ = ["ScriptedLLMServer", "Tab", "cookie_of"]
+
 
 async def cookie_of(base_url: str) -> str:
     """The one local user's sign-in cookie (no password accounts configured)."""

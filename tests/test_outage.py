@@ -16,11 +16,10 @@ from pathlib import Path
 
 import httpx
 
-from reqstudio.scripted_server import ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import provider_env
 from tests.postgres_support import PostgresServer
-from tests.socket_tabs import Tab
+from tests.socket_tabs import ScriptedLLMServer, Tab
 from tests.test_srs_instances import (
     DESCRIPTION,
     EXPLORE,

@@ -19,10 +19,9 @@ from reqstudio.persistence import (
     prepare_checkpoints,
 )
 from reqstudio.pools import close_pools, data_engine, pool_sizes
-from reqstudio.scripted_server import ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import provider_env
-from tests.socket_tabs import Tab
+from tests.socket_tabs import ScriptedLLMServer, Tab
 from tests.test_srs_resume import REQUEST
 from tests.test_srs_support import (
     E_STORE,

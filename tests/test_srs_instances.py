@@ -18,10 +18,9 @@ import httpx
 import psycopg
 
 from reqstudio.persistence import libpq_conninfo
-from reqstudio.scripted_server import ScriptedLLMServer
 from tests.apps import AppProcess
 from tests.browser_support import provider_env
-from tests.socket_tabs import Tab, cookie_of
+from tests.socket_tabs import ScriptedLLMServer, Tab, cookie_of
 from tests.test_srs_support import (
     CLARIFY,
     DOC,
