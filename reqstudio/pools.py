@@ -136,9 +136,10 @@ async def open_checkpoint_pool(conninfo: str) -> AsyncConnectionPool:
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         # a connection that died with a database restart is replaced, not handed out
         check=AsyncConnectionPool.check_connection,
-        # While the database is away, the pool retries with a doubling wait; giving up soon
-        # lets the next request try at once, so the pool is back seconds after the database.
-        reconnect_timeout=min(_sizes.timeout, 5.0),
+        # While the database is away, the pool retries with a doubling wait; giving up after
+        # half a request's wait lets the next request try at once, so the pool is back within
+        # seconds of the database, before a request waiting for it gives up.
+        reconnect_timeout=max(1.0, _sizes.timeout / 2),
         name="reqstudio-checkpoints",
         open=False,
     )

@@ -49,6 +49,10 @@ class Tab:
             self.client.on(name, self._on_message)
         self.client.on("action", self._on_action)
         self.client.on("first_interaction", self._on_first_interaction)
+        self.resumed: dict[str, Any] | None = None  # the stored thread, when one is resumed
+        self.resume_error: str | None = None
+        self.client.on("resume_thread", self._on_resume_thread)
+        self.client.on("resume_thread_error", self._on_resume_error)
 
     async def _on_message(self, data: dict) -> None:
         self.messages[data["id"]] = {**self.messages.get(data["id"], {}), **data}
@@ -56,6 +60,14 @@ class Tab:
 
     async def _on_action(self, data: dict) -> None:
         self.actions.append(data)
+        self._changed.set()
+
+    async def _on_resume_thread(self, data: dict) -> None:
+        self.resumed = data
+        self._changed.set()
+
+    async def _on_resume_error(self, data: Any) -> None:
+        self.resume_error = str(data)
         self._changed.set()
 
     async def _on_first_interaction(self, data: dict) -> None:
@@ -90,6 +102,8 @@ class Tab:
         except TimeoutError:
             raise AssertionError(
                 f"not shown within {timeout} s; the tab shows: {self.texts()}\n"
+                f"resumed thread's metadata: {(self.resumed or {}).get('metadata')}; "
+                f"resume error: {self.resume_error}\n"
                 f"app log:\n{self.app.log()[-4000:]}"
             ) from None
 

@@ -35,11 +35,27 @@ from tests.test_srs_support import E_STORE, explore_reply, parse_reply
 SHARED_SECRET = "test-shared-secret-" + "x" * 40
 
 
+def stored_state(database_url: str, thread_id: str) -> str:
+    """What the database holds for a thread's SRS run (shown when a check fails)."""
+    import psycopg
+
+    from reqstudio.persistence import libpq_conninfo
+
+    with psycopg.connect(libpq_conninfo(database_url)) as conn:
+        metadata = conn.execute(
+            "SELECT metadata FROM threads WHERE id = %s", (thread_id,)
+        ).fetchone()
+        checkpoints = conn.execute(
+            "SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id"
+        ).fetchall()
+    return f"thread metadata: {metadata}; checkpoints: {checkpoints}"
+
+
 def test_srs_run_cut_by_the_database_says_what_is_saved_and_resumes_once_it_is_back(
     llm_server: ScriptedLLMServer, postgres_server: PostgresServer, postgres_url: str,
     tmp_path: Path,
 ):  # fmt: skip
-    env = instances_env(llm_server, postgres_url) | {"REQSTUDIO_DB_POOL_TIMEOUT": "2"}
+    env = instances_env(llm_server, postgres_url) | {"REQSTUDIO_DB_POOL_TIMEOUT": "5"}
     app = AppProcess(tmp_path / "a", env).start()
 
     async def scenario() -> None:
@@ -78,7 +94,12 @@ def test_srs_run_cut_by_the_database_says_what_is_saved_and_resumes_once_it_is_b
         script_the_rest(llm_server)
         again = await Tab(app, thread_id=tab.thread_id).open()
         try:
-            offer = await resume_offer(again)  # the Resume the message promised
+            try:
+                offer = await resume_offer(again)  # the Resume the message promised
+            except AssertionError as error:
+                raise AssertionError(
+                    f"{stored_state(postgres_url, tab.thread_id)}\n{error}"
+                ) from None
             assert again.shows("last completed node: ReqParse")
             finished = again.click(offer)
             await again.until_shown("✅ Done", timeout=120)
