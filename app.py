@@ -18,7 +18,8 @@ from chainlit.data import get_data_layer
 import ui.edits  # noqa: F401  (registers the Regenerate action)
 from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.loop_monitor import LoopLagMonitor
-from reqstudio.persistence import prepare_checkpoints
+from reqstudio.persistence import open_pools, prepare_checkpoints
+from reqstudio.pools import close_pools, configure_pools
 from reqstudio.runtime import (
     AppRuntime,
     anonymous_network_problem,
@@ -44,6 +45,7 @@ from ui.mcp_limits import cap_user_mcp_servers
 from ui.modes import chat_profiles, current_mode, mode_title, register_mode, thread_name
 from ui.offline_page import serve_page_without_other_sites
 from ui.origins import ForeignOriginGuard
+from ui.outage import say_when_the_database_is_away
 from ui.ownership import guard_writes
 from ui.review import REVIEW_MODE
 from ui.revocation import RevokedTokenGuard, revoke_on_logout
@@ -94,6 +96,7 @@ if settings.allow_anonymous_network and not sign_in.configured:
         bind_host,
     )
 keep_data_private(settings.data_dir)
+configure_pools(settings)  # one data-layer pool and one checkpoint pool per process
 ensure_auth_secret(settings.data_dir)
 serve_admin_page(sign_in, dict(settings.agent_prices))
 keep_uploads_in(settings.data_dir / "uploads")
@@ -111,6 +114,7 @@ keep_running_task_shown_on_reconnect()
 show_uploaded_pdfs_as_files()
 guard_writes()
 configure_sharing(settings.thread_sharing)
+say_when_the_database_is_away()
 cap_user_mcp_servers(settings.mcp_user_servers)
 set_session_cookie_by_scheme()
 serve_page_without_other_sites()
@@ -141,6 +145,7 @@ async def start_app() -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     await create_schema(settings.resolved_database_url)
     await prepare_checkpoints(settings)
+    await open_pools(settings)
     await prepare_storage(file_store)
     logging.getLogger("reqstudio").info("thread files stored in: %s", file_store.kind)
     try:
@@ -158,6 +163,7 @@ async def stop_app() -> None:
     if isinstance(layer, HistoryDataLayer):
         await layer.flush()  # history writes still in flight are saved, not dropped
     await SHARED_MCP_SERVERS.aclose()
+    await close_pools()
     runtime().stop()
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from pwdlib import PasswordHash
 from pwdlib.hashers.argon2 import Argon2Hasher
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 ACCOUNTS_TABLE = """CREATE TABLE IF NOT EXISTS accounts (
     "identifier" TEXT PRIMARY KEY, "displayName" TEXT, "provider" TEXT NOT NULL,
@@ -102,7 +102,9 @@ class AccountStore:
     @property
     def engine(self) -> AsyncEngine:
         if self._engine is None:
-            self._engine = create_async_engine(self.database_url)
+            from reqstudio.pools import data_engine  # the process's data-layer pool
+
+            self._engine = data_engine(self.database_url)
         return self._engine
 
     async def aclose(self) -> None:

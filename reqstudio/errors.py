@@ -3,12 +3,87 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import httpx
 import openai
 
 from reqstudio.calls import IncompleteAnswerError
 from reqstudio.structured import StructuredOutputError
+
+# `error_type` of a run that stopped because its database could not be reached.
+DATABASE_UNAVAILABLE = "DatabaseUnavailable"
+
+# Where the database drivers' and pools' errors come from (PostgreSQL and SQLite).
+_DATABASE_MODULES = ("psycopg", "psycopg_pool", "asyncpg", "sqlalchemy", "sqlite3", "aiosqlite")
+# The model provider's client: a connection error through these is the provider's.
+# Their errors that mean "not reachable, or gone midway" (not a query the database refused).
+_UNREACHABLE = re.compile(
+    r"Operational|Interface|Connection|Connect|Timeout|Pool|Disconnect|Shutdown|Closed"
+)
+_PROVIDER_MODULES = ("openai", "httpx", "httpcore", "langchain_openai", "langchain_core")
+
+
+def _raised_in_database_code(error: BaseException) -> bool:
+    tb = error.__traceback__
+    while tb is not None:
+        module = str(tb.tb_frame.f_globals.get("__name__", "")).split(".")[0]
+        if module in _DATABASE_MODULES and _UNREACHABLE.search(type(error).__name__):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def is_database_failure(error: BaseException | None) -> bool:
+    """Whether `error` (or what caused it) is the database being unreachable or failing, not
+    the model provider: a driver's or pool's error, or a refused connection raised there."""
+    for _ in range(10):
+        if error is None:
+            return False
+        module = type(error).__module__.split(".")[0]
+        if module in _PROVIDER_MODULES:
+            return False
+        if module in _DATABASE_MODULES and _UNREACHABLE.search(type(error).__name__):
+            return True
+        if isinstance(error, ConnectionError | TimeoutError) and _raised_in_database_code(error):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def describe_not_run(error: BaseException, language: str = "zh") -> str:
+    """A run that could not start or go on because the database was unreachable: nothing of
+    it ran, and what was saved before is untouched."""
+    name = type(error).__name__
+    if language.startswith("zh"):
+        return (
+            f"这次运行没有进行：数据库无法访问（{name}）。本次没有执行任何步骤，之前保存的内容"
+            "没有变化；请在数据库恢复后再试。"
+        )
+    return (
+        f"The run did not go ahead: the database could not be reached ({name}). No step ran "
+        "this time and nothing saved before has changed; try again once the database is back."
+    )
+
+
+def describe_database_away(what: str, language: str = "zh") -> str:
+    """What cannot be done while the database is away: `sign_in`, or `threads` (the list of
+    past threads), for a request the app answers with 503."""
+    zh = language.startswith("zh")
+    if what == "sign_in":
+        return (
+            "数据库暂时无法访问，现在无法登录。请稍后再试；已保存的内容不受影响。"
+            if zh
+            else "The database cannot be reached just now, so signing in is not possible. Try "
+            "again in a moment; nothing saved is affected."
+        )
+    return (
+        "数据库暂时无法访问，历史对话列表暂时无法显示。当前对话可以继续，但这段时间的消息可能"
+        "不会保存。"
+        if zh
+        else "The database cannot be reached just now, so the list of past threads cannot be "
+        "shown. You can go on in this thread, but its messages may not be saved meanwhile."
+    )
 
 
 def describe_failure(error: BaseException, language: str = "zh") -> str:
@@ -21,6 +96,12 @@ def describe_failure(error: BaseException, language: str = "zh") -> str:
     if isinstance(own, str) and own and isinstance(getattr(error, "message_en", None), str):
         return own
     status = getattr(error, "status_code", None)
+    if is_database_failure(error):
+        return (
+            f"数据库无法访问（{type(error).__name__}）。"
+            if zh
+            else f"The database could not be reached ({type(error).__name__})."
+        )
     if isinstance(error, openai.AuthenticationError) or status == 401:
         return (
             "模型服务拒绝了 API 密钥（401）。请检查 OPENAI_API_KEY 与 OPENAI_BASE_URL。"

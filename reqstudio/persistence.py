@@ -57,13 +57,19 @@ def record_target(settings: Settings) -> Path | str:
 @asynccontextmanager
 async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointSaver]:
     """The checkpointer for a graph run: AsyncPostgresSaver on PostgreSQL, AsyncSqliteSaver
-    on the data directory's SQLite file otherwise. Tables exist after `prepare_checkpoints`."""
+    on the data directory's SQLite file otherwise. Tables exist after `prepare_checkpoints`.
+    On PostgreSQL in the app, the saver borrows from the process's pool (reqstudio/pools.py)."""
     if is_postgres(settings.database_url):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-        async with AsyncPostgresSaver.from_conn_string(
-            libpq_conninfo(settings.database_url)
-        ) as saver:
+        from reqstudio.pools import checkpoint_pool
+
+        conninfo = libpq_conninfo(settings.database_url)
+        pool = checkpoint_pool(conninfo)
+        if pool is not None:  # the app's: a connection only while a checkpoint is read or written
+            yield AsyncPostgresSaver(pool)
+            return
+        async with AsyncPostgresSaver.from_conn_string(conninfo) as saver:
             yield saver
     else:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -106,3 +112,13 @@ async def prepare_checkpoints(settings: Settings) -> None:
         open_checkpointer(settings) as saver,
     ):
         await saver.setup()
+
+
+async def open_pools(settings: Settings) -> None:
+    """Size the process's pools from the settings and open the checkpoint pool (PostgreSQL),
+    at the app's start-up (reqstudio/pools.py)."""
+    from reqstudio.pools import configure_pools, open_checkpoint_pool
+
+    configure_pools(settings)
+    if is_postgres(settings.database_url):
+        await open_checkpoint_pool(libpq_conninfo(settings.database_url))

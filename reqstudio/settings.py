@@ -184,6 +184,25 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
     )
     users: SecretStr | None = Field(default=None, validation_alias=AliasChoices("REQSTUDIO_USERS"))
+    # Connections of one instance (reqstudio/pools.py): the data layer's pool and overflow,
+    # the checkpointer's pool (PostgreSQL), and how long a request waits for a free one.
+    db_pool_size: int = Field(
+        default=5, ge=1, le=200, validation_alias=AliasChoices("REQSTUDIO_DB_POOL_SIZE")
+    )
+    db_pool_overflow: int = Field(
+        default=5, ge=0, le=200, validation_alias=AliasChoices("REQSTUDIO_DB_POOL_OVERFLOW")
+    )
+    checkpoint_pool_size: int = Field(
+        default=4, ge=1, le=200, validation_alias=AliasChoices("REQSTUDIO_CHECKPOINT_POOL_SIZE")
+    )
+    db_pool_timeout: float = Field(
+        default=10.0, ge=1.0, le=120.0, validation_alias=AliasChoices("REQSTUDIO_DB_POOL_TIMEOUT")
+    )
+    # A run's lease (reqstudio/run_lease.py) lapses this long after its holder stopped renewing
+    # it (renewed every third of it): how soon a run can be resumed after its instance died.
+    run_lease_seconds: float = Field(
+        default=10.0, ge=1.0, le=600.0, validation_alias=AliasChoices("REQSTUDIO_RUN_LEASE_SECONDS")
+    )
     # Administrators besides the first account (comma-separated user names / identifiers).
     admins: str = Field(default="", validation_alias=AliasChoices("REQSTUDIO_ADMINS"))
     # Single sign-on: e-mail domains and groups whose members may sign in (empty: anyone the

@@ -13,12 +13,14 @@ import logging
 from typing import Any
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
-from sqlalchemy import event, inspect, text
+from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from sqlalchemy.orm import sessionmaker
 
 from reqstudio.accounts import ACCOUNTS_TABLE
 from reqstudio.persistence import SCHEMA_LOCK_KEY, is_postgres
+from reqstudio.pools import data_engine
+from reqstudio.run_lease import LEASE_TABLE
 from reqstudio.usage_ledger import USAGE_INDEX, USAGE_TABLE
 
 SCHEMA = [
@@ -54,6 +56,8 @@ SCHEMA = [
     ACCOUNTS_TABLE,
     # tokens per user, mode and model, for the administrator (reqstudio/usage_ledger.py)
     USAGE_TABLE,
+    # who executes a checkpointed run, across instances (reqstudio/run_lease.py)
+    LEASE_TABLE,
 ]
 
 # The lookups the data layer makes on every thread open, history listing and step write.
@@ -118,17 +122,6 @@ async def create_schema(database_url: str) -> None:
         await engine.dispose()
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    """WAL: readers never wait for the writer; NORMAL: a commit survives an app crash without
-    an fsync per statement (every streamed message is several statements; with the default
-    journal, users' writes queued behind each other's fsyncs)."""
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=10000")
-    cursor.close()
-
-
 def _decode_json_list(value: Any) -> Any:
     if isinstance(value, str) and value.startswith("["):
         try:
@@ -186,10 +179,10 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
 
     def __init__(self, conninfo: str, **kwargs: Any):
         super().__init__(conninfo, **kwargs)
-        # Connections in the pool die when the database restarts: test each one on checkout.
-        self.engine = create_async_engine(conninfo, pool_pre_ping=True)
-        if not is_postgres(conninfo):
-            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        # The process's data-layer pool (sized by settings, shared with the file store, the
+        # accounts and the run leases); its connections are tested on checkout, as they die
+        # when the database restarts.
+        self.engine = data_engine(conninfo)
         self.async_session = sessionmaker(
             bind=self.engine, expire_on_commit=False, class_=AsyncSession
         )

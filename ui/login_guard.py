@@ -22,6 +22,8 @@ from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.routing import APIRoute
 from fastapi.security import OAuth2PasswordRequestForm
 
+from ui.outage import database_unavailable, sign_in_database_failure
+
 log = logging.getLogger("reqstudio.login")
 
 USER_LIMIT = 5
@@ -90,6 +92,10 @@ async def login(
     try:
         answer = await chainlit_server.login(request, response, form_data)
     except HTTPException as error:
+        if error.status_code == 401 and (cause := sign_in_database_failure()) is not None:
+            # the accounts could not be read: said in the user's language (503), not counted
+            log.warning("sign-in of %r refused: the database is unavailable (%r)", user, cause)
+            raise database_unavailable(request, "sign_in") from None
         if error.status_code == 401:
             ATTEMPTS.failed(user, address)
             log.warning("failed sign-in for %r from %s", user, address)

@@ -38,9 +38,11 @@ from sqlalchemy.exc import DBAPIError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from reqstudio.accounts import LEGACY, AccountStore
+from reqstudio.errors import is_database_failure
 from reqstudio.settings import Settings
 from ui.local_login import serve_local_user
 from ui.login_guard import limit_failed_logins
+from ui.outage import note_sign_in_database_failure
 from ui.proxy_sign_in import trust_header_sign_in_from
 from ui.revocation import OPEN_PATHS, token_of
 
@@ -149,6 +151,15 @@ def configure_sign_in(settings: Settings) -> SignIn:
 
         @cl.password_auth_callback
         async def login(username: str, password: str) -> cl.User | None:
+            try:
+                return await check_password(username, password)
+            except Exception as error:  # Chainlit would answer "wrong password" for it
+                if is_database_failure(error):
+                    note_sign_in_database_failure(error)  # answered 503 (ui/outage.py)
+                    return None
+                raise
+
+        async def check_password(username: str, password: str) -> cl.User | None:
             account = await store.verify_password(username, password)
             if account is not None:
                 return new_user(account.identifier, "credentials", account.display_name)

@@ -32,9 +32,10 @@ from urllib.parse import quote
 
 from chainlit.data.storage_clients.base import BaseStorageClient, storage_expiry_time
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from reqstudio.persistence import is_postgres
+from reqstudio.pools import data_engine
 from reqstudio.settings import Settings, SettingsError
 
 log = logging.getLogger("reqstudio")
@@ -220,9 +221,9 @@ class DatabaseStorage(AppServedStorage):
     @property
     def engine(self) -> AsyncEngine:
         if self._engine is None:
-            # A small pool of its own: files are written once per download and read on open.
-            pool = {"pool_size": 2, "max_overflow": 3} if is_postgres(self.database_url) else {}
-            self._engine = create_async_engine(self.database_url, pool_pre_ping=True, **pool)
+            # The process's data-layer pool (reqstudio/pools.py): a connection only while a
+            # file is written or read.
+            self._engine = data_engine(self.database_url)
         return self._engine
 
     async def create_table(self) -> None:

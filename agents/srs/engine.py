@@ -41,7 +41,7 @@ from agents.srs.nodes import (
     unfrozen_items,
 )
 from agents.srs.state import Ablation, AgentName, GraphState, Score, SrsContext, initial_state
-from reqstudio.errors import describe_failure
+from reqstudio.errors import DATABASE_UNAVAILABLE, describe_failure, is_database_failure
 from reqstudio.llm import ModelFactory, context_overflow
 from reqstudio.prompts import render_prompt
 from reqstudio.usage import UsageTracker
@@ -232,6 +232,33 @@ def _failure_messages(error: BaseException) -> tuple[str, str]:
     return describe_failure(error, "en"), describe_failure(error, "zh")
 
 
+def _database_messages(
+    error: BaseException, step: str | None, last_saved: str | None
+) -> tuple[str, str]:
+    """What a run stopped by the database says: what is saved and what is not, truthfully.
+    `step`: the node whose result is lost; `last_saved`: the last node saved before."""
+    name = type(error).__name__
+    step_en = f" ({step})" if step else ""
+    step_zh = f"（{step}）" if step else ""
+    if last_saved:
+        return (
+            f"The database could not be reached ({name}): the result of the step that was "
+            f"running{step_en} is not saved; that step will run again. The steps completed "
+            f"before it are saved (the last one: {last_saved}). Once the database is back, "
+            "reopen this thread and click Resume to continue from there.",
+            f"数据库无法访问（{name}）：正在运行的步骤{step_zh}的结果没有保存，继续时会重新运行"
+            f"这一步。在此之前完成的步骤已保存（最后一个：{last_saved}）。数据库恢复后重新打开"
+            "此对话，点击“继续运行”即可从那里继续。",
+        )
+    return (
+        f"The database could not be reached ({name}): no step of this run had been saved "
+        f"yet, so nothing of it is saved (the step that was running{step_en} is lost). Send "
+        "the description again once the database is back.",
+        f"数据库无法访问（{name}）：这次运行还没有保存任何步骤，因此什么也没有保存（正在运行的"
+        f"步骤{step_zh}已丢失）。请在数据库恢复后重新发送描述。",
+    )
+
+
 async def run_srs(
     request: SrsRequest,
     factory: ModelFactory,
@@ -292,6 +319,7 @@ async def run_srs(
     config = _thread_config(thread_id or "unsaved", max_iterations)
     context = SrsContext(factory=factory, tracker=tracker, log=interactions)
     running: tuple[AgentName, int] | None = None
+    saved_node: str | None = (state.get("last_node") or None) if resume else None
     continuations = 0
     stream = graph.astream(
         graph_input,
@@ -316,6 +344,8 @@ async def run_srs(
                         continuations = chunk["count"]
                         yield DocumentContinued(count=chunk["count"])
                     elif kind == "node_started":
+                        # with sync durability, a node starts once the one before is saved
+                        saved_node = state.get("last_node") or None
                         running = (chunk["agent"], chunk["round"])
                         yield NodeStarted(agent=chunk["agent"], round=chunk["round"])
                     continue
@@ -332,12 +362,20 @@ async def run_srs(
                     yield event
     except Exception as exc:
         log.info("SRS run failed in %s", running[0] if running else "?", exc_info=True)
-        message, message_zh = _failure_messages(exc)
+        database = checkpointer is not None and is_database_failure(exc)
+        if database:
+            finished_unsaved = (
+                state.get("last_node") if state.get("last_node") != saved_node else None
+            )
+            lost = running[0] if running else finished_unsaved
+            message, message_zh = _database_messages(exc, lost, saved_node)
+        else:
+            message, message_zh = _failure_messages(exc)
         yield RunFailed(
             message=message,
             message_zh=message_zh,
             agent=running[0] if running else None,
-            error_type=type(exc).__name__,
+            error_type=DATABASE_UNAVAILABLE if database else type(exc).__name__,
             partial=_result(
                 state,
                 interactions,
@@ -354,7 +392,13 @@ async def run_srs(
         state, interactions, tracker, started, requested, ablation_used, thread_id, continuations
     )
     if checkpointer is not None and thread_id is not None:
-        # A finished run needs no resuming: its checkpoints and log file go.
-        await checkpointer.adelete_thread(thread_id)
+        # A finished run needs no resuming: its checkpoints and log file go. If the database
+        # is away just now, they stay (a finished run is never offered for resuming).
+        try:
+            await checkpointer.adelete_thread(thread_id)
+        except Exception as exc:
+            if not is_database_failure(exc):
+                raise
+            log.warning("finished SRS run %s: its checkpoints were not deleted: %s", thread_id, exc)
         interactions.discard()
     yield RunFinished(result=result)

@@ -11,7 +11,14 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.apps import AppProcess
 from tests.browser.test_srs_browser import SRS, switch_mode
-from tests.browser_support import attach, open_page, provider_env, send, wait_until_loaded
+from tests.browser_support import (
+    attach,
+    failed_requests,
+    open_page,
+    provider_env,
+    send,
+    wait_until_loaded,
+)
 from tests.postgres_support import PostgresServer
 from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
@@ -127,8 +134,9 @@ def test_srs_run_stopped_on_one_instance_resumes_on_another(
     assert parse_calls == []  # ReqParse was not run again on the second instance
 
 
-# While the database is away the browser cannot list the threads (Chainlit answers 404).
-@pytest.mark.failed_requests(r"^404 POST /project/threads$")
+# While the database is away the browser cannot list the threads: the app answers 503 with a
+# sentence in the user's language (Chainlit's own answer was 404, an English "Not Found").
+@pytest.mark.failed_requests(r"^503 POST /project/threads$")
 def test_database_going_away_mid_conversation(
     browser: Browser, llm_server: ScriptedLLMServer, postgres_server: PostgresServer,
     postgres_url: str, tmp_path: Path, output_dir: Path,
@@ -151,6 +159,10 @@ def test_database_going_away_mid_conversation(
             expect(page.get_by_text("第二轮：数据库不在时的回答。")).to_be_visible()
             notice = page.get_by_text("历史记录数据库暂时无法访问", exact=False)
             expect(notice).to_be_visible()  # told plainly; the app keeps serving
+            if failed_requests():  # the sidebar asked for the history list meanwhile
+                expect(
+                    page.get_by_text("历史对话列表暂时无法显示", exact=False).first
+                ).to_be_visible()
             page.screenshot(path=output_dir / "pg-database-away.png")
         finally:
             postgres_server.start()
@@ -165,5 +177,35 @@ def test_database_going_away_mid_conversation(
         expect(page.get_by_text("第一轮：已记录库存需求。")).to_be_visible()  # nothing lost
         expect(page.get_by_text("第三轮：数据库回来了。")).to_be_visible()  # saved once back
         page.screenshot(path=output_dir / "pg-database-back.png")
+    finally:
+        app.stop()
+
+
+# The login page asks who is signed in (401), and signing in while the database is away is
+# refused with 503.
+@pytest.mark.failed_requests(r"^401 GET /user$", r"^503 POST /login$")
+def test_signing_in_while_the_database_is_away_says_so_in_the_users_language(
+    browser: Browser, llm_server: ScriptedLLMServer, postgres_server: PostgresServer,
+    postgres_url: str, tmp_path: Path, output_dir: Path,
+):  # fmt: skip
+    env = shared_env(llm_server, postgres_url, REQSTUDIO_USERS="alice:alice-pass")
+    app = AppProcess(tmp_path / "a", env).start()
+    try:
+        page = open_page(browser, app.url, ready=False)
+        postgres_server.stop()
+        try:
+            page.locator("#email").fill("alice")
+            page.locator("#password").fill("alice-pass")
+            page.locator("button[type=submit]").click()
+            # the form's own line (the app's translation of a 503), not "wrong password"
+            expect(
+                page.get_by_text("数据库暂时无法访问，现在无法登录。请稍后再试。")
+            ).to_be_visible()
+            expect(page.get_by_text("登录失败。请检查您提供的信息是否正确")).to_have_count(0)
+            page.screenshot(path=output_dir / "pg-sign-in-database-away.png")
+        finally:
+            postgres_server.start()
+        page.locator("button[type=submit]").click()
+        expect(page.get_by_text("已启用")).to_be_visible()  # signed in once it is back
     finally:
         app.stop()

@@ -22,9 +22,15 @@ from agents.srs.events import (
     RunFinished,
     SrsResult,
 )
-from reqstudio.errors import describe_failure
+from reqstudio.errors import (
+    DATABASE_UNAVAILABLE,
+    describe_failure,
+    describe_not_run,
+    is_database_failure,
+)
 from reqstudio.export import DOCX_MEDIA_TYPE
 from reqstudio.persistence import open_checkpointer
+from reqstudio.run_lease import RunBusy, run_lease
 from reqstudio.usage import UsageTracker
 from ui.rendering import word_copy
 from ui.session import (
@@ -62,7 +68,11 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
     offer_removed = False
     document = top_level_message()  # re-created when DocGenerate starts, to sit last
     try:
-        async with open_checkpointer(runtime().settings) as saver:
+        # One executor per run across tabs and instances (reqstudio/run_lease.py).
+        async with (
+            run_lease(runtime().settings, f"srs:{run_key}"),
+            open_checkpointer(runtime().settings) as saver,
+        ):
             async for event in run_srs(
                 request,
                 runtime().factory(),
@@ -115,7 +125,12 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     open_step = None
                     if event.error_type == "NotADocument":
                         document.content = ""  # what the model wrote is no SRS: not shown as one
-                    await show_partial(document, event.partial, tr("failed", reason=reason))
+                    note = tr("failed", reason=reason)
+                    if event.error_type == DATABASE_UNAVAILABLE:  # says itself what is saved
+                        note = f"⚠️ {reason}"
+                    await show_partial(document, event.partial, note)
+    except RunBusy as busy:  # another tab or instance runs it: not started twice
+        await cl.Message(content=f"⏳ {busy.message(lang())}").send()
     except asyncio.CancelledError:
         await finish_step(open_step, "stopped", note=tr("stopped"))
         document.content = (document.content + "\n\n" + tr("stopped")).strip()
@@ -124,7 +139,10 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
     except Exception as exc:  # keep the app running; completed steps stay in the checkpoint
         log.exception("SRS run failed")
         await finish_step(open_step, "failed", note=describe_failure(exc, lang()))
-        await cl.Message(content=tr("failed", reason=describe_failure(exc, lang()))).send()
+        text = tr("failed", reason=describe_failure(exc, lang()))
+        if is_database_failure(exc):  # before any step ran: nothing changed
+            text = f"⚠️ {describe_not_run(exc, lang())}"
+        await cl.Message(content=text).send()
 
 
 async def show_partial(document: cl.Message, partial: SrsResult | None, note: str) -> None:

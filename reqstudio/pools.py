@@ -1,0 +1,164 @@
+"""The database connections of one process: one pool for the data layer, one for the checkpointer.
+
+- The data layer (chat history, thread files kept in the database, sign-in accounts, run
+  leases) shares one SQLAlchemy engine per database URL, whose pool holds at most
+  `REQSTUDIO_DB_POOL_SIZE` + `REQSTUDIO_DB_POOL_OVERFLOW` connections.
+- On PostgreSQL, every LangGraph checkpointer of the app (SRS, Review, Rewrite runs) borrows from
+  one psycopg pool of at most `REQSTUDIO_CHECKPOINT_POOL_SIZE` connections, for the moment a
+  checkpoint is read or written, instead of holding a connection of its own for a whole run.
+
+Connections belong to the event loop that opened them, so pools are kept per running loop (the
+app has one; tests and the CLI open and close loops of their own). Without a running loop an
+engine is made for the caller alone. The app opens the checkpoint pool at start-up
+(`reqstudio.persistence.open_pools`) and closes both at shutdown (`close_pools`); without it
+(the CLI, the engines' tests) a checkpointer opens a connection of its own, as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+if TYPE_CHECKING:
+    from psycopg_pool import AsyncConnectionPool
+
+    from reqstudio.settings import Settings
+
+log = logging.getLogger("reqstudio.pools")
+
+
+@dataclass(frozen=True)
+class PoolSizes:
+    data: int = 5  # connections the data layer keeps
+    data_overflow: int = 5  # more it may open under load, closed when returned
+    checkpoint: int = 4  # the checkpointer's pool, at most
+    timeout: float = 10.0  # seconds to wait for a free connection before failing
+
+    @classmethod
+    def of(cls, settings: Settings) -> PoolSizes:
+        return cls(
+            data=settings.db_pool_size,
+            data_overflow=settings.db_pool_overflow,
+            checkpoint=settings.checkpoint_pool_size,
+            timeout=settings.db_pool_timeout,
+        )
+
+    @property
+    def data_max(self) -> int:
+        return self.data + self.data_overflow
+
+
+_sizes = PoolSizes()
+_engines: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, AsyncEngine]] = (
+    weakref.WeakKeyDictionary()
+)
+_checkpoint_pools: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[str, AsyncConnectionPool]
+] = weakref.WeakKeyDictionary()
+
+
+def configure_pools(settings: Settings) -> PoolSizes:
+    """Take the pool sizes from the settings (the app does this once, at import)."""
+    global _sizes
+    _sizes = PoolSizes.of(settings)
+    return _sizes
+
+
+def pool_sizes() -> PoolSizes:
+    return _sizes
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    """WAL: readers never wait for the writer; NORMAL: a commit survives an app crash without
+    an fsync per statement (every streamed message is several statements; with the default
+    journal, users' writes queued behind each other's fsyncs)."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def _new_engine(database_url: str) -> AsyncEngine:
+    if database_url.startswith("postgresql"):
+        # Connections die when the database restarts: each one is tested on checkout.
+        return create_async_engine(
+            database_url,
+            pool_pre_ping=True,
+            pool_size=_sizes.data,
+            max_overflow=_sizes.data_overflow,
+            pool_timeout=_sizes.timeout,
+        )
+    engine = create_async_engine(database_url, pool_pre_ping=True)
+    event.listen(engine.sync_engine, "connect", sqlite_pragmas)
+    return engine
+
+
+def data_engine(database_url: str) -> AsyncEngine:
+    """The process's engine for `database_url` on the running loop (made on first use)."""
+    loop = _running_loop()
+    if loop is None:
+        return _new_engine(database_url)
+    engines = _engines.setdefault(loop, {})
+    engine = engines.get(database_url)
+    if engine is None:
+        engine = engines[database_url] = _new_engine(database_url)
+    return engine
+
+
+async def open_checkpoint_pool(conninfo: str) -> AsyncConnectionPool:
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    loop = asyncio.get_running_loop()
+    pools = _checkpoint_pools.setdefault(loop, {})
+    if conninfo in pools:
+        return pools[conninfo]
+    pool = AsyncConnectionPool(
+        conninfo,
+        min_size=1,
+        max_size=max(1, _sizes.checkpoint),
+        timeout=_sizes.timeout,
+        # what AsyncPostgresSaver.from_conn_string sets on its own connection
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        # a connection that died with a database restart is replaced, not handed out
+        check=AsyncConnectionPool.check_connection,
+        # While the database is away, the pool retries with a doubling wait; giving up after
+        # half a request's wait lets the next request try at once, so the pool is back within
+        # seconds of the database, before a request waiting for it gives up.
+        reconnect_timeout=max(1.0, _sizes.timeout / 2),
+        name="reqstudio-checkpoints",
+        open=False,
+    )
+    pools[conninfo] = pool
+    await pool.open(wait=False)
+    return pool
+
+
+def checkpoint_pool(conninfo: str) -> AsyncConnectionPool | None:
+    """The open checkpoint pool of the running loop for `conninfo`, if the app opened one."""
+    loop = _running_loop()
+    pools = _checkpoint_pools.get(loop) if loop is not None else None
+    return (pools or {}).get(conninfo)
+
+
+async def close_pools() -> None:
+    """Close the running loop's pools (the app's shutdown; tests that opened them)."""
+    loop = asyncio.get_running_loop()
+    for pool in (_checkpoint_pools.pop(loop, None) or {}).values():
+        await pool.close()
+    for engine in (_engines.pop(loop, None) or {}).values():
+        await engine.dispose()

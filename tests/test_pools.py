@@ -1,0 +1,174 @@
+"""One pool per process (issue 19 item 7): the data layer's and the checkpointer's connections
+to a real PostgreSQL stay within what the settings allow, however many runs go at once,
+counted by the server itself (`pg_stat_activity`)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+
+from agents.srs.engine import pending_resume, run_srs
+from reqstudio.persistence import (
+    libpq_conninfo,
+    open_checkpointer,
+    open_pools,
+    prepare_checkpoints,
+)
+from reqstudio.pools import close_pools, data_engine, pool_sizes
+from tests.apps import AppProcess
+from tests.browser_support import provider_env
+from tests.socket_tabs import ScriptedLLMServer, Tab
+from tests.test_srs_resume import REQUEST
+from tests.test_srs_support import (
+    E_STORE,
+    SRS_TEXT,
+    clarify_reply,
+    doc_reply,
+    explore_reply,
+    parse_reply,
+)
+
+
+class ConnectionCounter:
+    """Samples, every 20 ms, how many client connections the database `url` has (this
+    counter's own excluded), and keeps the highest count seen."""
+
+    def __init__(self, url: str):
+        self.conninfo = libpq_conninfo(url)
+        self.database = url.rsplit("/", 1)[1]
+        self.peak = 0
+        self.samples: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def count(self, conn: psycopg.Connection) -> int:
+        return conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s "
+            "AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+            (self.database,),
+        ).fetchone()[0]
+
+    def _sample(self) -> None:
+        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+            while not self._stop.is_set():
+                value = self.count(conn)
+                self.samples.append(value)
+                self.peak = max(self.peak, value)
+                time.sleep(0.02)
+
+    def __enter__(self) -> ConnectionCounter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+async def test_checkpointers_of_concurrent_runs_share_the_pool(
+    postgres_url, settings, llm_server, factory
+):
+    pg = settings.model_copy(
+        update={"database_url": postgres_url, "checkpoint_pool_size": 2, "db_pool_size": 1,
+                "db_pool_overflow": 0}
+    )  # fmt: skip
+    await prepare_checkpoints(pg)
+    runs = 6
+    for _ in range(runs):
+        llm_server.script(
+            parse_reply(("FR-01", "Place an order.")),
+            explore_reply(("FR-01", "Place an order."), delay=0.5),
+            clarify_reply(FR_01=2),
+            doc_reply(),
+        )
+    await open_pools(pg)
+    try:
+        assert pool_sizes().checkpoint == 2
+
+        async def one_run(number: int) -> list:
+            async with open_checkpointer(pg) as saver:
+                assert type(saver.conn).__name__ == "AsyncConnectionPool"  # borrowed, not owned
+                request = REQUEST.model_copy(update={"max_iterations": 2})
+                return [
+                    e async for e in run_srs(request, factory, checkpointer=saver,
+                                             thread_id=f"pool-{number}")
+                ]  # fmt: skip
+
+        with ConnectionCounter(postgres_url) as counter:
+            results = await asyncio.gather(*(one_run(n) for n in range(runs)))
+        assert all(type(events[-1]).__name__ == "RunFinished" for events in results)
+        assert 1 <= counter.peak <= 2, counter.peak  # six runs at once, two connections
+        async with open_checkpointer(pg) as saver:
+            assert await pending_resume(saver, "pool-0") is None
+    finally:
+        await close_pools()
+
+
+async def test_data_layer_users_share_one_engine(postgres_url, tmp_path):
+    from reqstudio.accounts import AccountStore
+    from ui.history import HistoryDataLayer
+    from ui.storage import DatabaseStorage
+
+    layer = HistoryDataLayer(postgres_url)
+    store = DatabaseStorage(postgres_url, 1.0, ("text/markdown",), 10.0)
+    accounts = AccountStore(postgres_url)
+    try:
+        assert layer.engine is store.engine is accounts.engine is data_engine(postgres_url)
+        other = f"sqlite+aiosqlite:///{tmp_path / 'other.db'}"
+        assert data_engine(other) is not layer.engine  # one engine per database
+    finally:
+        await close_pools()
+
+
+SHARED_SECRET = "test-shared-secret-" + "x" * 40
+
+
+def test_an_instance_stays_within_its_pools_while_runs_go(
+    llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path
+):
+    sizes = {"REQSTUDIO_DB_POOL_SIZE": "2", "REQSTUDIO_DB_POOL_OVERFLOW": "1",
+             "REQSTUDIO_CHECKPOINT_POOL_SIZE": "2"}  # fmt: skip
+    allowed = 2 + 1 + 2
+    env = (
+        provider_env(llm_server)
+        | sizes
+        | {
+            "REQSTUDIO_DATABASE_URL": postgres_url,
+            "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
+        }
+    )
+    app = AppProcess(tmp_path / "a", env).start()
+    runs = 6
+    for _ in range(runs):
+        llm_server.script(
+            parse_reply(("FR-01", "Readers search books.")),
+            explore_reply(("FR-01", "Readers search books by title."), delay=2),
+            clarify_reply(FR_01=2),
+            doc_reply(SRS_TEXT),
+        )
+
+    async def scenario() -> list[Tab]:
+        tabs = [await Tab(app).open() for _ in range(runs)]
+        await asyncio.gather(*(tab.until_shown("mode is on") for tab in tabs))
+        for number, tab in enumerate(tabs):
+            await tab.send(f"System {number}: a library.", attach=E_STORE / "reference.md")
+        try:
+            await asyncio.gather(*(tab.until_shown("✅ Done", timeout=180) for tab in tabs))
+        finally:
+            for tab in tabs:
+                await tab.close()
+        return tabs
+
+    try:
+        with ConnectionCounter(postgres_url) as counter:
+            asyncio.run(scenario())
+    finally:
+        app.stop()
+    assert len([r for r in llm_server.requests if "Document Generation Agent" in str(r)]) == runs
+    # six SRS runs at once, each writing history, checkpoints, files and its lease: the
+    # instance never holds more than its pools allow (before, each run held a connection)
+    assert 2 <= counter.peak <= allowed, (counter.peak, counter.samples[-50:])
