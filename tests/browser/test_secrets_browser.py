@@ -1,6 +1,6 @@
 """The provider key never reaches the browser or the log (issue 21, item 8): a real browser
-runs Chat, Agent (with an MCP call), SRS (with its download) and a provider error whose text
-carries the key, with a recognisable key configured; every HTTP answer the page received,
+runs every mode, Chat, Agent (with an MCP call), SRS (with its download), Review, Rewrite and
+Team (with theirs), and a provider error whose text carries the key, with a recognisable key configured; every HTTP answer the page received,
 every socket frame, the page itself, the downloads and the app's log are searched for it."""
 
 from __future__ import annotations
@@ -13,8 +13,19 @@ from playwright.sync_api import Browser, Page, Response, expect
 
 from tests.apps import AppProcess
 from tests.browser_support import attach, open_page, provider_env, send, wait_until_idle
+from tests.review_support import (
+    DOCUMENT_ZH,
+    author_reply,
+    blue_reply,
+    client_reply,
+    improvement,
+    judge_reply,
+    red_reply,
+)
+from tests.rewrite_support import FILL_ZH, ORIGINAL_ZH, OUTLINE_ZH, outline_reply, review_reply
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
+from tests.test_team_run import answer, role, spawn, turn
 
 pytestmark = pytest.mark.browser
 
@@ -23,10 +34,11 @@ REASONING = "research agent"  # prompts/agent/react_system.md
 ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
 
 
-def switch_mode(page: Page, title: str) -> None:
+def switch_mode(page: Page, title: str, confirm: bool = True) -> None:
     page.locator("#chat-profiles").click()
     page.get_by_role("option", name=title).click()
-    page.get_by_role("dialog").get_by_role("button", name="确认").click()  # a new chat
+    if confirm:  # the chat has messages: switching starts a new chat, after a question
+        page.get_by_role("dialog").get_by_role("button", name="确认").click()
     expect(page.get_by_text(f"已启用 {title} 模式")).to_be_visible()
 
 
@@ -122,3 +134,99 @@ def test_the_provider_key_reaches_no_browser_payload_and_no_log(
     assert all(json.dumps(KEY) not in text for text in where.values())
     # the key was really in use: the provider received it
     assert llm_server.requests
+
+
+def assert_no_key(where: dict[str, str]) -> None:
+    leaks = {name: text.count(KEY) for name, text in where.items() if KEY in text}
+    assert leaks == {}, leaks
+    assert not any(KEY[-10:] in text for text in where.values())
+
+
+def test_the_provider_key_reaches_no_payload_in_review_rewrite_and_team(
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path
+):
+    """The same search for the other three modes: a Review round with its downloads, a
+    Rewrite with its downloads, a Team run with its record."""
+    env = provider_env(llm_server) | {"OPENAI_API_KEY": KEY, "OPENAI_MAX_RETRIES": "0"}
+    app = AppProcess(tmp_path / "data", env).start()
+    responses: list[Response] = []
+    frames: list[str] = []
+    downloads: list[str] = []
+    try:
+        page = open_page(browser, app.url, "zh-CN", ready=False)
+        page.on("response", lambda response: responses.append(response))
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(str(f))))
+        page.reload()
+        expect(page.locator("#chat-input")).to_be_visible(timeout=60_000)
+
+        # Review: one round that revises a section, then its downloads
+        document = tmp_path / "预约需求.md"
+        document.write_text(DOCUMENT_ZH, encoding="utf-8")
+        llm_server.script(
+            red_reply(improvement("sec-02", "high", "查询“要快”没有数字", "补充响应时间")),
+            blue_reply(), client_reply(), judge_reply(agent_id="sec-02"),
+            author_reply("sec-02", "主人在线预约兽医；95% 的查询在 2 秒内返回。\n"),
+            red_reply(), blue_reply(), client_reply(), judge_reply(conflicts=False),
+        )  # fmt: skip
+        switch_mode(page, "审阅", confirm=False)  # a fresh chat: nothing to confirm
+        attach(page, str(document))
+        send(page, "请审阅这份文档")
+        expect(page.get_by_text("improved.md")).to_be_visible(timeout=90_000)
+        wait_until_idle(page)
+        for name in ("improved.md", "reviews.json"):
+            with page.expect_download() as download:
+                page.get_by_text(name).first.click()
+            downloads.append(Path(download.value.path()).read_text(encoding="utf-8"))
+
+        # Rewrite: no questions, one section, reviewed once
+        original = tmp_path / "宠物医院.md"
+        original.write_text(ORIGINAL_ZH, encoding="utf-8")
+        llm_server.script(
+            outline_reply([("概述", "说明用途。", 2)], title="宠物医院", match=OUTLINE_ZH),
+            Reply(content="本系统供宠物主人在线预约就诊。\n", match=FILL_ZH),
+            review_reply(match="文档评审专家"),
+        )
+        switch_mode(page, "重写")
+        attach(page, str(original))
+        send(page, "请重写这份文档")
+        page.get_by_role("button", name="不澄清，直接重写").click()
+        expect(page.get_by_text("rewritten.md")).to_be_visible(timeout=90_000)
+        wait_until_idle(page)
+        with page.expect_download() as download:
+            page.get_by_text("rewritten.md").first.click()
+        downloads.append(Path(download.value.path()).read_text(encoding="utf-8"))
+
+        # Team: a root that spawns one member and answers
+        llm_server.script(
+            *turn("root", role("分析师"), spawn("分析师")),
+            *turn("agent-1", then="等待请求。"),
+            answer("团队答复：FR-1 发布商品。"),
+        )
+        switch_mode(page, "团队 Team")
+        send(page, "为二手交易平台写出功能需求")
+        expect(page.get_by_text("团队答复：FR-1 发布商品。")).to_be_visible(timeout=90_000)
+        wait_until_idle(page)
+        with page.expect_download() as download:
+            page.get_by_text("team-record.json").first.click()
+        downloads.append(Path(download.value.path()).read_text(encoding="utf-8"))
+        page_html = page.content()
+        bodies = []
+        for response in responses:
+            try:
+                bodies.append(response.text())
+            except Exception:  # a redirect or a body the browser did not keep
+                bodies.append("")
+    finally:
+        app.stop()
+
+    assert len(downloads) == 4 and len(frames) > 50  # the runs were seen
+    assert_no_key(
+        {
+            "HTTP answers": "\n".join(bodies),
+            "socket frames": "\n".join(frames),
+            "the page": page_html,
+            "downloads": "\n".join(downloads),
+            "app log": app.log(),
+        }
+    )
+    assert llm_server.requests  # the key was in use
