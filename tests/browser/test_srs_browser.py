@@ -93,6 +93,11 @@ def test_srs_mode_end_to_end(
     assert headings == ["软件需求规格说明", "1. 引言", "3. 具体需求"]
     assert "FR-01 顾客可以浏览商品目录。" in [p.text for p in word.paragraphs]
 
+    # the requirements check, no model needed (issue 22 item 4): a table per section
+    page.get_by_text("需求检查（规则，无需模型） · 完成").click()
+    expect(page.get_by_role("cell", name="SRS-no-shall").first).to_be_visible()
+    expect(page.get_by_text("1 条需求，1 条有问题", exact=False).first).to_be_visible()
+
     wait_until_idle(page)  # action buttons are disabled while a run goes on
     page.get_by_role("button", name="评估", exact=True).click()
     weighted = page.get_by_text("综合得分（加权）")

@@ -16,6 +16,7 @@ from reqstudio.document_model import parse_markdown
 from reqstudio.persistence import open_checkpointer
 from ui.modes import ModeSpec, catalog_texts, rounds_slider
 from ui.rendering import offer_resume as offer_resume_once
+from ui.requirements_check import show_requirements_check
 from ui.review.flow import render_review
 from ui.review.results import resume_action
 from ui.session import persist_thread_state, runtime, send_notice
@@ -96,6 +97,7 @@ async def on_review_message(message: cl.Message) -> None:
     await cl.Message(
         content=tr("document_ok", name=name, chars=len(text), sections=sections)
     ).send()
+    await show_requirements_check(text)
     await persist_thread_state()
     await render_review(text, name)
 

@@ -33,6 +33,7 @@ from reqstudio.persistence import open_checkpointer
 from reqstudio.run_lease import RunBusy, run_lease
 from reqstudio.usage import UsageTracker
 from ui.rendering import word_copy
+from ui.requirements_check import show_requirements_check
 from ui.session import (
     finish_step,
     open_top_level_step,
@@ -181,4 +182,5 @@ async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int 
     if cl.user_session.get("srs_reference"):
         document.actions.append(evaluate_action(document.id))
     await document.send()
+    await show_requirements_check(result.srs_markdown)
     await persist_thread_state()
