@@ -75,6 +75,7 @@ from ui.srs import SRS_MODE
 from ui.storage import make_storage, prepare_storage, serve_stored_files
 from ui.team import TEAM_MODE
 from ui.texts import lang, t
+from ui.thread_export import serve_thread_export
 
 try:
     settings = get_settings()
@@ -118,6 +119,7 @@ say_when_the_database_is_away()
 cap_user_mcp_servers(settings.mcp_user_servers)
 set_session_cookie_by_scheme()
 serve_page_without_other_sites()
+serve_thread_export()
 cl_server.app.add_middleware(RevokedTokenGuard)
 if sign_in.configured:
     cl_server.app.add_middleware(DisabledAccountGuard, store=sign_in.store)
