@@ -416,8 +416,8 @@ def test_s3_store_down_costs_one_log_line_a_file_and_the_live_download_stays(
     finally:
         app.stop()
     lines = [line for line in app.log().splitlines() if "file store unavailable" in line]
-    # one line per file (the reference, srs.md, srs-log.json), no traceback
-    assert len(lines) == 3 and all("EndpointConnectionError" in line for line in lines), lines
+    # one line per file (the reference, srs.md, srs.docx, srs-log.json), no traceback
+    assert len(lines) == 4 and all("EndpointConnectionError" in line for line in lines), lines
     assert "Traceback" not in app.log()
 
 
