@@ -292,7 +292,11 @@ def test_a_reference_uploaded_when_asked_is_one_chip_on_another_instance(
             http.get("/user")
             thread = http.get(f"/project/thread/{thread_id}").json()
         chips = [e for e in thread["elements"] if e["name"] == "reference.md"]
-        read = next(s for s in thread["steps"] if "reference.md" in (s.get("output") or ""))
+        read = next(  # the app's "reference read" message (not the ask, not the upload turn)
+            s for s in thread["steps"]
+            if "reference.md" in (s.get("output") or "")
+            and ("” read" in s["output"] or "已读取" in s["output"])
+        )  # fmt: skip
         assert len(chips) == 1 and chips[0]["forId"] == read["id"]  # on the "read" message
     finally:
         first.stop()
