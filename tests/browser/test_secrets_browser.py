@@ -42,6 +42,29 @@ def switch_mode(page: Page, title: str, confirm: bool = True) -> None:
     expect(page.get_by_text(f"已启用 {title} 模式")).to_be_visible()
 
 
+def recorded_page(
+    browser: Browser, app: AppProcess, responses: list[Response], frames: list[str]
+) -> Page:
+    """A page on the app whose every HTTP answer and socket frame is kept, from its first
+    load on."""
+    page = open_page(browser, app.url, "zh-CN", ready=False)
+    page.on("response", lambda response: responses.append(response))
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(str(f))))
+    page.reload()  # the first page load's answers are recorded too
+    expect(page.locator("#chat-input")).to_be_visible(timeout=60_000)
+    return page
+
+
+def response_bodies(responses: list[Response]) -> list[str]:
+    bodies = []
+    for response in responses:
+        try:
+            bodies.append(response.text())
+        except Exception:  # a redirect or a body the browser did not keep
+            bodies.append("")
+    return bodies
+
+
 def test_the_provider_key_reaches_no_browser_payload_and_no_log(
     browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path
 ):
@@ -50,11 +73,7 @@ def test_the_provider_key_reaches_no_browser_payload_and_no_log(
     responses: list[Response] = []
     frames: list[str] = []
     try:
-        page = open_page(browser, app.url, "zh-CN", ready=False)
-        page.on("response", lambda response: responses.append(response))
-        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(str(f))))
-        page.reload()  # the first page load's answers are recorded too
-        expect(page.locator("#chat-input")).to_be_visible(timeout=60_000)
+        page = recorded_page(browser, app, responses, frames)
 
         # Chat: an answer, then a provider error whose text quotes the key (as some do)
         llm_server.script(
@@ -108,12 +127,7 @@ def test_the_provider_key_reaches_no_browser_payload_and_no_log(
         urls = [e["url"] for t in threads for e in t.json().get("elements") or [] if e.get("url")]
         stored = [*threads, *(page.request.get(app.url + url) for url in urls)]
         page_html = page.content()
-        bodies = []
-        for response in responses:
-            try:
-                bodies.append(response.text())
-            except Exception:  # a redirect or a body the browser did not keep
-                bodies.append("")
+        bodies = response_bodies(responses)
     finally:
         app.stop()
 
@@ -153,11 +167,7 @@ def test_the_provider_key_reaches_no_payload_in_review_rewrite_and_team(
     frames: list[str] = []
     downloads: list[str] = []
     try:
-        page = open_page(browser, app.url, "zh-CN", ready=False)
-        page.on("response", lambda response: responses.append(response))
-        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(str(f))))
-        page.reload()
-        expect(page.locator("#chat-input")).to_be_visible(timeout=60_000)
+        page = recorded_page(browser, app, responses, frames)
 
         # Review: one round that revises a section, then its downloads
         document = tmp_path / "预约需求.md"
@@ -210,12 +220,7 @@ def test_the_provider_key_reaches_no_payload_in_review_rewrite_and_team(
             page.get_by_text("team-record.json").first.click()
         downloads.append(Path(download.value.path()).read_text(encoding="utf-8"))
         page_html = page.content()
-        bodies = []
-        for response in responses:
-            try:
-                bodies.append(response.text())
-            except Exception:  # a redirect or a body the browser did not keep
-                bodies.append("")
+        bodies = response_bodies(responses)
     finally:
         app.stop()
 
