@@ -223,7 +223,8 @@ cl.on_mcp_disconnect(on_mcp_disconnect)
 
 @cl.on_message
 async def route_message(message: cl.Message | None) -> None:
-    if message is None:  # Chainlit's edit of a message it does not know: nothing to answer
+    if message is None:  # Chainlit's edit of a message this session does not know
+        await cl.Message(content=t("edit_unknown")).send()
         return
     if startup_problem():
         await cl.Message(content=t("no_model", problem=startup_problem())).send()
