@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from reqstudio.calls import RetryCallback, TokenCallback, complete
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
+from reqstudio.rewind import first_turn_of
 
 
 class ChatTurn(BaseModel):
@@ -38,14 +39,12 @@ class ChatMemory:
     def rewind_to(self, message_id: str | None) -> int:
         """Forget the turns of the user message `message_id` and every later turn (the user
         edited or regenerated it: what followed is discarded); how many turns went."""
-        if not message_id:
+        index = first_turn_of(self.turns, message_id)
+        if index is None:
             return 0
-        for index, turn in enumerate(self.turns):
-            if turn.message_id == message_id:
-                dropped = len(self.turns) - index
-                del self.turns[index:]
-                return dropped
-        return 0
+        dropped = len(self.turns) - index
+        del self.turns[index:]
+        return dropped
 
     def as_messages(self) -> list[BaseMessage]:
         recent = self.turns[-self.window :]

@@ -12,6 +12,7 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 
 from agents.react.events import Language, Limit, ToolKind
+from reqstudio.rewind import first_turn_of
 from reqstudio.settings import ModelSpec, Settings, SettingsError
 from tools.web_search import SearchHit
 
@@ -256,15 +257,13 @@ class AgentMemory(BaseModel):
     def rewind_to(self, message_id: str | None) -> int:
         """Forget the turn asked by `message_id` and every later one, tool records included
         (the user edited or regenerated that question); how many turns went."""
-        if not message_id:
+        index = first_turn_of(self.turns, message_id)
+        if index is None:
             return 0
-        for index, turn in enumerate(self.turns):
-            if turn.message_id == message_id:
-                dropped = len(self.turns) - index
-                del self.turns[index:]
-                self.tool_records = [r for r in self.tool_records if r.turn <= index]
-                return dropped
-        return 0
+        dropped = len(self.turns) - index
+        del self.turns[index:]
+        self.tool_records = [r for r in self.tool_records if r.turn <= index]
+        return dropped
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
