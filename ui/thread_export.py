@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import quote
 
 from chainlit import server as chainlit_server
 from chainlit.data import get_data_layer
@@ -57,14 +58,8 @@ async def export_thread(thread_id: str, current_user: chainlit_server.UserParam)
     return Response(
         content=thread_markdown(thread).encode("utf-8"),
         media_type="text/markdown; charset=utf-8",
-        headers={"Content-Disposition": f"attachment; filename*=UTF-8''{_quote(name)}.md"},
+        headers={"Content-Disposition": f"attachment; filename*=UTF-8''{quote(name, safe='')}.md"},
     )
-
-
-def _quote(name: str) -> str:
-    from urllib.parse import quote
-
-    return quote(name, safe="")
 
 
 def serve_thread_export() -> None:
