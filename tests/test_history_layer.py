@@ -91,3 +91,49 @@ async def check_state_never_goes_backwards(url: str) -> None:
 async def test_a_thread_state_never_goes_backwards_on_sqlite(tmp_path, caplog):
     await check_state_never_goes_backwards(f"sqlite+aiosqlite:///{tmp_path}/history.db")
     assert "state version 2 not saved over version 3" in caplog.text
+
+
+async def test_an_element_written_twice_keeps_the_later_message_even_if_the_first_is_slower(
+    tmp_path,
+):
+    # Chainlit stores an uploaded file on the question that asked for it, then SRS moves
+    # that element onto its "reference read" message: two writes in tasks nobody awaits.
+    # The first stores the file more slowly; it must still not land last.
+    import asyncio
+
+    from chainlit.element import File
+
+    url = f"sqlite+aiosqlite:///{tmp_path}/history.db"
+    await create_schema(url)
+    layer = await new_layer(url)
+    user = await layer.create_user(User(identifier="local", metadata={}))
+    await layer.update_thread("thread-1", name="SRS · 图书馆", user_id=user.id)
+    first_upload_may_finish = asyncio.Event()
+    uploads = []
+
+    class SlowFirstStore:
+        async def upload_file(self, object_key, data, mime, overwrite=True):
+            uploads.append(object_key)
+            if len(uploads) == 1:
+                await first_upload_may_finish.wait()
+            return {"object_key": object_key, "url": f"/files/{object_key}"}
+
+    layer.storage_provider = SlowFirstStore()
+    path = tmp_path / "reference.md"
+    path.write_text("# Reference SRS\n", encoding="utf-8")
+
+    def chip(for_id: str) -> File:
+        element = File(id="file-1", name="reference.md", path=str(path), mime="text/markdown")
+        element.thread_id, element.for_id = "thread-1", for_id
+        return element
+
+    on_question = asyncio.create_task(layer.create_element(chip("question")))
+    on_read = asyncio.create_task(layer.create_element(chip("read")))
+    await asyncio.sleep(0.2)  # the later write would have finished by now, were it not held
+    first_upload_may_finish.set()
+    await asyncio.gather(on_question, on_read)
+
+    thread = await layer.get_thread("thread-1")
+    assert [(e["id"], e["forId"]) for e in thread["elements"]] == [("file-1", "read")]
+    assert layer._element_locks == {}  # nothing kept once both are written
+    await layer.engine.dispose()

@@ -192,6 +192,7 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         # and asyncpg refuses them for TEXT/JSONB parameters, so both get JSON text.
         self._json_columns = True
         self._writes: set[asyncio.Task] = set()
+        self._element_locks: dict[str, tuple[asyncio.Lock, int]] = {}  # lock, writes using it
 
     create_step = _tracked("create_step")
     update_step = _tracked("update_step")
@@ -199,13 +200,25 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
 
     async def _create_element(self, element: Any) -> None:
         """Chainlit's, except that a file the store refused or could not take costs one log
-        line (Chainlit's own raises in a task nobody awaits: a traceback)."""
+        line (Chainlit's own raises in a task nobody awaits: a traceback), and that writes of
+        one element land in the order they were started. Chainlit writes each in a task
+        nobody awaits, and a write that stores a file first can finish after a later one: an
+        uploaded file moved onto another message went back to the first."""
         from ui.storage import FileNotStored
 
+        lock, users = self._element_locks.get(element.id, (asyncio.Lock(), 0))
+        self._element_locks[element.id] = (lock, users + 1)
         try:
-            await SQLAlchemyDataLayer.create_element(self, element)
+            async with lock:  # free on the first write: taken before any other task runs
+                await SQLAlchemyDataLayer.create_element(self, element)
         except FileNotStored as refusal:
             log.warning("%s", refusal)
+        finally:
+            lock, users = self._element_locks[element.id]
+            if users == 1:
+                del self._element_locks[element.id]
+            else:
+                self._element_locks[element.id] = (lock, users - 1)
 
     create_element = _tracked("create_element", _create_element)
     delete_element = _tracked("delete_element")
