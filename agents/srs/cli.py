@@ -9,6 +9,7 @@ import argparse
 import json
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -181,6 +182,12 @@ def _describe_node(event: NodeFinished) -> str:
     return " · ".join(parts)
 
 
+def _load_checker() -> None:
+    from agents.check.engine import check_document
+
+    check_document("# SRS\n\n## 1 Scope\n\nThe system shall start.\n")
+
+
 def _write_log(path: Path | None, result: SrsResult | None, fallback_dir: Path) -> bool:
     """Write the log JSON; False (and where it went instead) if `path` could not be written."""
     if path is None or result is None:
@@ -239,6 +246,9 @@ async def _generate(
     from agents.srs.engine import run_srs
     from reqstudio.usage import UsageTracker
 
+    # The log carries the checker's summary of the document: load the checker (its imports
+    # and word lists, ~0.15 s) while the first model answers, not after the last one.
+    checker = threading.Thread(target=_load_checker, name="load-checker", daemon=True)
     zh = language == "zh"
     document: list[str] = []  # the document of the current DocGenerate try, as it streams
     async for event in run_srs(request, factory, tracker=UsageTracker()):
@@ -247,6 +257,8 @@ async def _generate(
         elif isinstance(event, Notice):
             progress(f"note: {event.message_zh if zh and event.message_zh else event.message}")
         elif isinstance(event, NodeStarted):
+            if log_path is not None and not checker.is_alive() and checker.ident is None:
+                checker.start()
             looping = event.agent in ("ReqExplore", "ReqClarify")
             progress(f"[{event.agent}]" + (f" round {event.round}" if looping else "") + " ...")
         elif isinstance(event, NodeFinished):
