@@ -30,3 +30,51 @@
   window.addEventListener("popstate", place);
   place();
 })();
+
+// ReqStudio: a starter clicked while files are attached in the composer. Chainlit's starter
+// sends its text alone: the files stay in the composer and go with the next message, in
+// whatever chat comes next. Here the starter's text is put in the composer and sent from
+// there, so it leaves with the attached files, as if the user had typed it.
+(function () {
+  let starters = null; // label -> message, every mode's, both languages
+  async function load() {
+    const found = new Map();
+    for (const language of ["en-US", "zh-CN"]) {
+      const response = await fetch("/project/settings?language=" + language, {
+        credentials: "same-origin",
+      });
+      if (!response.ok) continue;
+      const settings = await response.json();
+      const lists = [settings.starters || []];
+      for (const profile of settings.chatProfiles || []) lists.push(profile.starters || []);
+      for (const list of lists) for (const s of list) found.set(s.label.trim(), s.message);
+    }
+    return found;
+  }
+  function typeInto(textarea, text) {
+    const setter = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set;
+    setter.call(textarea, text);
+    textarea.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+  document.addEventListener(
+    "click",
+    async function (event) {
+      const button = event.target.closest && event.target.closest("#starters button");
+      if (!button || !document.getElementById("attachments")) return;
+      const input = document.getElementById("chat-input");
+      if (!input) return;
+      event.preventDefault();
+      event.stopPropagation();
+      if (starters === null) starters = await load();
+      const message = starters.get(button.textContent.trim());
+      if (message === undefined) return; // unknown starter: do nothing rather than guess
+      typeInto(input, message);
+      // React renders the new value, then the send button sends it with the files
+      requestAnimationFrame(() => {
+        const send = document.getElementById("chat-submit");
+        if (send && !send.disabled) send.click();
+      });
+    },
+    true,
+  );
+})();

@@ -205,3 +205,36 @@ def test_srs_model_answering_garbage_fails_clearly_and_app_goes_on(
     )
     send(page, "一个网上书店，顾客浏览图书。")
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+
+
+@pytest.mark.parametrize(
+    ("locale", "srs", "srs_on", "starter", "message", "read", "done"),
+    [("zh-CN", "SRS 生成", "已启用 SRS 生成 模式", "图书馆借阅系统", "为高校图书馆设计借阅系统",
+      "已读取参考 SRS《reference.md》", "✅ 完成"),
+     ("en-US", "SRS", "SRS mode is on", "A library lending system",
+      "A university library lending system", "Reference SRS “reference.md” read", "✅ Done")],
+)  # fmt: skip
+def test_a_starter_clicked_with_a_file_attached_sends_the_file_with_it(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path,
+    locale: str, srs: str, srs_on: str, starter: str, message: str, read: str, done: str,
+):  # fmt: skip
+    # Chainlit's starter sends its text alone: the attached reference stayed in the composer
+    # and went with whatever the user sent next, in this chat or the next (issue 18 item 6).
+    llm_server.script(
+        parse_reply(("FR-01", "读者可以借书")),
+        explore_reply(("FR-01", "读者最多可借五本书")),
+        clarify_reply(FR_01=2),
+        doc_reply(SRS),
+    )
+    page = open_page(browser, app.url, locale)
+    switch_mode(page, srs)
+    expect(page.get_by_text(srs_on)).to_be_visible()  # the new chat is ready
+    attach(page, str(E_STORE / "reference.md"))
+    expect(page.locator("#attachments")).to_be_visible()
+    page.locator("#starters").get_by_text(starter).click()
+    expect(page.get_by_text(read, exact=False)).to_be_visible()  # the file came with it
+    expect(page.get_by_text(done, exact=False)).to_be_visible(timeout=60_000)
+    expect(page.locator("#attachments")).to_have_count(0)  # nothing left for the next message
+    parse = next(r for r in llm_server.requests if PARSE in str(r))
+    assert message in str(parse)  # the starter's own text was the request
+    page.screenshot(path=output_dir / f"srs-starter-with-file-{locale}.png")
