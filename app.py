@@ -231,6 +231,9 @@ async def route_message(message: cl.Message | None) -> None:
         return
     await show_base_names(message)
     mode = current_mode()
+    first = message.content or next((e.name for e in message.elements or []), "")
+    if not cl.user_session.get("thread_title"):  # named now, not only when the run is over
+        await name_thread(thread_name(mode, first))
     failures = history_failures()
     turn_usage = UsageTracker()  # every model call of the turn, for the admin's usage table
     counting = TURN_USAGE.set(turn_usage)
@@ -239,7 +242,6 @@ async def route_message(message: cl.Message | None) -> None:
     finally:
         TURN_USAGE.reset(counting)
         await record_usage(mode.id, turn_usage)
-        first = message.content or next((e.name for e in message.elements or []), "")
         await name_thread(thread_name(mode, first))
         await persist_thread_state()
     await warn_if_history_failed(failures, t("history_unavailable"))

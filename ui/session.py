@@ -11,6 +11,7 @@ from typing import Any
 
 import chainlit as cl
 from chainlit.data import get_data_layer
+from chainlit.user import PersistedUser
 from chainlit.utils import utc_now
 
 from reqstudio.runtime import AppRuntime
@@ -402,6 +403,16 @@ async def name_thread(title: str) -> None:
     # own, which may finish after a quick first answer and overwrite the name.
     cl.user_session.set("thread_title", title)
     try:
-        await data_layer.update_thread(thread_id=session.thread_id, name=title)
+        # with its owner, as Chainlit stores it: the first naming may create the thread
+        user = session.user if isinstance(session.user, PersistedUser) else None
+        await data_layer.update_thread(
+            thread_id=session.thread_id, name=title, user_id=user.id if user else None
+        )
     except Exception:
         log.exception("could not name the thread")
+        return
+    # The history lists threads again when the first interaction changes: without this it
+    # showed Chainlit's name (the first message cut short) until the page was reloaded.
+    await cl.context.emitter.emit(
+        "first_interaction", {"interaction": title, "thread_id": session.thread_id}
+    )

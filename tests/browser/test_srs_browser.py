@@ -222,7 +222,7 @@ def test_a_starter_clicked_with_a_file_attached_sends_the_file_with_it(
     # and went with whatever the user sent next, in this chat or the next (issue 18 item 6).
     llm_server.script(
         parse_reply(("FR-01", "读者可以借书")),
-        explore_reply(("FR-01", "读者最多可借五本书")),
+        explore_reply(("FR-01", "读者最多可借五本书"), delay=6),  # still running when looked at
         clarify_reply(FR_01=2),
         doc_reply(SRS),
     )
@@ -233,6 +233,11 @@ def test_a_starter_clicked_with_a_file_attached_sends_the_file_with_it(
     expect(page.locator("#attachments")).to_be_visible()
     page.locator("#starters").get_by_text(starter).click()
     expect(page.get_by_text(read, exact=False)).to_be_visible()  # the file came with it
+    # the history names the thread by its mode and subject as the run starts, no reload
+    expect(page.locator("#thread-history").get_by_text(re.compile(r"^SRS · "))).to_be_visible(
+        timeout=4_000
+    )
+    assert len(llm_server.requests) < 3  # ReqExplore has not answered yet
     expect(page.get_by_text(done, exact=False)).to_be_visible(timeout=60_000)
     expect(page.locator("#attachments")).to_have_count(0)  # nothing left for the next message
     parse = next(r for r in llm_server.requests if PARSE in str(r))
