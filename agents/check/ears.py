@@ -2,8 +2,9 @@
 Syntax", RE 2009): ubiquitous, event-driven (WHEN), state-driven (WHILE), optional feature
 (WHERE), unwanted behaviour (IF ... THEN), complex (several of these), or none.
 
-Chinese patterns: 当……时 (event), 在……时/期间/状态下 (state), 在包含/具备……的情况下 (optional),
-如果/若……那么/则 (unwanted), "<系统>应……" (ubiquitous)."""
+Chinese patterns: 当……时 (event), 在……时/期间/状态下/模式下 (state), 在包含/具备/配备……的情况下
+(optional), 如果/若……那么/则 (unwanted), "<系统>应……" (ubiquitous); a condition after the
+binding word ("应在……后") follows none, as in English."""
 
 from __future__ import annotations
 
@@ -26,11 +27,13 @@ _SECOND_SENTENCE = re.compile(r"[.;]\s+\S")
 _SUBJECT_EN = re.compile(r"^(?:the|an?|each)?\s*[\w’'.\- ]{1,60}?$", re.IGNORECASE)
 
 _OPTIONAL_ZH = re.compile(
-    r"^(?:在|若|如果)?(?:系统)?(?:包含|具备|启用|配置了?|支持)[^，,。]*(?:的情况下|时)"
+    r"^(?:在|若|如果)?(?:系统)?(?:包含|具备|启用|配置了?|配备|安装了?|提供|支持)[^，,。]*(?:的情况下|时)"
 )
 _UNWANTED_ZH = re.compile(r"^(?:如果|若|假如|一旦)[^。]*?[，,]\s*(?:那么|则)")
 _EVENT_ZH = re.compile(r"^当[^。]*?时")
-_STATE_ZH = re.compile(r"^(?:在|处于)[^。]*?(?:时|期间|状态下|过程中)")
+_STATE_ZH = re.compile(r"^(?:在|处于)[^。]*?(?:时|期间|状态下|模式下|过程中)")
+# a condition after the binding word ("应在插入车票后开闸"), not a bound ("应在 2 秒内"): none
+_TRAILING_CONDITION_ZH = re.compile(r"^(?:在|当)[^，,。\d]*?(?:时|后|期间|之前|以前)")
 _CLAUSE_ZH = re.compile(r"(?:^|[，,；;])\s*(当|在|如果|若|处于)")
 
 
@@ -65,6 +68,8 @@ def _template_zh(text: str) -> str | None:
     if len(shalls) != 1:
         return None
     before = text[: shalls[0].start()]
+    if _TRAILING_CONDITION_ZH.match(text[shalls[0].end() :].lstrip()):
+        return None
     kinds = []
     if _UNWANTED_ZH.match(before):
         kinds.append("unwanted")
