@@ -219,7 +219,7 @@ async def test_the_live_picture_is_one_element_redrawn_in_place_at_most_once_a_i
 ):
     screen, history = on_page(monkeypatch)
     society = AgentSociety()
-    live = LivePicture(society, interval=0.2)
+    live = LivePicture(society, interval=1.0)
     await live.changed()
     assert screen.elements == [] and screen.messages == {}  # root alone is no society yet
     spawn_in(society, ROOT_ID, "分析师")
@@ -235,7 +235,7 @@ async def test_the_live_picture_is_one_element_redrawn_in_place_at_most_once_a_i
     assert nodes_in(screen.elements[1]["content"]) >= {"agent-1", "agent-2", "agent-3"}
     assert screen.elements[0]["id"] == screen.elements[1]["id"]  # the same element, redrawn
     assert {e["forId"] for e in screen.elements} == {live.message.id}
-    await asyncio.sleep(0.25)
+    await asyncio.sleep(1.05)
     await live.changed()  # nothing changed: nothing sent
     assert len(screen.elements) == 2
     await settle()

@@ -357,8 +357,8 @@ class LivePicture:
     async def draw(self) -> None:
         figure = society_figure(self.society)
         drawn = figure.to_json()
-        self.drawn_at = time.monotonic()
         if drawn == self.drawn:
+            self.drawn_at = time.monotonic()
             return
         if self.message is None:
             self.message = cl.Message(content=f"**{tr('picture_title')}**", author=tr("society"))
@@ -370,6 +370,7 @@ class LivePicture:
         element.updatable = True  # the same element, new content
         await element.send(for_id=self.message.id, persist=False)
         self.drawn = drawn
+        self.drawn_at = time.monotonic()  # the interval counts from the end of a redraw
         self.redraws += 1
 
     async def close(self) -> None:
