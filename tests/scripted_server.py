@@ -51,6 +51,9 @@ class Reply:
     finish_reason: what the answer ends with (default "stop", or "tool_calls"); "length"
            plays an answer cut at the token limit.
     delay: seconds before the first byte; chunk_delay: seconds between streamed chunks.
+    hold: the name of a gate: the reply waits before its first byte until the test opens it
+           (`server.open_gate(name)`), so a test can look at the app while a run is surely
+           still going; reset and stop open every gate.
     reasoning: a reasoning model's separate thinking, sent as `reasoning_content` (deltas
            before the content when streaming), as DeepSeek-R1 and Qwen do.
     """
@@ -67,6 +70,7 @@ class Reply:
     completion_tokens: int | None = None
     reasoning: str = ""
     sends_usage: bool = True  # False plays a server that never reports usage when streaming
+    hold: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -100,6 +104,7 @@ class ScriptedLLMServer:
         self.timeline: list[dict[str, float]] = []
         self._queue: list[Reply] = []
         self._lock = threading.Lock()
+        self._gates: dict[str, threading.Event] = {}
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.app = Starlette(
@@ -123,7 +128,21 @@ class ScriptedLLMServer:
             for reply in replies:
                 self._queue.append(reply if isinstance(reply, Reply) else Reply.from_dict(reply))
 
+    def gate(self, name: str) -> threading.Event:
+        with self._lock:
+            return self._gates.setdefault(name, threading.Event())
+
+    def open_gate(self, name: str) -> None:
+        self.gate(name).set()
+
+    def _open_every_gate(self) -> None:
+        with self._lock:
+            gates, self._gates = list(self._gates.values()), {}
+        for gate in gates:
+            gate.set()
+
     def reset(self) -> None:
+        self._open_every_gate()
         with self._lock:
             self._queue.clear()
             self.requests.clear()
@@ -162,6 +181,7 @@ class ScriptedLLMServer:
         return self
 
     def stop(self) -> None:
+        self._open_every_gate()
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
@@ -206,6 +226,8 @@ class ScriptedLLMServer:
             reply = Reply(content=f"Echo: {last_user}")
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        if reply.hold:
+            await asyncio.to_thread(self.gate(reply.hold).wait, 120)
         if not body.get("stream") or reply.fault in {"400", "401", "429", "500"}:
             span["answered"] = time.monotonic()
         if reply.fault in {"400", "401", "429", "500"}:

@@ -18,6 +18,16 @@ MIME_TYPES = {".json": "application/json", ".md": "text/markdown", ".docx": DOCX
 log = logging.getLogger("reqstudio.ui")
 
 
+# Chainlit draws a Plotly chart with Plotly's own white page whatever the app's theme: with no
+# background and a mid grey for text and grid, a chart reads on the light and the dark theme.
+GRID = "rgba(128, 128, 128, 0.3)"
+THEME_NEUTRAL = {
+    "paper_bgcolor": "rgba(0, 0, 0, 0)",
+    "plot_bgcolor": "rgba(0, 0, 0, 0)",
+    "font": {"color": "#8b929c"},
+}
+
+
 def cell(text: Any) -> str:
     """Text for one markdown table cell: one line, no column bar."""
     return " ".join(str(text).split()).replace("|", "/")

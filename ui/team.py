@@ -39,6 +39,7 @@ from ui.session import (
     send_notice,
     top_level_message,
 )
+from ui.team_picture import LivePicture, society_figure
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.team")
@@ -139,20 +140,10 @@ def card_markdown(spec: dict[str, Any] | None, fallback_name: str = "") -> str:
     return "\n".join(lines)
 
 
-def society_markdown(society: AgentSociety) -> str:
-    """Who created whom (a tree), who knows whom (a table), who introduced whom (a list)."""
-    lines = [f"**{tr('picture_title')}**", "", f"_{tr('tree')}_", "```text", "user"]
-
-    def walk(agent_id: str, prefix: str, last: bool) -> None:
-        agent = society.agents[agent_id]
-        branch = "└─ " if last else "├─ "
-        lines.append(f"{prefix}{branch}{agent_id} · {agent.role.name}")
-        children = [a.id for a in society.agents.values() if a.parent == agent_id]
-        for index, child in enumerate(children):
-            walk(child, prefix + ("   " if last else "│  "), index == len(children) - 1)
-
-    walk(ROOT_ID, "", True)
-    lines += ["```", "", tr("contacts_header")]
+def society_details(society: AgentSociety) -> str:
+    """What the picture does not show at a glance, as text: who knows whom and how they got
+    the contact (a table), who introduced whom (a list)."""
+    lines = [tr("contacts_header")]
     for agent_id, agent in society.agents.items():
         known = ", ".join(
             f"{c.agent_id} ({c.how}{'' if c.introduced_by == 'society' else ' · ' + c.introduced_by})"
@@ -193,7 +184,8 @@ class TeamRunView:
     def __init__(self, run: TeamRun):
         self.run = run
         self.society = run.society
-        self.picture: cl.Message | None = None
+        self.picture = LivePicture(run.society)
+        self.pictured = False  # the final picture is shown
         self.answer: cl.Message | None = None
         self.answer_id: int | None = None  # the delivered message `answer` shows
 
@@ -202,15 +194,22 @@ class TeamRunView:
         sign(message, tr("society"), "users")
         await message.send()
 
-    async def redraw(self) -> None:
-        content = society_markdown(self.society)
-        if self.picture is None:
-            self.picture = top_level_message(content)
-            sign(self.picture, tr("society"), "users")
-            await self.picture.send()
-        elif self.picture.content != content:
-            self.picture.content = content
-            await self.picture.update()
+    async def final_picture(self) -> None:
+        """The live picture gives way to the run's last one, stored in the history with the
+        thread (a reopened thread shows it once, as the run left it)."""
+        if self.pictured:
+            return
+        self.pictured = True
+        await self.picture.close()
+        if len(self.society.agents) < 2:
+            return  # root alone: nothing to draw
+        content = f"**{tr('picture_final')}**\n\n{society_details(self.society)}"
+        message = top_level_message(content)
+        sign(message, tr("society"), "users")
+        message.elements = [
+            cl.Plotly(name="society", figure=society_figure(self.society), display="inline")
+        ]
+        await message.send()
 
     async def show(self, event: TeamEvent) -> None:
         if isinstance(event, MessageDelivered):
@@ -226,7 +225,7 @@ class TeamRunView:
                         brief=brief_markdown(event.brief),
                     )
                 )
-            await self.redraw()
+            await self.picture.changed()
         elif isinstance(event, RoleCreated):
             spec = ""
             if event.interface_spec:
@@ -243,10 +242,10 @@ class TeamRunView:
                 )
             )
         elif isinstance(event, ContactAdded):
-            await self.redraw()
+            await self.picture.changed()
         elif isinstance(event, Introduced):
             await self.note(tr("introduced", line=intro_line(event)))
-            await self.redraw()
+            await self.picture.changed()
         elif isinstance(event, Refused):
             await self.note(
                 tr(
@@ -275,6 +274,7 @@ class TeamRunView:
 
     async def delivered(self, event: MessageDelivered) -> None:
         m = event.message
+        await self.picture.changed()  # one more message on an arrow
         if m["from"] == USER_ID or m["to"] == USER_ID:
             return  # the user's own task; root's answer is streamed on its own
         first = tr("first_contact") if event.first_contact else ""
@@ -300,9 +300,7 @@ class TeamRunView:
         await message.send()
 
     async def finish(self, done: RunFinished) -> None:
-        await self.redraw()
-        if len(self.society.agents) > 1:
-            await self.note(society_markdown(self.society))  # the final picture, near the answer
+        await self.final_picture()  # near the answer
         if done.answer:
             if self.answer is None:
                 self.answer = top_level_message()
@@ -359,6 +357,7 @@ async def on_team_message(message: cl.Message) -> None:
         log.exception("team run failed")
         await view.note(f"⚠️ {describe_failure(exc, lang())}")
     finally:
+        await view.final_picture()  # whatever ended the run, its picture is kept
         await asyncio.to_thread(store.close)
         await persist_thread_state()
 

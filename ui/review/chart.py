@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 
 from agents.review.models import ReviewRound
 from agents.review.trajectory import counts_per_round
+from ui.rendering import GRID, THEME_NEUTRAL
 from ui.review.tables import priority_name
 from ui.texts import Catalog
 
@@ -14,16 +15,6 @@ tr = Catalog("review")
 
 
 COLOURS = {"high": "#d62728", "medium": "#ff7f0e", "low": "#2ca02c"}
-
-
-# Chainlit draws a Plotly chart with Plotly's own white page whatever the app's theme: with no
-# background and a mid grey for text and grid, the chart reads on the light and the dark theme.
-GRID = "rgba(128, 128, 128, 0.3)"
-THEME_NEUTRAL = {
-    "paper_bgcolor": "rgba(0, 0, 0, 0)",
-    "plot_bgcolor": "rgba(0, 0, 0, 0)",
-    "font": {"color": "#8b929c"},
-}
 
 
 def trajectory_figure(rounds: list[ReviewRound]) -> go.Figure:
