@@ -223,10 +223,10 @@ async def stream_once(
     on_reasoning: TokenCallback | None = None,
 ) -> AIMessage:
     """One try: the streamed answer, whole, or `IncompleteAnswerError` saying why not."""
-    chunks: list[AIMessageChunk] = []
+    merged: AIMessageChunk | None = None
     try:
         async for chunk in model.astream(list(messages)):
-            chunks.append(chunk)  # merged once at the end: adding each one is quadratic
+            merged = chunk if merged is None else merged + chunk
             if on_reasoning is not None:
                 # A reasoning model's thinking (DeepSeek-R1, Qwen), kept by e.g. ChatDeepSeek.
                 thinking = chunk.additional_kwargs.get("reasoning_content")
@@ -236,10 +236,9 @@ async def stream_once(
                 await notify(on_token, chunk.content)
     except openai.LengthFinishReasonError:
         # response_format = JSON schema: the SDK parses the answer and refuses a cut one.
-        raise IncompleteAnswerError("length", _text_of(_merged(chunks)), label) from None
+        raise IncompleteAnswerError("length", _text_of(merged), label) from None
     except openai.ContentFilterFinishReasonError:
-        raise IncompleteAnswerError("content_filter", _text_of(_merged(chunks)), label) from None
-    merged = _merged(chunks)
+        raise IncompleteAnswerError("content_filter", _text_of(merged), label) from None
     if merged is None:
         raise IncompleteAnswerError("cut", "", label)
     text = _text_of(merged)
@@ -251,10 +250,6 @@ async def stream_once(
     if not text.strip() and not (merged.tool_calls or merged.invalid_tool_calls):
         raise IncompleteAnswerError("empty", text, label)
     return message_chunk_to_message(merged)
-
-
-def _merged(chunks: list[AIMessageChunk]) -> AIMessageChunk | None:
-    return chunks[0] + chunks[1:] if chunks else None
 
 
 def _text_of(message: BaseMessage | None) -> str:
