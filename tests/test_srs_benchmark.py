@@ -290,3 +290,38 @@ def test_split_runs_only_its_cases(llm_server, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert [r["case"] for r in rows_of(tmp_path / "h.csv")] == ["b", "c"]
+
+
+# --- the summary of a fixed CSV -----------------------------------------------------------
+
+
+def test_the_summary_json_and_table_of_a_fixed_csv():
+    from agents.srs.experiment_summary import (
+        SUMMARY_METRICS,
+        read_rows,
+        summarize,
+        summary_json,
+        summary_table,
+    )
+    from tests.test_check_srs import FIXED_CSV
+
+    rows = read_rows(FIXED_CSV)
+    summaries = summarize(rows, ["no-clarify", "none"])
+    data = summary_json(summaries, model="m", date="d", command="c")
+    assert (data["model"], data["baseline"]) == ("m", "no-clarify")
+    baseline, none = data["ablations"]
+    # seconds: the failed run (5 s) is left out; paired with the baseline on a, b, c only
+    seconds = none["metrics"]["seconds"]
+    assert (seconds["n"], seconds["mean"]) == (3, pytest.approx(30.0))
+    assert seconds["pairs"] == 3 and seconds["difference"] == pytest.approx(19.0)
+    assert seconds["low"] <= 19.0 <= seconds["high"]
+    assert none["failed"] == 1 and baseline["metrics"]["seconds"]["difference"] is None
+    weighted = none["metrics"]["Comprehensive_Score_Weighted"]
+    assert (weighted["difference"], weighted["low"], weighted["high"]) == pytest.approx(
+        (0.10, 0.10, 0.10)
+    )
+    assert json.loads(json.dumps(data)) == data  # plain JSON
+    table = summary_table(summaries, metrics=SUMMARY_METRICS)
+    assert "| none | 4 | 3 | 1 | seconds | 30.000 ± 1.000 | +19.000 [" in table
+    assert "| tokens | - | - | - |" in table  # no tokens column in this CSV: nothing invented
+    assert "coverage" not in table
