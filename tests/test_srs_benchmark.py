@@ -102,6 +102,7 @@ def test_a_failed_row_is_recorded_left_out_and_resume_runs_only_it_again(llm_ser
     assert (ablation["runs"], ablation["ok"], ablation["failed"]) == (3, 2, 1)
     simple = ablation["metrics"]["Comprehensive_Score_Simple"]
     assert simple["n"] == 2 and simple["mean"] == pytest.approx(4.5 / 7, abs=1e-4)
+    assert ablation["metrics"]["coverage"]["mean"] == 0.5  # every metric in the JSON
     assert data["failed"] == 1 and data["model"] == data["judge_model"] == "scripted-model"
     assert data["command"].startswith("reqstudio srs experiment --cases ")
 
@@ -325,3 +326,10 @@ def test_the_summary_json_and_table_of_a_fixed_csv():
     assert "| none | 4 | 3 | 1 | seconds | 30.000 ± 1.000 | +19.000 [" in table
     assert "| tokens | - | - | - |" in table  # no tokens column in this CSV: nothing invented
     assert "coverage" not in table
+
+
+def test_the_summary_names_the_judges_seven_metrics():
+    from agents.srs.evaluation import METRICS
+    from agents.srs.experiment_summary import JUDGE_METRICS
+
+    assert JUDGE_METRICS == METRICS

@@ -23,8 +23,11 @@ from agents.srs.state import ABLATIONS
 from reqstudio.cli import EXIT_FAILED, EXIT_OK, UsageError, load_mode_settings, run_mode, say
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agents.srs.experiment import ExperimentCase
     from reqstudio.runtime import AppRuntime
+    from reqstudio.settings import Settings
 
 
 def add_arguments(experiment: argparse.ArgumentParser) -> None:
@@ -124,7 +127,10 @@ def _select(args: argparse.Namespace) -> list[ExperimentCase]:
     return cases
 
 
-def experiment_command(args: argparse.Namespace, max_iterations_of) -> int:
+def experiment_command(
+    args: argparse.Namespace, max_iterations_of: Callable[[int | None, Settings], int]
+) -> int:
+    """The benchmark; `max_iterations_of` checks --max-iterations against the settings."""
     from agents.srs.experiment import (
         finished_runs,
         means_table,
@@ -133,6 +139,7 @@ def experiment_command(args: argparse.Namespace, max_iterations_of) -> int:
         write_csv,
     )
     from agents.srs.experiment_summary import (
+        ALL_METRICS,
         SUMMARY_METRICS,
         summarize,
         summary_json,
@@ -208,7 +215,7 @@ def experiment_command(args: argparse.Namespace, max_iterations_of) -> int:
         for row in failed:
             _progress(f"{row['case']} / {row['ablation']}: {row['status']}: {row['error']}")
         print(means_table(rows, ablations))
-        summaries = summarize(rows, ablations)
+        summaries = summarize(rows, ablations, metrics=ALL_METRICS)
         about = {
             "cases": len(cases),
             "ablations": ablations,
