@@ -136,33 +136,60 @@ class ModelFactory:
         self.settings = settings
         self.endpoint = endpoint
 
+    def endpoint_for(self, role: str) -> Endpoint:
+        """Where `role`'s model lives. The judge ("evaluation") has its own provider when
+        OPENAI_EVALUATION_BASE_URL or OPENAI_EVALUATION_API_KEY is set, each falling back to
+        the main one; every other role uses the main endpoint."""
+        s = self.settings
+        if role != "evaluation" or (
+            s.openai_evaluation_base_url is None and s.openai_evaluation_api_key is None
+        ):
+            return self.endpoint
+        if s.openai_evaluation_base_url is None and self.endpoint.embedded:
+            base_url = None  # a key of its own and no URL: OpenAI, as OPENAI_API_KEY alone is
+        else:
+            base_url = s.openai_evaluation_base_url or self.endpoint.base_url
+        if s.openai_evaluation_api_key is not None:
+            key = s.openai_evaluation_api_key.get_secret_value()
+        else:
+            key = NO_KEY if self.endpoint.embedded else self.endpoint.api_key
+        model = s.openai_evaluation_model or (
+            s.openai_model if self.endpoint.embedded else self.endpoint.model
+        )
+        return Endpoint(base_url, key, model)
+
     def model_name(self, role: ModelRole) -> str:
         if role == "evaluation" and self.settings.openai_evaluation_model:
             return self.settings.openai_evaluation_model
-        if self.endpoint.embedded:
-            return self.endpoint.model
-        return self.endpoint.model
+        return self.endpoint_for(role).model
 
-    def uses_json_schema(self) -> bool:
+    def uses_json_schema(self, role: str | None = None) -> bool:
         mode = self.settings.structured_output
         if mode == "auto":
-            return self.endpoint.supports_json_schema
+            endpoint = self.endpoint if role is None else self.endpoint_for(role)
+            return endpoint.supports_json_schema
         return mode == "json_schema"
 
     def response_format(
-        self, schema: type[BaseModel], json_schema: dict[str, Any] | None = None
+        self,
+        schema: type[BaseModel],
+        json_schema: dict[str, Any] | None = None,
+        *,
+        role: str | None = None,
     ) -> dict[str, Any] | None:
-        """How to ask this provider for `schema` output; None where only the prompt can ask."""
-        if not self.uses_json_schema():
+        """How to ask this provider (`role`'s, when given) for `schema` output; None where only
+        the prompt can ask."""
+        if not self.uses_json_schema(role):
             return None
-        dialect = "llama_cpp" if self.endpoint.embedded else "openai"
+        endpoint = self.endpoint if role is None else self.endpoint_for(role)
+        dialect = "llama_cpp" if endpoint.embedded else "openai"
         return json_schema_format(schema, dialect=dialect, json_schema=json_schema)
 
     def context_tokens(self, role: ModelRole) -> int:
         """How many tokens the role's model takes in one request (prompt and answer)."""
         if self.settings.context_tokens is not None:
             return self.settings.context_tokens
-        if self.endpoint.embedded:
+        if self.endpoint_for(role).embedded:
             return EMBEDDED_CONTEXT_TOKENS
         return KNOWN_CONTEXT_TOKENS.get(self.model_name(role), DEFAULT_CONTEXT_TOKENS)
 
@@ -183,8 +210,9 @@ class ModelFactory:
         and params. A spec for another provider than "openai" does not inherit the app's
         OPENAI_BASE_URL / OPENAI_API_KEY: it uses its own, or that provider's defaults."""
         provider = "openai"
-        base_url: str | None = self.endpoint.base_url
-        api_key: str | None = self.endpoint.api_key
+        endpoint = self.endpoint_for(role)
+        base_url: str | None = endpoint.base_url
+        api_key: str | None = endpoint.api_key
         model = self.model_name(role)
         extra: dict = {}
         if spec is not None:
@@ -199,7 +227,7 @@ class ModelFactory:
             if spec.temperature is not None and temperature is None:
                 temperature = spec.temperature
             extra = dict(spec.params)
-        elif self.endpoint.embedded:
+        elif endpoint.embedded:
             extra = {"extra_body": embedded_request_body(role)}
         if provider not in supported_providers():  # ModelSpec refuses these already
             raise SettingsError(f"provider {provider!r} is not supported")

@@ -36,6 +36,9 @@ class AppRuntime:
         else:
             self._endpoint = endpoint_from_settings(self.settings)
             log.info("Model provider: %s", self._endpoint.display_name)
+        judge = self.factory().endpoint_for("evaluation")
+        if judge != self._endpoint:
+            log.info("Evaluation model (judge): %s", judge.display_name)
 
     def stop(self) -> None:
         if self.embedded is not None:

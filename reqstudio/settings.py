@@ -115,6 +115,16 @@ class Settings(BaseSettings):
         default=None,
         validation_alias=AliasChoices("OPENAI_EVALUATION_MODEL", "openai_evaluation_model"),
     )
+    # The judge (role "evaluation") may live at another provider than the generator: its own
+    # URL and key, each falling back to OPENAI_BASE_URL / OPENAI_API_KEY when unset.
+    openai_evaluation_base_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("OPENAI_EVALUATION_BASE_URL", "openai_evaluation_base_url"),
+    )
+    openai_evaluation_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("OPENAI_EVALUATION_API_KEY", "openai_evaluation_api_key"),
+    )
     temp_reqparse: float = Field(
         default=0.2, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REQPARSE")
     )
@@ -337,7 +347,7 @@ class Settings(BaseSettings):
         default=0.3, ge=0.0, le=2.0, validation_alias=AliasChoices("TEAM_TEMPERATURE")
     )
 
-    @field_validator("openai_api_key")
+    @field_validator("openai_api_key", "openai_evaluation_api_key")
     @classmethod
     def _real_key(cls, value: SecretStr | None) -> SecretStr | None:
         # `chainlit run` under CI=true sets this placeholder; it is no provider.
@@ -345,7 +355,7 @@ class Settings(BaseSettings):
             return None
         return value
 
-    @field_validator("openai_base_url")
+    @field_validator("openai_base_url", "openai_evaluation_base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value in (None, ""):
@@ -520,7 +530,11 @@ def _env_name(field_name: str) -> str:
 
 
 _ENV_NAMES = {name: _env_name(name) for name in Settings.model_fields}
-_SECRET_ENV_NAMES = {_ENV_NAMES["openai_api_key"], _ENV_NAMES["users"]}
+_SECRET_ENV_NAMES = {
+    _ENV_NAMES["openai_api_key"],
+    _ENV_NAMES["openai_evaluation_api_key"],
+    _ENV_NAMES["users"],
+}
 # Whole values of these may hold an API key: shown only field by field, never whole.
 _MAY_HOLD_KEYS = {_ENV_NAMES["agent_function_call_model"], _ENV_NAMES["agent_answer_model"]}
 

@@ -3,12 +3,35 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
+
+
+class CountedUsage(Protocol):
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+def estimate_cost(
+    per_model: Mapping[str, CountedUsage], prices: Mapping[str, tuple[float, float]]
+) -> float | None:
+    """Cost from prices per 1k tokens (`AGENT_PRICES`); None when a model that was used has no
+    price (a partial sum would look like the whole cost)."""
+    used = [u for u in per_model.values() if u.calls or u.input_tokens or u.output_tokens]
+    if not used or any(u.model not in prices for u in used):
+        return None
+    total = 0.0
+    for usage in used:
+        input_price, output_price = prices[usage.model]
+        total += usage.input_tokens / 1000 * input_price + usage.output_tokens / 1000 * output_price
+    return round(total, 6)
 
 
 @dataclass

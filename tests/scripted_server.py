@@ -102,6 +102,8 @@ class ScriptedLLMServer:
         # Per request (same order as `requests`): when it arrived and when its answer ended,
         # in `time.monotonic()` seconds; lets tests check which calls overlapped.
         self.timeline: list[dict[str, float]] = []
+        # Per request: the Authorization header it came with (which key the client used).
+        self.authorizations: list[str] = []
         self._queue: list[Reply] = []
         self._lock = threading.Lock()
         self._gates: dict[str, threading.Event] = {}
@@ -147,6 +149,7 @@ class ScriptedLLMServer:
             self._queue.clear()
             self.requests.clear()
             self.timeline.clear()
+            self.authorizations.clear()
 
     @property
     def pending(self) -> int:
@@ -218,6 +221,7 @@ class ScriptedLLMServer:
         with self._lock:
             self.requests.append(body)
             self.timeline.append(span)
+            self.authorizations.append(request.headers.get("authorization", ""))
         reply = self._take(text)
         if reply is None:
             last_user = next(

@@ -48,7 +48,7 @@ from reqstudio.calls import ROLE_POLICIES, IncompleteAnswerError
 from reqstudio.errors import describe_failure
 from reqstudio.llm import ModelFactory
 from reqstudio.structured import StructuredOutputError
-from reqstudio.usage import RoleUsage, UsageTracker
+from reqstudio.usage import RoleUsage, UsageTracker, estimate_cost
 
 log = logging.getLogger("reqstudio.agent")
 
@@ -101,20 +101,6 @@ def model_name_of(model: Any) -> str:
         if isinstance(value, str) and value:
             return value
     return type(model).__name__
-
-
-def estimate_cost(
-    per_model: dict[str, ModelUsage], prices: dict[str, tuple[float, float]]
-) -> float | None:
-    """Cost from prices per 1k tokens; None when a model that was used has no price."""
-    used = [u for u in per_model.values() if u.calls or u.input_tokens or u.output_tokens]
-    if not used or any(u.model not in prices for u in used):
-        return None
-    total = 0.0
-    for usage in used:
-        input_price, output_price = prices[usage.model]
-        total += usage.input_tokens / 1000 * input_price + usage.output_tokens / 1000 * output_price
-    return round(total, 6)
 
 
 def as_role(model: BaseChatModel, role: str) -> BaseChatModel:

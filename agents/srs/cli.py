@@ -14,8 +14,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tqdm import tqdm
-
 from agents.srs.documents import ReferenceDocumentError, load_reference
 from agents.srs.events import (
     DocumentContinued,
@@ -29,6 +27,7 @@ from agents.srs.events import (
     SrsResult,
     Trail,
 )
+from agents.srs.experiment_cli import add_arguments as add_experiment_arguments
 from agents.srs.state import ABLATIONS
 from reqstudio.cli import (
     EXIT_FAILED,
@@ -85,15 +84,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     experiment = commands.add_parser(
         "experiment",
-        help="run every case under every ablation and evaluate each SRS",
+        help="the quality benchmark: every case under every ablation, each SRS judged",
         description="Each folder under --cases holding input.md and reference.md is a case. "
-        "Exit code 1 if any run failed (its row says why); the others still run.",
+        "Exit code 1 if any run failed (its row says why); the others still run, and "
+        "--resume runs the failed ones again.",
     )
-    experiment.add_argument("--cases", required=True, type=Path)
-    experiment.add_argument("--ablations", nargs="+", choices=ABLATIONS, default=list(ABLATIONS))
-    experiment.add_argument("--concurrency", type=int, default=2)
-    experiment.add_argument("--max-iterations", type=int)
-    experiment.add_argument("--out", type=Path, default=Path("results.csv"))
+    add_experiment_arguments(experiment)
     experiment.set_defaults(handler=experiment_command)
 
 
@@ -345,50 +341,6 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
 
 def experiment_command(args: argparse.Namespace) -> int:
-    from agents.srs.experiment import find_cases, means_table, run_experiment, write_csv
+    from agents.srs.experiment_cli import experiment_command as run_benchmark
 
-    settings = load_mode_settings()
-    if not args.cases.is_dir():
-        raise UsageError(f"--cases: no such folder: {args.cases}")
-    cases = find_cases(args.cases)
-    if not cases:
-        raise UsageError(f"--cases: no folder with input.md and reference.md under {args.cases}")
-    if args.concurrency < 1:
-        raise UsageError(f"--concurrency must be at least 1, not {args.concurrency}")
-    max_iterations = _max_iterations(args.max_iterations, settings)
-    ablations = list(dict.fromkeys(args.ablations))
-    srs_dir = args.out.with_name(args.out.stem + "_srs")
-
-    async def experiment(runtime: AppRuntime) -> int:
-        bar = tqdm(total=len(cases) * len(ablations), desc="SRS runs", unit="run", file=sys.stderr)
-        with bar:
-            rows = await run_experiment(
-                cases,
-                ablations,
-                runtime.factory(),
-                concurrency=args.concurrency,
-                max_iterations=max_iterations,
-                max_mb=settings.reference_max_mb,
-                srs_dir=srs_dir,
-                on_row=lambda row: bar.update(1),
-            )
-        write_csv(rows, args.out)
-        failed = [r for r in rows if r["status"] != "ok"]
-        for row in failed:
-            _progress(f"{row['case']} / {row['ablation']}: {row['status']}: {row['error']}")
-        print(means_table(rows, ablations))
-        # mean ± sd per ablation and the paired difference against no-clarify (bootstrap 95 % CI)
-        from agents.srs.experiment_summary import summarize, summary_table
-
-        summary = summary_table(summarize(rows, ablations))
-        print()
-        print(summary)
-        summary_path = args.out.with_name(args.out.stem + "_summary.md")
-        try:
-            summary_path.write_text(summary + "\n", encoding="utf-8")
-        except OSError as exc:
-            _progress(f"reqstudio: could not write {summary_path} ({exc.strerror or exc})")
-        _progress(f"{len(rows)} runs, {len(failed)} failed -> {args.out} (documents in {srs_dir})")
-        return EXIT_FAILED if failed else EXIT_OK
-
-    return run_mode(experiment, settings=settings, outputs={"--out": args.out})
+    return run_benchmark(args, _max_iterations)

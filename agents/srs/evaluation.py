@@ -268,7 +268,7 @@ async def evaluate_srs(
     check_evaluation_fits(prompt, reference, candidate, factory)
     callbacks = [tracker] if tracker is not None else []
     model = factory.for_role("evaluation", callbacks=callbacks)
-    response_format = factory.response_format(EvaluationAnswer)
+    response_format = factory.response_format(EvaluationAnswer, role="evaluation")
     if response_format is not None:
         model = model.bind(response_format=response_format)
 

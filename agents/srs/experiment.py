@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import csv
-from collections.abc import Callable, Iterable, Sequence
+import json
+import os
+import random
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +20,7 @@ from agents.srs.events import RunFailed, RunFinished
 from agents.srs.state import Ablation
 from reqstudio.errors import describe_failure
 from reqstudio.llm import ModelFactory
-from reqstudio.usage import UsageTracker
+from reqstudio.usage import UsageTracker, estimate_cost
 
 COMPOSITES = ("Comprehensive_Score_Simple", "Comprehensive_Score_Weighted")
 CSV_COLUMNS = (
@@ -35,8 +38,15 @@ CSV_COLUMNS = (
     "check_score",
     "check_findings",
     "check_ears_share",
+    # the judge's own tokens (`tokens` counts the generation only), the cost of both from
+    # AGENT_PRICES (blank when a model used has no price), and the two models
+    "judge_tokens",
+    "cost",
+    "model",
+    "judge_model",
 )
 MEAN_COLUMNS = ("seconds", "llm_calls", "tokens", *METRICS, *COMPOSITES)
+FINISHED = "ok"  # any other status ("failed", "eval_failed") is run again by --resume
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,62 @@ def find_cases(cases_dir: Path) -> list[ExperimentCase]:
     ]
 
 
+SPLIT_FILE = "split.json"
+
+
+class CaseSelectionError(ValueError):
+    """A --split, --limit or --sample that cannot be applied; the message is one line."""
+
+
+def read_split(cases_dir: Path) -> dict[str, list[str]]:
+    """`split.json` of a case folder: {"dev": [names], "held-out": [names]}; {} without one."""
+    path = cases_dir / SPLIT_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CaseSelectionError(f"{path}: not a readable JSON split ({exc})") from None
+    splits = data.get("splits", data) if isinstance(data, dict) else None
+    if not isinstance(splits, dict) or not all(
+        isinstance(names, list) and all(isinstance(n, str) for n in names)
+        for names in splits.values()
+    ):
+        raise CaseSelectionError(f'{path}: expected {{"splits": {{name: [case, ...]}}}}')
+    return splits
+
+
+def select_cases(
+    cases: Sequence[ExperimentCase],
+    *,
+    split: str | None = None,
+    splits: dict[str, list[str]] | None = None,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> list[ExperimentCase]:
+    """The cases a run covers: those of `split` (if given), then the first `limit` by name, or
+    `sample` of them drawn with `random.Random(seed)` (the same seed, the same cases)."""
+    chosen = sorted(cases, key=lambda c: c.name)
+    if split is not None:
+        if not splits or split not in splits:
+            known = ", ".join(sorted(splits or {})) or f"none: no {SPLIT_FILE}"
+            raise CaseSelectionError(f"--split: no split {split!r} (known: {known})")
+        names = set(splits[split])
+        chosen = [c for c in chosen if c.name in names]
+    if limit is not None:
+        if limit < 1:
+            raise CaseSelectionError(f"--limit must be at least 1, not {limit}")
+        chosen = chosen[:limit]
+    if sample is not None:
+        if sample < 1:
+            raise CaseSelectionError(f"--sample must be at least 1, not {sample}")
+        if sample < len(chosen):
+            picked = {c.name for c in random.Random(seed).sample(chosen, sample)}
+            chosen = [c for c in chosen if c.name in picked]
+    return chosen
+
+
 def _empty_row(case: ExperimentCase, ablation: Ablation) -> dict[str, Any]:
     row: dict[str, Any] = dict.fromkeys(CSV_COLUMNS, "")
     row.update(case=case.name, ablation=ablation, status="failed")
@@ -70,10 +136,35 @@ async def run_case(
     max_iterations: int = 5,
     max_mb: float = 10,
     srs_dir: Path | None = None,
+    prices: dict[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
-    """Generate and evaluate one case under one ablation; failures become a row, not a raise."""
+    """Generate and evaluate one case under one ablation; failures become a row, not a raise.
+    `prices` (AGENT_PRICES, per 1k tokens) give the row's cost."""
     row = _empty_row(case, ablation)
+    row.update(model=factory.model_name("ReqParse"), judge_model=factory.model_name("evaluation"))
     tracker = UsageTracker()
+    judge = UsageTracker()
+    try:
+        return await _generate_and_evaluate(
+            case, ablation, factory, row, tracker, judge, max_iterations, max_mb, srs_dir
+        )
+    finally:
+        row["judge_tokens"] = judge.total_tokens
+        cost = estimate_cost({**tracker.roles, **judge.roles}, prices or {})
+        row["cost"] = "" if cost is None else cost
+
+
+async def _generate_and_evaluate(
+    case: ExperimentCase,
+    ablation: Ablation,
+    factory: ModelFactory,
+    row: dict[str, Any],
+    tracker: UsageTracker,
+    judge: UsageTracker,
+    max_iterations: int,
+    max_mb: float,
+    srs_dir: Path | None,
+) -> dict[str, Any]:
     try:
         # pypdf / python-docx / charset detection are CPU-bound: off the event loop, where
         # the other runs of the experiment are streaming
@@ -107,7 +198,7 @@ async def run_case(
                 result.srs_markdown, encoding="utf-8"
             )
         row.update(_check_columns(result.srs_markdown))
-        evaluation = await evaluate_srs(reference, result.srs_markdown, factory)
+        evaluation = await evaluate_srs(reference, result.srs_markdown, factory, tracker=judge)
     except ReferenceDocumentError as exc:
         row["error"] = exc.message_en
         return row
@@ -149,8 +240,11 @@ async def run_experiment(
     max_mb: float = 10,
     srs_dir: Path | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    skip: Collection[tuple[str, str]] = (),
+    prices: dict[str, tuple[float, float]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every case under every ablation, at most `concurrency` runs at a time."""
+    """Every case under every ablation, at most `concurrency` runs at a time, except the
+    (case, ablation) pairs in `skip` (finished in an earlier run: `--resume`)."""
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(case: ExperimentCase, ablation: Ablation) -> dict[str, Any]:
@@ -162,22 +256,47 @@ async def run_experiment(
                 max_iterations=max_iterations,
                 max_mb=max_mb,
                 srs_dir=srs_dir,
+                prices=prices,
             )
         if on_row is not None:
             on_row(row)
         return row
 
-    jobs = [one(case, ablation) for case in cases for ablation in ablations]
+    jobs = [
+        one(case, ablation)
+        for case in cases
+        for ablation in ablations
+        if (case.name, ablation) not in skip
+    ]
     return list(await asyncio.gather(*jobs))
 
 
 def write_csv(rows: Iterable[dict[str, Any]], path: Path) -> None:
+    """The whole CSV, replaced in one step (written beside it, then renamed): a run stopped
+    midway leaves the rows finished so far for `--resume`, never a half-written file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    partial = path.with_name(f".{path.name}.partial")
+    with partial.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         for row in rows:
             writer.writerow({name: row.get(name, "") for name in CSV_COLUMNS})
+    os.replace(partial, path)
+
+
+def read_earlier_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of an earlier run's CSV (`--resume`); [] when there is none yet."""
+    if not path.is_file():
+        return []
+    with path.open(encoding="utf-8", newline="") as handle:
+        return [
+            {name: row.get(name) or "" for name in CSV_COLUMNS} for row in csv.DictReader(handle)
+        ]
+
+
+def finished_runs(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(case, ablation) -> the row of each run that finished; failed rows are not finished."""
+    return {(r["case"], r["ablation"]): r for r in rows if r.get("status") == FINISHED}
 
 
 def _mean(values: list[Any]) -> str:

@@ -11,12 +11,30 @@ import csv
 import random
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 BASELINE = "no-clarify"
-SUMMARY_METRICS = ("Comprehensive_Score_Simple", "Comprehensive_Score_Weighted", "check_score")
+# the table on stdout and in `<csv stem>_summary.md`: the composites, the checker, time, tokens
+SUMMARY_METRICS = (
+    "Comprehensive_Score_Simple",
+    "Comprehensive_Score_Weighted",
+    "check_score",
+    "seconds",
+    "tokens",
+)
+# `<csv stem>_summary.json` has every score: the seven metrics as well, and the judge's tokens
+JUDGE_METRICS = (
+    "coverage",
+    "completeness",
+    "consistency",
+    "testability",
+    "clarity",
+    "traceability",
+    "scope_discipline",
+)
+ALL_METRICS = (*JUDGE_METRICS, *SUMMARY_METRICS, "judge_tokens", "cost")
 
 
 @dataclass(frozen=True)
@@ -126,12 +144,47 @@ def summarize(
 
 
 def _format(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3f}"
 
 
-def summary_table(summaries: Sequence[AblationSummary], baseline: str = BASELINE) -> str:
-    """A Markdown table: per ablation and score, mean ± sd and the paired difference against
-    the baseline with its bootstrap 95 % interval."""
+def _signed(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.0f}" if abs(value) >= 100 else f"{value:+.3f}"
+
+
+def summary_json(
+    summaries: Sequence[AblationSummary], baseline: str = BASELINE, **about: Any
+) -> dict[str, Any]:
+    """The summary as data: `about` (model, date, command...), the baseline, and per ablation
+    its counts and, per score, n, mean, sd and the paired difference with its interval."""
+    return {
+        **about,
+        "baseline": baseline,
+        "ablations": [
+            {
+                "ablation": s.ablation,
+                "runs": s.runs,
+                "ok": s.ok,
+                "failed": s.failed,
+                "metrics": {name: asdict(m) for name, m in s.metrics.items()},
+            }
+            for s in summaries
+        ],
+    }
+
+
+def summary_table(
+    summaries: Sequence[AblationSummary],
+    baseline: str = BASELINE,
+    *,
+    metrics: Sequence[str] | None = None,
+) -> str:
+    """A Markdown table: per ablation and score (those of `metrics`, default all summarized),
+    mean ± sd and the paired difference against the baseline with its bootstrap 95 %
+    interval."""
     lines = [
         f"| ablation | runs | ok | failed (left out) | score | mean ± sd | Δ vs {baseline} "
         "[95% bootstrap CI] | pairs |",
@@ -139,13 +192,15 @@ def summary_table(summaries: Sequence[AblationSummary], baseline: str = BASELINE
     ]
     for summary in summaries:
         for metric, m in summary.metrics.items():
+            if metrics is not None and metric not in metrics:
+                continue
             spread = f"{_format(m.mean)} ± {_format(m.sd)}" if m.mean is not None else "-"
             if summary.ablation == baseline:
                 delta = "(baseline)"
             elif m.difference is None:
                 delta = "-"
             else:
-                delta = f"{m.difference:+.3f} [{m.low:+.3f}, {m.high:+.3f}]"
+                delta = f"{_signed(m.difference)} [{_signed(m.low)}, {_signed(m.high)}]"
             lines.append(
                 f"| {summary.ablation} | {summary.runs} | {summary.ok} | {summary.failed} "
                 f"| {metric} | {spread} | {delta} | {m.pairs or '-'} |"
