@@ -8,7 +8,7 @@ import logging
 import re
 
 import chainlit as cl
-from chainlit.input_widget import Select
+from chainlit.input_widget import Select, Switch
 
 from agents.srs.engine import SrsRequest, pending_resume
 from reqstudio.persistence import open_checkpointer
@@ -35,6 +35,8 @@ def settings_widgets() -> list:
             values=["none", "no-clarify", "no-explore-clarify"],
             initial_value="none",
         ),
+        # Off by default, per thread: wait for the user's word after each ReqClarify round.
+        Switch(id="srs_pause", label=tr("settings_pause"), initial=False),
     ]
 
 
@@ -59,6 +61,7 @@ async def on_srs_message(message: cl.Message) -> None:
         reference_srs=reference,
         ablation=chosen.get("srs_ablation", "none"),
         max_iterations=int(chosen.get("srs_max_iterations", runtime().settings.srs_max_iterations)),
+        pause_after_round=bool(chosen.get("srs_pause", False)),
     )
     await render_run(request, await start_run("srs"), resume=False)
 
