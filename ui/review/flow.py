@@ -236,12 +236,13 @@ async def ask_for_decision(paused: Paused, refused: str = "") -> ReviewDecision:
             ],
             timeout=ASK_TIMEOUT,
         )
+        question.parent_id = None  # below the round's step, not under the user's message
         answer = await question.send()
         chosen = (answer or {}).get("payload", {}).get("a")
         if chosen == "findings":
-            reply = await cl.AskUserMessage(
-                content=tr("findings_prompt"), timeout=ASK_TIMEOUT
-            ).send()
+            ask = cl.AskUserMessage(content=tr("findings_prompt"), timeout=ASK_TIMEOUT)
+            ask.parent_id = None
+            reply = await ask.send()
             try:
                 more = parse_review_commands((reply or {}).get("output", ""))
                 decision = decision.model_copy(
