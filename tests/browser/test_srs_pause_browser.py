@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.apps import AppProcess
-from tests.browser_support import attach, open_page, send
+from tests.browser_support import attach, open_page, provider_env, send, wait_until_loaded
 from tests.scripted_server import ScriptedLLMServer
 from tests.test_srs_support import (
     DOC,
@@ -75,3 +75,54 @@ def test_srs_pause_shows_the_scored_list_and_takes_an_edit(
         page.get_by_text("srs-log.json").click()
     log = Path(download.value.path()).read_text(encoding="utf-8")
     assert '"agent": "User"' in log and EDITED in log
+
+
+def test_a_paused_run_is_decided_after_an_app_restart(
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
+):
+    data_dir = tmp_path / "data"
+    first = AppProcess(data_dir, provider_env(llm_server)).start()
+    try:
+        llm_server.script(
+            parse_reply(("FR-01", "Readers search books."), ("FR-02", "Readers reserve books.")),
+            explore_reply(("FR-01", "Readers search books by title."), ("FR-02", "Reserve.")),
+            clarify_reply(FR_01=2, FR_02=2),
+        )
+        page = open_page(browser, first.url, "en-US")
+        page.locator("#chat-profiles").click()
+        page.get_by_role("option", name="SRS").click()
+        expect(page.get_by_text("SRS mode is on")).to_be_visible()
+        page.locator("#chat-settings-open-modal").click()
+        page.locator("#srs_pause").click()
+        page.get_by_role("button", name="Confirm").click()
+        attach(page, str(E_STORE / "reference.md"))
+        send(page, "Library lending: readers search and reserve books.")
+        expect(page.get_by_text("Round 1 is scored", exact=False)).to_be_visible(timeout=60_000)
+        page.context.close()  # nobody answers; the app goes away
+    finally:
+        first.stop()
+
+    llm_server.reset()
+    llm_server.script(doc_reply())
+    second = AppProcess(data_dir, provider_env(llm_server)).start()
+    try:
+        page = open_page(browser, second.url, "en-US")
+        page.locator("#thread-history").get_by_text("Library lending", exact=False).click()
+        expect(
+            page.get_by_text("waits for your decision on the list after round 1", exact=False)
+        ).to_be_visible()
+        wait_until_loaded(page)
+        page.get_by_role("button", name="Resume").click()
+        # the same list again, from the checkpoint: nothing ran before the user's word
+        expect(page.get_by_role("cell", name="Readers search books by title.").last).to_be_visible(
+            timeout=30_000
+        )
+        assert llm_server.requests == []
+        page.get_by_role("button", name="Accept").last.click()
+        expect(page.get_by_text("Round 1: you accepted the list as it is.")).to_be_visible()
+        expect(page.get_by_text("✅ Done", exact=False)).to_be_visible(timeout=60_000)
+        page.screenshot(path=output_dir / "srs-paused-resumed.png")
+    finally:
+        second.stop()
+    assert [r for r in llm_server.requests if "Requirement Clarification Agent" in str(r)] == []
+    assert "Readers search books by title." in prompts_for(llm_server, DOC)[0]

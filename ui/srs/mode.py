@@ -10,7 +10,7 @@ import re
 import chainlit as cl
 from chainlit.input_widget import Select, Switch
 
-from agents.srs.engine import SrsRequest, pending_resume
+from agents.srs.engine import SrsRequest, paused_run, pending_resume
 from reqstudio.persistence import open_checkpointer
 from ui.modes import ModeSpec, catalog_texts, rounds_slider
 from ui.rendering import first_offer, forget_offer
@@ -89,13 +89,17 @@ async def offer_resume() -> None:
     try:
         async with open_checkpointer(runtime().settings) as saver:
             node = await pending_resume(saver, run_key)
+            paused = await paused_run(saver, run_key) if node else None
     except Exception:  # the database is away: no offer now, the next resume asks again
         log.exception("could not read the SRS checkpoint")
         forget_offer(str(run_key))
         return
     if node:
+        text = tr("resume_offer", node=node)
+        if paused is not None:  # it waits for the user's decision on the list
+            text = tr("resume_offer_paused", round=paused.round)
         offer = cl.Message(
-            content=tr("resume_offer", node=node),
+            content=text,
             actions=[cl.Action(name="srs_resume", payload={"run": run_key}, label=tr("resume"))],
         )
         await offer.send()
