@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
+from agents.srs.cli_pause import describe_decision, pause_table, read_decision
 from agents.srs.documents import ReferenceDocumentError, load_reference
 from agents.srs.events import (
     DecisionApplied,
@@ -336,7 +337,7 @@ async def _generate_rounds(
                 elif isinstance(event, NodeFinished):
                     progress(_describe_node(event))
                 elif isinstance(event, DecisionApplied):
-                    _progress(_describe_decision(event))
+                    _progress(describe_decision(event))
                 elif isinstance(event, Paused):
                     paused = event
                 elif isinstance(event, DocumentToken):
@@ -367,12 +368,12 @@ async def _generate_rounds(
                     return _finish(event.result, out, log_path, progress, live, fallback_dir)
         except DecisionError as refused:  # nothing was applied: the same pause, asked again
             _progress(f"reqstudio: {refused.message('zh' if zh else 'en')}")
-            decision = await _read_decision(zh)
+            decision = await read_decision(zh)
             continue
         if paused is None:
             return EXIT_OK
-        _progress(_pause_table(paused, zh))
-        decision = await _read_decision(zh)
+        _progress(pause_table(paused, zh))
+        decision = await read_decision(zh)
         resume = True
 
 
@@ -406,67 +407,6 @@ def _finish(
         + (f"; the document was continued {result.continuations}×" if result.continuations else "")
     )
     return EXIT_OK if written else EXIT_FAILED
-
-
-# --- --interactive ------------------------------------------------------------------------
-
-COMMAND_HELP = (
-    "edit ID text | remove ID | add text | score ID -2..2 -- one a line; an empty line "
-    "(or the end of the input) ends them, nothing at all accepts the list",
-    "edit ID 文本 | remove ID | add 文本 | score ID -2..2 —— 每行一条；空行（或输入结束）"
-    "表示输入完毕，什么都不输入即接受列表",
-)
-
-
-def _pause_table(paused: Paused, zh: bool) -> str:
-    """The list at a pause, for the terminal: id, score, status, text."""
-    head = (
-        f"[User] 第 {paused.round} 轮 ReqClarify 之后的需求列表（评分、状态）："
-        if zh
-        else f"[User] round {paused.round}: the list after ReqClarify (score, status):"
-    )
-    width = max((len(r.id) for r in paused.requirements), default=5)
-    lines = [head]
-    for row in paused.requirements:
-        score = "" if row.score is None else f"{row.score:+d}" if row.score else "0"
-        lines.append(f"  {row.id:<{width}}  {score:>2}  {row.status:<7}  {row.content}")
-    lines.append(COMMAND_HELP[1] if zh else COMMAND_HELP[0])
-    return "\n".join(lines)
-
-
-def _describe_decision(event: DecisionApplied) -> str:
-    c = event.changes
-    if c.get("accepted_as_is"):
-        return f"[User] round {event.round}: list accepted as it is"
-    parts = [
-        f"{label} {', '.join(c[key]) if isinstance(c[key], list) else c[key]}"
-        for key, label in (("edited", "edited"), ("removed", "removed"), ("added", "added"))
-        if c.get(key)
-    ]
-    parts += [f"score {rid} {score:+d}" for rid, score in (c.get("scores") or {}).items()]
-    return f"[User] round {event.round}: " + "; ".join(parts) + f" ({len(event.requirements)} now)"
-
-
-async def _read_decision(zh: bool):
-    """Commands from stdin up to an empty line or the end of the input; a line that is no
-    command is named and the commands are asked for again."""
-    import asyncio
-
-    from agents.srs.decisions import DecisionError, parse_commands
-
-    while True:
-        if sys.stdin.isatty():
-            print("> ", end="", file=sys.stderr, flush=True)
-        lines: list[str] = []
-        while True:
-            line = await asyncio.to_thread(sys.stdin.readline)
-            if not line.strip():  # an empty line, or the end of the input
-                break
-            lines.append(line.rstrip("\n"))
-        try:
-            return parse_commands("\n".join(lines))
-        except DecisionError as refused:
-            _progress(f"reqstudio: {refused.message('zh' if zh else 'en')}")
 
 
 # --- evaluate --------------------------------------------------------------------------
