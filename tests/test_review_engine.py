@@ -239,7 +239,8 @@ async def test_an_interrupted_run_keeps_its_finished_rounds_and_resumes(
     assert NEW_BOOKING in resumed.result.improved_markdown
 
 
-async def test_pause_after_each_round_takes_the_users_edit(factory, llm_server):
+async def test_pause_after_each_round_comes_before_the_authors(factory, llm_server):
+    # Issue 22, item 6: the pause lists the round's findings before any author revises.
     llm_server.script(
         *panel(improvement("sec-03"), improvement("sec-04", "medium")),
         author_reply("sec-03", NEW_BOOKING),
@@ -247,7 +248,12 @@ async def test_pause_after_each_round_takes_the_users_edit(factory, llm_server):
     _, paused = await run(factory, ReviewRequest(document=DOCUMENT, pause_after_round=True))
     assert isinstance(paused, Paused) and paused.round == 1
     assert paused.focus_on == ["sec-03"]
-    assert NEW_BOOKING in paused.document.to_markdown()
+    assert [(f.issue_id, f.agent_id, f.priority) for f in paused.findings] == [
+        ("I-1", "sec-03", "high"),
+        ("I-2", "sec-04", "medium"),
+    ]
+    assert not requests_for(llm_server, AUTHOR), "no author before the user's word"
+    assert NEW_BOOKING not in paused.document.to_markdown()
 
 
 async def test_pause_resumes_with_the_edit(factory, llm_server, tmp_path):

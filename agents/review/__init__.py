@@ -16,5 +16,11 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "run_review",
             "saved_review",
         ),
+        "agents.review.user_decision": (
+            "AddedFinding",
+            "ReviewDecision",
+            "ReviewDecisionError",
+            "parse_review_commands",
+        ),
     },
 )

@@ -26,6 +26,7 @@ from agents.review.nodes import ReviewRoundFailed, reason_for
 from agents.review.state import ReviewContext, initial_state
 from agents.review.tracking import issue_ledger
 from agents.review.trajectory import improvement_trajectory, trajectory_text
+from agents.review.user_decision import ReviewDecision, check_decision
 from agents.review.versions import BestVersion, best_version, versions_json
 from reqstudio.document_model import DocumentStructure, document_language, parse_markdown
 from reqstudio.errors import describe_failure
@@ -181,12 +182,16 @@ async def run_review(
     thread_id: str | None = None,
     resume: bool = False,
     edits: dict[str, str] | None = None,
+    decision: ReviewDecision | None = None,
 ) -> AsyncIterator[ReviewEvent]:
     """Review `request.document` round after round, yielding events; the last is RunFinished,
     RunFailed or Paused.
 
     `resume=True` continues this thread's saved run (`request` is ignored): after a stop or a
-    failure from the last finished node, after a pause with the user's `edits`."""
+    failure from the last finished node, after a pause with the user's `decision` (section
+    edits, findings dropped and added; `edits` alone is the same as a decision with only
+    those). A decision naming an unknown finding or section raises `ReviewDecisionError`
+    before anything is applied."""
     tracker = tracker if tracker is not None else UsageTracker()
     started = time.perf_counter()
     if resume:
@@ -197,7 +202,17 @@ async def run_review(
             raise ValueError(f"no saved review for thread {thread_id!r}")
         state: dict[str, Any] = dict(snapshot.values)
         paused = any(task.interrupts for task in snapshot.tasks)
-        graph_input: Any = Command(resume={"edits": edits or {}}) if paused else None
+        graph_input: Any = None
+        if paused:
+            decision = decision or ReviewDecision()
+            if edits:
+                decision = decision.model_copy(update={"edits": {**decision.edits, **edits}})
+            check_decision(
+                decision,
+                ReviewRound.model_validate(state["rounds"][-1]),
+                DocumentStructure.model_validate(state["document"]),
+            )
+            graph_input = Command(resume=decision.model_dump(mode="json"))
         if not paused and snapshot.next:
             # Stopped or failed inside a round: that round starts again after the last
             # finished one (a round is finished once decided for good or revised).
@@ -272,7 +287,12 @@ async def run_review(
     if interrupted:
         last = result.rounds[-1] if result.rounds else None
         focus = last.decision.focus_on if last and last.decision else []
-        yield Paused(round=int(state["round"]), document=result.document, focus_on=focus)
+        yield Paused(
+            round=int(state["round"]),
+            document=result.document,
+            focus_on=focus,
+            findings=list(last.improvements) if last else [],
+        )
         return
     yield RunFinished(result=result)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agents.review.models import (
+    Improvement,
     NextAction,
     Reviewer,
     ReviewRound,
@@ -80,11 +81,14 @@ class RoundFinished:
 
 @dataclass
 class Paused:
-    """`REVIEW_PAUSE_AFTER_ROUND`: the run waits for the user's edits (resume the thread)."""
+    """`REVIEW_PAUSE_AFTER_ROUND`: the round is decided and the authors have not revised yet;
+    the run waits for the user's section edits, dropped and added findings (resume the thread
+    with a `ReviewDecision`)."""
 
     round: int
     document: DocumentStructure
     focus_on: list[str] = field(default_factory=list)
+    findings: list[Improvement] = field(default_factory=list)  # the round's, with issue ids
 
 
 @dataclass

@@ -3,8 +3,9 @@
 START -> start_round --Send x3--> review_perspective -> judge_reviews
       -> determine_next_action --approve--> finish -> END
                                --iterate--> revise_sections -> start_round
-                                            (-> await_user_edits -> start_round when
-                                             "pause after each round" is on)
+                               (--iterate--> await_user_edits -> revise_sections when
+                                "pause after each round" is on: the user edits sections,
+                                drops or adds findings before the authors revise)
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from agents.review.nodes import (
     review_perspective,
     revise_sections,
     route_after_decision,
-    route_after_revision,
     start_round,
 )
 from agents.review.state import ReviewContext, ReviewState
@@ -42,12 +42,12 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_edge("review_perspective", "judge_reviews")
     builder.add_edge("judge_reviews", "determine_next_action")
     builder.add_conditional_edges(
-        "determine_next_action", route_after_decision, ["finish", "revise_sections"]
+        "determine_next_action",
+        route_after_decision,
+        ["finish", "await_user_edits", "revise_sections"],
     )
-    builder.add_conditional_edges(
-        "revise_sections", route_after_revision, ["await_user_edits", "start_round"]
-    )
-    builder.add_edge("await_user_edits", "start_round")
+    builder.add_edge("await_user_edits", "revise_sections")
+    builder.add_edge("revise_sections", "start_round")
     builder.add_edge("finish", END)
     return builder.compile(checkpointer=checkpointer, name="review")
 

@@ -425,6 +425,10 @@ class ReviewRound(BaseModel):
     decision: NextAction | None = None
     revisions: list[SectionRevision] = Field(default_factory=list)
     edited_by_user: list[str] = Field(default_factory=list)
+    # Issue 22, item 6: at the pause before the authors, findings the user dropped (not fixed,
+    # still counted) and added (issue ids).
+    dropped_by_user: list[str] = Field(default_factory=list)
+    added_by_user: list[str] = Field(default_factory=list)
     # Issue 16, items 7-10: identity and status of issues, the checks, the judge's rulings.
     issue_statuses: list[IssueStatusEntry] = Field(default_factory=list)
     checks: list[RevisionCheck] = Field(default_factory=list)

@@ -1,7 +1,7 @@
 """The review graph's nodes. One round:
 
     start_round -> (Send) review_perspective x3 -> judge_reviews -> determine_next_action
-    -> revise_sections (iterate) -> [await_user_edits] -> start_round ...
+    -> [await_user_edits] -> revise_sections (iterate) -> start_round ...
 
 Every node reports through LangGraph's stream writer (the events in `agents.review.events`);
 none imports Chainlit."""
@@ -54,6 +54,11 @@ from agents.review.placement import SectionPlacements, apply_placements, section
 from agents.review.revision_check import rejection_reason, requirement_ids
 from agents.review.state import PerspectiveTask, ReviewContext, ReviewState
 from agents.review.tracking import RoundTracking, checks_text, earlier_issues_text
+from agents.review.user_decision import (
+    ReviewDecision,
+    ReviewDecisionError,
+    apply_findings_decision,
+)
 from agents.rewrite import embedded
 from reqstudio.calls import IncompleteAnswerError, complete_text, policy_for
 from reqstudio.document_model import DocumentStructure, with_ids
@@ -428,7 +433,9 @@ async def decide_next_action(state: ReviewState, runtime: Runtime[ReviewContext]
 
 
 def route_after_decision(state: ReviewState) -> str:
-    return "finish" if state["stop_reason"] else "revise_sections"
+    if state["stop_reason"]:
+        return "finish"
+    return "await_user_edits" if state["pause_after_round"] else "revise_sections"
 
 
 # --- the authors -------------------------------------------------------------------------
@@ -548,25 +555,37 @@ async def revise_sections(state: ReviewState, runtime: Runtime[ReviewContext]) -
     }
 
 
-def route_after_revision(state: ReviewState) -> str:
-    return "await_user_edits" if state["pause_after_round"] else "start_round"
-
-
 async def await_user_edits(state: ReviewState, runtime: Runtime[ReviewContext]) -> dict[str, Any]:
-    """ "Pause after each round": wait for the user; resume with {"edits": {id: content}}."""
+    """ "Pause after each round", before the authors revise: wait for the user; resume with
+    {"edits": {section id: content}, "drop": [issue id], "add": [{agent_id, priority, issue}]}
+    (`agents.review.user_decision`)."""
     record = ReviewRound.model_validate(state["rounds"][-1])
-    answer = interrupt({"round": record.round, "focus_on": record.decision.focus_on})
-    edits = (answer or {}).get("edits") or {}
+    assert record.decision is not None
+    answer = interrupt(
+        {
+            "round": record.round,
+            "focus_on": record.decision.focus_on,
+            "findings": [i.model_dump(mode="json") for i in record.improvements],
+        }
+    )
+    decision = ReviewDecision.model_validate(answer or {})
     document = DocumentStructure.model_validate(state["document"])
+    earlier = [ReviewRound.model_validate(r) for r in state["rounds"][:-1]]
+    try:
+        record = apply_findings_decision(decision, record, earlier, document, state["language"])
+    except ReviewDecisionError as error:  # checked before resuming; a stale one changes nothing
+        log.warning("review round %d: the user's decision was not applied: %s", record.round, error)
     applied = []
-    for agent_id, content in edits.items():
+    for agent_id, content in decision.edits.items():
         if agent_id in document.section_ids and content.strip():
             document = document.with_content(agent_id, content)
             applied.append(agent_id)
-    if not applied:
-        return {}
     record.edited_by_user = applied
-    log.info("review round %d: the user edited %s", record.round, ", ".join(applied))
+    for what, ids in (("dropped", record.dropped_by_user), ("added", record.added_by_user)):
+        if ids:
+            log.info("review round %d: the user %s %s", record.round, what, ", ".join(ids))
+    if applied:
+        log.info("review round %d: the user edited %s", record.round, ", ".join(applied))
     return {
         "document": document.model_dump(mode="json"),
         "rounds": [*state["rounds"][:-1], record.model_dump(mode="json")],

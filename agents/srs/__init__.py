@@ -6,14 +6,17 @@ from reqstudio.lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "agents.srs.engine": ("SrsRequest", "pending_resume", "run_srs"),
+        "agents.srs.engine": ("SrsRequest", "paused_run", "pending_resume", "run_srs"),
+        "agents.srs.decisions": ("DecisionError", "HumanDecision", "parse_commands"),
         "agents.srs.events": (
+            "DecisionApplied",
             "DocumentContinued",
             "DocumentReset",
             "DocumentToken",
             "NodeFinished",
             "NodeStarted",
             "Notice",
+            "Paused",
             "RunFailed",
             "RunFinished",
             "SrsEvent",

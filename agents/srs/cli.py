@@ -14,14 +14,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agents.srs.cli_pause import describe_decision, pause_table, read_decision
 from agents.srs.documents import ReferenceDocumentError, load_reference
 from agents.srs.events import (
+    DecisionApplied,
     DocumentContinued,
     DocumentReset,
     DocumentToken,
     NodeFinished,
     NodeStarted,
     Notice,
+    Paused,
     RunFailed,
     RunFinished,
     SrsResult,
@@ -73,6 +76,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     generate.add_argument("--out", type=Path, help="write the SRS here instead of stdout")
     generate.add_argument("--log", type=Path, help="write the interaction log (JSON) here")
+    generate.add_argument(
+        "--interactive",
+        action="store_true",
+        help="after each ReqClarify round show the list with its scores (stderr) and read your "
+        "changes from stdin, one command a line, an empty line ending them: edit ID text | "
+        "remove ID | add text | score ID -2..2 (nothing, or the end of the input, accepts)",
+    )
     add_quiet_option(generate, "progress or [日志] lines")
     add_lang_option(generate, "the seed's [日志] lines")
     generate.set_defaults(handler=generate_command)
@@ -123,6 +133,7 @@ def generate_command(args: argparse.Namespace) -> int:
         else "",
         ablation=args.ablation,
         max_iterations=_max_iterations(args.max_iterations, settings),
+        pause_after_round=args.interactive,
     )
     check_writable(args.out, "--out")
     check_writable(args.log, "--log")
@@ -239,77 +250,159 @@ async def _generate(
         if not quiet:
             _progress(text)
 
-    from agents.srs.engine import run_srs
     from reqstudio.usage import UsageTracker
 
     # The log carries the checker's summary of the document: load the checker (its imports
     # and word lists, ~0.15 s) while the first model answers, not after the last one.
     checker = threading.Thread(target=_load_checker, name="load-checker", daemon=True)
     zh = language == "zh"
-    document: list[str] = []  # the document of the current DocGenerate try, as it streams
-    async for event in run_srs(request, factory, tracker=UsageTracker()):
-        if isinstance(event, Trail):
-            progress(event.text_zh if zh else event.text)
-        elif isinstance(event, Notice):
-            progress(f"note: {event.message_zh if zh and event.message_zh else event.message}")
-        elif isinstance(event, NodeStarted):
-            if log_path is not None and not checker.is_alive() and checker.ident is None:
-                checker.start()
-            looping = event.agent in ("ReqExplore", "ReqClarify")
-            progress(f"[{event.agent}]" + (f" round {event.round}" if looping else "") + " ...")
-        elif isinstance(event, NodeFinished):
-            progress(_describe_node(event))
-        elif isinstance(event, DocumentToken):
-            document.append(event.text)
-            if live:
-                sys.stdout.write(event.text)
-                sys.stdout.flush()
-        elif isinstance(event, DocumentReset):
-            document.clear()
-            progress(
-                f"[DocGenerate] the stream broke; writing the document again ({event.attempt})"
-            )
-        elif isinstance(event, DocumentContinued):
-            progress(
-                "[DocGenerate] the document hit the model's length limit; asking the model to "
-                f"continue it ({event.count})"
-            )
-        elif isinstance(event, RunFailed):
-            logged = log_path is not None and _write_log(log_path, event.partial, fallback_dir)
-            where = f"{event.agent} failed: " if event.agent else ""
-            _progress(f"reqstudio: {where}{event.message_zh if zh else event.message}")
-            _keep_failed_run(event, "".join(document), fallback_dir, log_written=logged)
-            return EXIT_FAILED
-        elif isinstance(event, RunFinished):
-            result = event.result
-            written = True
-            if out is not None:
-                where, problem = _save(out, result.srs_markdown, fallback_dir, ".md")
-                if problem:
-                    _progress(
-                        f"reqstudio: --out: could not write {out} ({problem}); "
-                        f"the SRS is saved in {where}"
+    tracker = UsageTracker()
+    run_options: dict = {}
+    scratch = None
+    if request.pause_after_round:
+        # The pause waits in memory; the log's file keeps the whole log across the resumes.
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        scratch = tempfile.TemporaryDirectory(prefix="reqstudio-srs-")
+        run_options = {
+            "checkpointer": InMemorySaver(),
+            "thread_id": "interactive",
+            "log_dir": Path(scratch.name),
+        }
+        if request.ablation != "none" or not request.reference_srs.strip():
+            progress("note: --interactive pauses after ReqClarify rounds; this run has none")
+    try:
+        return await _generate_rounds(
+            factory,
+            request,
+            out,
+            log_path,
+            tracker=tracker,
+            run_options=run_options,
+            progress=progress,
+            checker=checker,
+            zh=zh,
+            live=live,
+            fallback_dir=fallback_dir,
+        )
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+
+
+async def _generate_rounds(
+    factory: ModelFactory,
+    request: SrsRequest,
+    out: Path | None,
+    log_path: Path | None,
+    *,
+    tracker,
+    run_options: dict,
+    progress,
+    checker: threading.Thread,
+    zh: bool,
+    live: bool,
+    fallback_dir: Path,
+) -> int:
+    """The run, and with --interactive each resume after a pause with the user's decision."""
+    from agents.srs.decisions import DecisionError
+    from agents.srs.engine import run_srs
+
+    resume = False
+    decision = None
+    while True:
+        paused: Paused | None = None
+        document: list[str] = []  # the document of the current DocGenerate try, as it streams
+        try:
+            async for event in run_srs(
+                request, factory, tracker=tracker, resume=resume, decision=decision, **run_options
+            ):
+                if isinstance(event, Trail):
+                    progress(event.text_zh if zh else event.text)
+                elif isinstance(event, Notice):
+                    progress(
+                        f"note: {event.message_zh if zh and event.message_zh else event.message}"
                     )
-                    written = False
-            elif live:
-                sys.stdout.write("\n")
-            else:
-                sys.stdout.write(result.srs_markdown.rstrip("\n") + "\n")
-            written = _write_log(log_path, result, fallback_dir) and written
-            usage = result.usage
-            progress(
-                f"done: {len(result.requirements)} requirements, {result.rounds} "
-                f"ReqExplore/ReqClarify round(s), {usage['calls']} model calls, "
-                f"{usage['total_tokens']} tokens, {result.seconds:.1f} s"
-                + (f" -> {out}" if out and written else "")
-                + (
-                    f"; the document was continued {result.continuations}×"
-                    if result.continuations
-                    else ""
-                )
+                elif isinstance(event, NodeStarted):
+                    if log_path is not None and not checker.is_alive() and checker.ident is None:
+                        checker.start()
+                    looping = event.agent in ("ReqExplore", "ReqClarify")
+                    progress(
+                        f"[{event.agent}]" + (f" round {event.round}" if looping else "") + " ..."
+                    )
+                elif isinstance(event, NodeFinished):
+                    progress(_describe_node(event))
+                elif isinstance(event, DecisionApplied):
+                    _progress(describe_decision(event))
+                elif isinstance(event, Paused):
+                    paused = event
+                elif isinstance(event, DocumentToken):
+                    document.append(event.text)
+                    if live:
+                        sys.stdout.write(event.text)
+                        sys.stdout.flush()
+                elif isinstance(event, DocumentReset):
+                    document.clear()
+                    progress(
+                        "[DocGenerate] the stream broke; writing the document again "
+                        f"({event.attempt})"
+                    )
+                elif isinstance(event, DocumentContinued):
+                    progress(
+                        "[DocGenerate] the document hit the model's length limit; asking the "
+                        f"model to continue it ({event.count})"
+                    )
+                elif isinstance(event, RunFailed):
+                    logged = log_path is not None and _write_log(
+                        log_path, event.partial, fallback_dir
+                    )
+                    where = f"{event.agent} failed: " if event.agent else ""
+                    _progress(f"reqstudio: {where}{event.message_zh if zh else event.message}")
+                    _keep_failed_run(event, "".join(document), fallback_dir, log_written=logged)
+                    return EXIT_FAILED
+                elif isinstance(event, RunFinished):
+                    return _finish(event.result, out, log_path, progress, live, fallback_dir)
+        except DecisionError as refused:  # nothing was applied: the same pause, asked again
+            _progress(f"reqstudio: {refused.message('zh' if zh else 'en')}")
+            decision = await read_decision(zh)
+            continue
+        if paused is None:
+            return EXIT_OK
+        _progress(pause_table(paused, zh))
+        decision = await read_decision(zh)
+        resume = True
+
+
+def _finish(
+    result: SrsResult,
+    out: Path | None,
+    log_path: Path | None,
+    progress,
+    live: bool,
+    fallback_dir: Path,
+) -> int:
+    written = True
+    if out is not None:
+        where, problem = _save(out, result.srs_markdown, fallback_dir, ".md")
+        if problem:
+            _progress(
+                f"reqstudio: --out: could not write {out} ({problem}); the SRS is saved in {where}"
             )
-            return EXIT_OK if written else EXIT_FAILED
-    return EXIT_OK
+            written = False
+    elif live:
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(result.srs_markdown.rstrip("\n") + "\n")
+    written = _write_log(log_path, result, fallback_dir) and written
+    usage = result.usage
+    progress(
+        f"done: {len(result.requirements)} requirements, {result.rounds} "
+        f"ReqExplore/ReqClarify round(s), {usage['calls']} model calls, "
+        f"{usage['total_tokens']} tokens, {result.seconds:.1f} s"
+        + (f" -> {out}" if out and written else "")
+        + (f"; the document was continued {result.continuations}×" if result.continuations else "")
+    )
+    return EXIT_OK if written else EXIT_FAILED
 
 
 # --- evaluate --------------------------------------------------------------------------

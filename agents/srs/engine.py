@@ -16,23 +16,27 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.types import Command
 from pydantic import BaseModel, Field
 
+from agents.srs.decisions import HumanDecision, apply_decision, paused_requirements
 from agents.srs.document_check import NotADocument
 from agents.srs.events import (
+    DecisionApplied,
     DocumentContinued,
     DocumentReset,
     DocumentToken,
     NodeFinished,
     NodeStarted,
     Notice,
+    Paused,
     RunFailed,
     RunFinished,
     SrsEvent,
     SrsResult,
     Trail,
 )
-from agents.srs.graph import build_graph, recursion_limit
+from agents.srs.graph import build_graph, recursion_limit, route_after_clarify
 from agents.srs.interactions import InteractionLog
 from agents.srs.nodes import (
     EmptyDocument,
@@ -50,6 +54,7 @@ __all__ = [
     "SrsEvent",
     "SrsRequest",
     "SrsResult",
+    "paused_run",
     "pending_resume",
     "run_srs",
 ]
@@ -69,6 +74,8 @@ class SrsRequest(BaseModel):
     reference_srs: str = ""
     ablation: Ablation = "none"
     max_iterations: int = Field(default=5, ge=1, le=20)
+    # Wait for the user's decision after each ReqClarify round (needs a checkpointer).
+    pause_after_round: bool = False
 
 
 def _thread_config(thread_id: str, max_iterations: int = 20) -> dict[str, Any]:
@@ -95,6 +102,23 @@ async def pending_resume(checkpointer: BaseCheckpointSaver, thread_id: str) -> s
     if not snapshot.values or not snapshot.next:
         return None
     return snapshot.values.get("last_node") or None
+
+
+async def paused_run(checkpointer: BaseCheckpointSaver, thread_id: str) -> Paused | None:
+    """The pause this thread's run waits at (the list and its scores), or None."""
+    snapshot, _ = await _saved_run(checkpointer, thread_id)
+    if not snapshot.values or not any(task.interrupts for task in snapshot.tasks):
+        return None
+    return _paused(snapshot.values, thread_id)
+
+
+def _paused(state: dict[str, Any], thread_id: str | None) -> Paused:
+    return Paused(
+        round=int(state.get("iteration", 1)) - 1,
+        requirements=paused_requirements(state),
+        thread_id=thread_id,
+        last_round=route_after_clarify(state) == "DocGenerate",  # type: ignore[arg-type]
+    )
 
 
 def context_notice(request: SrsRequest, factory: ModelFactory) -> Notice | None:
@@ -268,6 +292,7 @@ async def run_srs(
     thread_id: str | None = None,
     resume: bool = False,
     log_dir: Path | None = None,
+    decision: HumanDecision | None = None,
 ) -> AsyncIterator[SrsEvent]:
     """Generate an SRS for `request`, yielding events; the last is RunFinished or RunFailed.
 
@@ -278,6 +303,11 @@ async def run_srs(
     it the log lives in memory only, and a resumed run's result lists only its own part).
     Only the latest checkpoint of a running thread is kept, and a finished run's checkpoints
     and log file are deleted (its result carries everything).
+
+    With `request.pause_after_round` the run ends with `Paused` after each ReqClarify round;
+    `resume=True` with the user's `decision` goes on from there (without a decision it pauses
+    again at once). A decision naming an id not in the list raises `DecisionError` before
+    anything is applied or any event is yielded.
     """
     tracker = tracker if tracker is not None else UsageTracker()
     started = time.perf_counter()
@@ -293,6 +323,9 @@ async def run_srs(
         requested = ablation_used
         max_iterations = int(state.get("max_iterations", request.max_iterations))
         graph_input = None
+        if decision is not None and any(task.interrupts for task in snapshot.tasks):
+            apply_decision(state, decision)  # refused as a whole before anything changes
+            graph_input = Command(resume=decision.model_dump(mode="json"))
     else:
         if not request.user_input.strip():
             raise ValueError("the requirements text is empty")
@@ -304,8 +337,14 @@ async def run_srs(
         warning = context_notice(request.model_copy(update={"ablation": ablation_used}), factory)
         if warning is not None:
             yield warning
+        if request.pause_after_round and checkpointer is None:
+            raise ValueError("pausing after each round needs a checkpointer to wait in")
         graph_input = initial_state(
-            request.user_input, request.reference_srs, ablation_used, max_iterations
+            request.user_input,
+            request.reference_srs,
+            ablation_used,
+            max_iterations,
+            request.pause_after_round,
         )
         state = dict(graph_input)
     if checkpointer is not None and thread_id is None:
@@ -321,6 +360,8 @@ async def run_srs(
     running: tuple[AgentName, int] | None = None
     saved_node: str | None = (state.get("last_node") or None) if resume else None
     continuations = 0
+    paused = False
+    decided: dict[str, Any] | None = None  # the decision's changes, until its update arrives
     stream = graph.astream(
         graph_input,
         config,
@@ -340,6 +381,8 @@ async def run_srs(
                         yield Trail(key=chunk["key"], text=chunk["text"], text_zh=chunk["text_zh"])
                     elif kind == "document_reset":
                         yield DocumentReset(attempt=chunk["attempt"])
+                    elif kind == "decision_applied":
+                        decided = chunk
                     elif kind == "document_continued":
                         continuations = chunk["count"]
                         yield DocumentContinued(count=chunk["count"])
@@ -350,7 +393,20 @@ async def run_srs(
                         yield NodeStarted(agent=chunk["agent"], round=chunk["round"])
                     continue
                 for node, update in chunk.items():
+                    if node == "__interrupt__":
+                        paused = True
                     if node.startswith("__"):
+                        continue
+                    if node == "UserReview":
+                        state = {**state, **(update or {})}
+                        yield DecisionApplied(
+                            round=(decided or {}).get("round", int(state["iteration"]) - 1),
+                            changes=(decided or {}).get("changes", {}),
+                            requirements=effective_requirements(
+                                state["req_list"], state["removed_ids"]
+                            ),
+                        )
+                        decided = None
                         continue
                     round_number = running[1] if running else int(state.get("iteration", 0))
                     event, state = _node_finished(
@@ -387,6 +443,9 @@ async def run_srs(
                 continuations,
             ),
         )
+        return
+    if paused:  # waits in the checkpoint for the user's decision
+        yield _paused(state, thread_id)
         return
     result = _result(
         state, interactions, tracker, started, requested, ablation_used, thread_id, continuations

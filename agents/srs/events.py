@@ -3,8 +3,9 @@
 A run yields, in order: optional `Notice`s, then per node `NodeStarted` ... `NodeFinished`
 (with the seed's console lines as `Trail`s, and for DocGenerate `DocumentToken`s,
 `DocumentReset` if the stream broke and started again, `DocumentContinued` if the document hit
-the length limit and was continued, in between), and finally exactly one `RunFinished` or
-`RunFailed`.
+the length limit and was continued, in between), and finally exactly one `RunFinished`,
+`RunFailed` or, with "pause after each round" on, `Paused` (resume the thread with the user's
+decision; the resumed run starts with `DecisionApplied`).
 """
 
 from __future__ import annotations
@@ -95,6 +96,36 @@ class Notice(BaseModel):
     message_zh: str = ""
 
 
+class PausedRequirement(BaseModel):
+    """One row of the list shown at a pause."""
+
+    id: str
+    content: str
+    score: int | None = None  # this round's score (None: not scored this round)
+    reason: str = ""
+    status: Literal["frozen", "open", "removed"] = "open"
+
+
+class Paused(BaseModel):
+    """The run waits for the user's decision on the list after ReqClarify round `round`
+    (resume the thread with `run_srs(..., resume=True, decision=...)`)."""
+
+    type: Literal["paused"] = "paused"
+    round: int
+    requirements: list[PausedRequirement]  # the list with this round's scores
+    thread_id: str | None = None
+    last_round: bool = False  # the next step is DocGenerate (unless the user adds an item)
+
+
+class DecisionApplied(BaseModel):
+    """The user's decision at the pause after round `round`, as applied."""
+
+    type: Literal["decision_applied"] = "decision_applied"
+    round: int
+    changes: dict[str, Any]
+    requirements: list[Requirement] = Field(default_factory=list)  # the list now
+
+
 class RunFinished(BaseModel):
     type: Literal["run_finished"] = "run_finished"
     result: SrsResult
@@ -117,6 +148,8 @@ SrsEvent = Annotated[
     | DocumentContinued
     | Trail
     | Notice
+    | Paused
+    | DecisionApplied
     | RunFinished
     | RunFailed,
     Field(discriminator="type"),

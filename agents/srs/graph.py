@@ -1,6 +1,7 @@
 """The SRS pipeline as a LangGraph state graph (seed 000):
 
     none:               ReqParse -> ReqExplore <-> ReqClarify -> DocGenerate -> END
+                        (ReqClarify -> UserReview -> ... with "pause after each round")
     no-clarify:         ReqParse -> ReqExplore (once) -> DocGenerate -> END
     no-explore-clarify: ReqParse -> DocGenerate -> END
 
@@ -17,6 +18,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from agents.srs.decisions import await_user_decision
 from agents.srs.nodes import doc_generate, req_clarify, req_explore, req_parse, unfrozen_items
 from agents.srs.state import Ablation, GraphState, SrsContext
 
@@ -29,6 +31,13 @@ def route_after_clarify(state: GraphState) -> Literal["ReqExplore", "DocGenerate
     if not unfrozen_items(state):
         return "DocGenerate"
     return "ReqExplore"
+
+
+def route_after_round(state: GraphState) -> Literal["UserReview", "ReqExplore", "DocGenerate"]:
+    """With "pause after each round" on, every ReqClarify round waits for the user first."""
+    if state.get("pause_after_round"):
+        return "UserReview"
+    return route_after_clarify(state)
 
 
 def build_graph(
@@ -49,10 +58,13 @@ def build_graph(
     elif ablation == "none":
         builder.add_node("ReqClarify", req_clarify)
         builder.add_edge("ReqExplore", "ReqClarify")
-        builder.add_conditional_edges("ReqClarify", route_after_clarify)
+        builder.add_node("UserReview", await_user_decision)
+        builder.add_conditional_edges("ReqClarify", route_after_round)
+        builder.add_conditional_edges("UserReview", route_after_clarify)
     return builder.compile(checkpointer=checkpointer, name=f"srs-{ablation}")
 
 
 def recursion_limit(max_iterations: int) -> int:
-    """Supersteps a run can take: ReqParse, two per round, DocGenerate, and some slack."""
-    return 2 * max_iterations + 10
+    """Supersteps a run can take: ReqParse, three per round (the pause included), DocGenerate,
+    and some slack."""
+    return 3 * max_iterations + 10

@@ -51,10 +51,16 @@ class GraphState(TypedDict):
     last_node: str  # added: the last node that completed (for resuming)
     rounds: int  # added: ReqExplore rounds run (what the steps and the summary count)
     log_count: int  # added: interaction-log entries of the completed nodes
+    # added (issue 22): wait for the user's decision after each ReqClarify round
+    pause_after_round: bool
 
 
 def initial_state(
-    user_input: str, reference_srs: str, ablation: Ablation, max_iterations: int
+    user_input: str,
+    reference_srs: str,
+    ablation: Ablation,
+    max_iterations: int,
+    pause_after_round: bool = False,
 ) -> GraphState:
     return GraphState(
         user_input=user_input,
@@ -74,6 +80,7 @@ def initial_state(
         last_node="",
         rounds=0,
         log_count=0,
+        pause_after_round=pause_after_round,
     )
 
 

@@ -28,6 +28,12 @@ from agents.review.events import (
     SectionRevised,
 )
 from agents.review.models import ReviewRound
+from agents.review.user_decision import (
+    ReviewDecision,
+    ReviewDecisionError,
+    check_decision,
+    parse_review_commands,
+)
 from reqstudio.document_model import parse_markdown
 from reqstudio.errors import describe_failure
 from reqstudio.persistence import open_checkpointer
@@ -35,13 +41,16 @@ from reqstudio.usage import UsageTracker
 from ui.review.results import resume_action, show_partial, show_result
 from ui.review.tables import (
     decision_text,
+    priority_name,
     reviewer_output,
     round_details,
     round_issue_table,
     section_diff,
+    section_label,
+    table,
 )
 from ui.review.view import RoundView
-from ui.session import runtime, start_run, top_level_message
+from ui.session import LocalizedAskAction, runtime, start_run, top_level_message
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.review")
@@ -81,7 +90,8 @@ async def render_review(
     titles = {s.id: s.title for s in parse_markdown(document).sections}
     view: RoundView | None = None
     finished: list[ReviewRound] = []  # the rounds so far, for the issues' statuses
-    edits: dict[str, str] | None = None
+    decision: ReviewDecision | None = None
+    paused: Paused | None = None
     resume_now = resume_key is not None
     try:
         async with open_checkpointer(runtime().settings) as saver:
@@ -91,15 +101,23 @@ async def render_review(
                 finished = list(saved.rounds) if saved else []
             while True:
                 outcome: Any = None
-                async for event in run_review(
+                events = run_review(
                     None if resume_now else request,
                     runtime().factory(),
                     tracker=tracker,
                     checkpointer=saver,
                     thread_id=run_key,
                     resume=resume_now,
-                    edits=edits,
-                ):
+                    decision=decision,
+                )
+                try:
+                    first = await anext(events)
+                except ReviewDecisionError as error:  # nothing applied: the same pause again
+                    if paused is None:
+                        raise
+                    decision = await ask_for_decision(paused, error.message(lang()))
+                    continue
+                async for event in _prepend(first, events):
                     if isinstance(event, RoundStarted):
                         view = RoundView(event.round, titles)
                         await view.open()
@@ -149,8 +167,10 @@ async def render_review(
                             )
                     elif isinstance(event, Paused | RunFinished | RunFailed):
                         outcome = event
+                        if isinstance(event, Paused):
+                            paused = event
                 if isinstance(outcome, Paused):
-                    edits = await ask_for_edits(outcome)
+                    decision = await ask_for_decision(outcome)
                     resume_now = True
                     continue
                 if isinstance(outcome, RunFinished):
@@ -179,21 +199,71 @@ async def render_review(
         return None
 
 
-async def ask_for_edits(paused: Paused) -> dict[str, str]:
-    """ "Pause after each round": continue at once, or edit sections first."""
-    edits: dict[str, str] = {}
+async def _prepend(first: Any, rest: Any) -> Any:
+    yield first
+    async for item in rest:
+        yield item
+
+
+def findings_table(paused: Paused, titles: dict[str, str]) -> str:
+    """The round's findings the authors are about to be asked for, with their issue ids."""
+    focus = set(paused.focus_on)
+    rows = [
+        [f.issue_id or "", section_label(f.agent_id, titles), f.issue, priority_name(f.priority),
+         "✓" if f.agent_id in focus else ""]
+        for f in paused.findings
+    ]  # fmt: skip
+    return table(["id", "section", "issue", "priority", "in_focus"], rows)
+
+
+async def ask_for_decision(paused: Paused, refused: str = "") -> ReviewDecision:
+    """ "Pause after each round", before the authors revise: continue at once, or edit
+    sections, drop findings or add some first."""
+    decision = ReviewDecision()
     document = paused.document
+    titles = {s.id: s.title for s in document.sections}
     while True:
-        answer = await cl.AskActionMessage(
-            content=tr("paused", round=paused.round),
+        content = f"{tr('paused', round=paused.round)}\n\n{findings_table(paused, titles)}"
+        if refused:
+            content = f"⚠️ {refused}\n\n{content}"
+            refused = ""
+        question = LocalizedAskAction(  # the findings table stays once answered
+            content=content,
             actions=[
                 cl.Action(name="continue", payload={"a": "continue"}, label=tr("continue")),
                 cl.Action(name="edit", payload={"a": "edit"}, label=tr("edit")),
+                cl.Action(name="findings", payload={"a": "findings"}, label=tr("findings")),
             ],
             timeout=ASK_TIMEOUT,
-        ).send()
-        if (answer or {}).get("payload", {}).get("a") != "edit":
-            return edits
+        )
+        question.parent_id = None  # below the round's step, not under the user's message
+        answer = await question.send()
+        chosen = (answer or {}).get("payload", {}).get("a")
+        if chosen == "findings":
+            ask = cl.AskUserMessage(content=tr("findings_prompt"), timeout=ASK_TIMEOUT)
+            ask.parent_id = None
+            reply = await ask.send()
+            try:
+                more = parse_review_commands((reply or {}).get("output", ""))
+                decision = decision.model_copy(
+                    update={"drop": [*decision.drop, *more.drop], "add": [*decision.add, *more.add]}
+                )
+                shown = ReviewRound(round=paused.round, improvements=paused.findings)
+                check_decision(decision, shown, document)
+            except ReviewDecisionError as error:
+                refused = error.message(lang())
+                decision = decision.model_copy(update={"drop": [], "add": []})
+                continue
+            await cl.Message(
+                content=tr(
+                    "findings_noted",
+                    dropped=", ".join(decision.drop) or "—",
+                    added=len(decision.add),
+                )
+            ).send()
+            continue
+        if chosen != "edit":
+            return decision
         picked = await cl.AskActionMessage(
             content=tr("which_section"),
             actions=[
@@ -204,7 +274,7 @@ async def ask_for_edits(paused: Paused) -> dict[str, str]:
         ).send()
         agent_id = (picked or {}).get("payload", {}).get("id")
         if not agent_id:
-            return edits
+            return decision
         section = document.section(agent_id)
         reply = await cl.AskUserMessage(
             content=tr("new_text", title=section.title, content=section.content.strip()[:1500]),
@@ -212,6 +282,6 @@ async def ask_for_edits(paused: Paused) -> dict[str, str]:
         ).send()
         text = (reply or {}).get("output", "")
         if text.strip():
-            edits[agent_id] = text
+            decision.edits[agent_id] = text
             document = document.with_content(agent_id, text)
             await cl.Message(content=tr("edit_noted", title=section.title)).send()

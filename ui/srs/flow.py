@@ -10,14 +10,17 @@ from pathlib import Path
 
 import chainlit as cl
 
+from agents.srs.decisions import DecisionError, HumanDecision
 from agents.srs.engine import SrsRequest, run_srs
 from agents.srs.events import (
+    DecisionApplied,
     DocumentContinued,
     DocumentReset,
     DocumentToken,
     NodeFinished,
     NodeStarted,
     Notice,
+    Paused,
     RunFailed,
     RunFinished,
     SrsResult,
@@ -41,6 +44,7 @@ from ui.session import (
     runtime,
     top_level_message,
 )
+from ui.srs.pause import ask_for_decision, decision_text
 from ui.srs.tables import UNKNOWN, node_output, requirement_table
 from ui.srs.thread import evaluate_action, remove_taken_offer, review_action, thread_file
 from ui.texts import Catalog, counted, lang
@@ -68,68 +72,99 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
     rounds_shown = 0  # the summary counts rounds as the steps are titled
     offer_removed = False
     document = top_level_message()  # re-created when DocGenerate starts, to sit last
+
+    async def remove_offer_once() -> None:
+        nonlocal offer_removed
+        if resume and not offer_removed:  # once, as the resumed run starts or pauses again
+            await remove_taken_offer()
+            offer_removed = True
+
+    async def show(event: object) -> None:
+        nonlocal open_step, rounds_shown, document
+        if isinstance(event, Notice):
+            text = event.message_zh if lang() == "zh" and event.message_zh else event.message
+            await cl.Message(content=f"ℹ️ {text}").send()
+        elif isinstance(event, DecisionApplied):
+            await cl.Message(content=decision_text(event)).send()
+        elif isinstance(event, NodeStarted):
+            looping = event.agent in ("ReqExplore", "ReqClarify")
+            if looping:
+                rounds_shown = max(rounds_shown, event.round)
+            open_step = await open_top_level_step(
+                tr(
+                    "step_name" if looping else "step_name_single",
+                    agent=event.agent,
+                    round=event.round,
+                ),
+                "llm",
+                icon=AGENT_ICONS.get(event.agent),
+            )
+            if event.agent == "DocGenerate":
+                document = top_level_message()
+            await remove_offer_once()
+        elif isinstance(event, NodeFinished) and open_step is not None:
+            await finish_step(open_step, output=node_output(event))
+            open_step = None
+        elif isinstance(event, DocumentToken):
+            await document.stream_token(event.text)
+        elif isinstance(event, DocumentReset):
+            document.content = ""
+            await document.update()
+        elif isinstance(event, DocumentContinued):
+            log.info("DocGenerate hit the length limit; continued (%d)", event.count)
+        elif isinstance(event, RunFinished):
+            await finish_run(document, event.result, rounds_shown)
+        elif isinstance(event, RunFailed):
+            reason = event.message_zh if lang() == "zh" and event.message_zh else event.message
+            await finish_step(open_step, "failed", note=reason)
+            open_step = None
+            if event.error_type == "NotADocument":
+                document.content = ""  # what the model wrote is no SRS: not shown as one
+            note = tr("failed", reason=reason)
+            if event.error_type == DATABASE_UNAVAILABLE:  # says itself what is saved
+                note = f"⚠️ {reason}"
+            await show_partial(document, event.partial, note)
+
+    decision: HumanDecision | None = None
+    paused: Paused | None = None
     try:
-        # One executor per run across tabs and instances (reqstudio/run_lease.py).
-        async with (
-            run_lease(runtime().settings, f"srs:{run_key}"),
-            open_checkpointer(runtime().settings) as saver,
-        ):
-            async for event in run_srs(
-                request,
-                runtime().factory(),
-                tracker=tracker,
-                checkpointer=saver,
-                thread_id=run_key,
-                resume=resume,
-                log_dir=interaction_log_dir(),
-            ):
-                if isinstance(event, Notice):
-                    text = (
-                        event.message_zh if lang() == "zh" and event.message_zh else event.message
-                    )
-                    await cl.Message(content=f"ℹ️ {text}").send()
-                elif isinstance(event, NodeStarted):
-                    looping = event.agent in ("ReqExplore", "ReqClarify")
-                    if looping:
-                        rounds_shown = max(rounds_shown, event.round)
-                    open_step = await open_top_level_step(
-                        tr(
-                            "step_name" if looping else "step_name_single",
-                            agent=event.agent,
-                            round=event.round,
-                        ),
-                        "llm",
-                        icon=AGENT_ICONS.get(event.agent),
-                    )
-                    if event.agent == "DocGenerate":
-                        document = top_level_message()
-                    if resume and not offer_removed:  # once, as the resumed run starts
-                        await remove_taken_offer()
-                        offer_removed = True
-                elif isinstance(event, NodeFinished) and open_step is not None:
-                    await finish_step(open_step, output=node_output(event))
-                    open_step = None
-                elif isinstance(event, DocumentToken):
-                    await document.stream_token(event.text)
-                elif isinstance(event, DocumentReset):
-                    document.content = ""
-                    await document.update()
-                elif isinstance(event, DocumentContinued):
-                    log.info("DocGenerate hit the length limit; continued (%d)", event.count)
-                elif isinstance(event, RunFinished):
-                    await finish_run(document, event.result, rounds_shown)
-                elif isinstance(event, RunFailed):
-                    reason = (
-                        event.message_zh if lang() == "zh" and event.message_zh else event.message
-                    )
-                    await finish_step(open_step, "failed", note=reason)
-                    open_step = None
-                    if event.error_type == "NotADocument":
-                        document.content = ""  # what the model wrote is no SRS: not shown as one
-                    note = tr("failed", reason=reason)
-                    if event.error_type == DATABASE_UNAVAILABLE:  # says itself what is saved
-                        note = f"⚠️ {reason}"
-                    await show_partial(document, event.partial, note)
+        while True:
+            refused = ""
+            try:
+                # One executor per run across tabs and instances (reqstudio/run_lease.py).
+                async with (
+                    run_lease(runtime().settings, f"srs:{run_key}"),
+                    open_checkpointer(runtime().settings) as saver,
+                ):
+                    waiting = None
+                    async for event in run_srs(
+                        request,
+                        runtime().factory(),
+                        tracker=tracker,
+                        checkpointer=saver,
+                        thread_id=run_key,
+                        resume=resume,
+                        log_dir=interaction_log_dir(),
+                        decision=decision,
+                    ):
+                        if isinstance(event, Paused):
+                            waiting = event
+                        else:
+                            await show(event)
+            except DecisionError as error:  # nothing applied: the same pause, asked again
+                if paused is None:
+                    raise
+                refused = error.message(lang())
+            else:
+                if waiting is None:
+                    return
+                paused = waiting
+                await remove_offer_once()
+            # The lease is let go while the user decides: the run waits in the checkpoint.
+            decision = await ask_for_decision(paused, refused)
+            if decision is None:
+                return
+            resume = True
     except RunBusy as busy:  # another tab or instance runs it: not started twice
         await cl.Message(content=f"⏳ {busy.message(lang())}").send()
     except asyncio.CancelledError:

@@ -8,9 +8,9 @@ import logging
 import re
 
 import chainlit as cl
-from chainlit.input_widget import Select
+from chainlit.input_widget import Select, Switch
 
-from agents.srs.engine import SrsRequest, pending_resume
+from agents.srs.engine import SrsRequest, paused_run, pending_resume
 from reqstudio.persistence import open_checkpointer
 from ui.modes import ModeSpec, catalog_texts, rounds_slider
 from ui.rendering import first_offer, forget_offer
@@ -35,6 +35,8 @@ def settings_widgets() -> list:
             values=["none", "no-clarify", "no-explore-clarify"],
             initial_value="none",
         ),
+        # Off by default, per thread: wait for the user's word after each ReqClarify round.
+        Switch(id="srs_pause", label=tr("settings_pause"), initial=False),
     ]
 
 
@@ -59,6 +61,7 @@ async def on_srs_message(message: cl.Message) -> None:
         reference_srs=reference,
         ablation=chosen.get("srs_ablation", "none"),
         max_iterations=int(chosen.get("srs_max_iterations", runtime().settings.srs_max_iterations)),
+        pause_after_round=bool(chosen.get("srs_pause", False)),
     )
     await render_run(request, await start_run("srs"), resume=False)
 
@@ -86,13 +89,17 @@ async def offer_resume() -> None:
     try:
         async with open_checkpointer(runtime().settings) as saver:
             node = await pending_resume(saver, run_key)
+            paused = await paused_run(saver, run_key) if node else None
     except Exception:  # the database is away: no offer now, the next resume asks again
         log.exception("could not read the SRS checkpoint")
         forget_offer(str(run_key))
         return
     if node:
+        text = tr("resume_offer", node=node)
+        if paused is not None:  # it waits for the user's decision on the list
+            text = tr("resume_offer_paused", round=paused.round)
         offer = cl.Message(
-            content=tr("resume_offer", node=node),
+            content=text,
             actions=[cl.Action(name="srs_resume", payload={"run": run_key}, label=tr("resume"))],
         )
         await offer.send()

@@ -1,0 +1,169 @@
+"""The user's hand before the authors revise (issue 22, item 6).
+
+With "pause after each round" on, a round that goes on to revise waits after the decision and
+before the authors: the user sees the round's findings with their issue ids (I-n) and may
+edit sections, drop findings (the authors are not asked to fix them) and add findings of
+their own (a section id, a priority, the text; they get the next issue id). The authors then
+revise from that list. A dropped finding stays in the round's record (the reviewers found it;
+it counts for convergence) and is named in `dropped_by_user`; an added one is a finding of
+the round with status "new", basis "user".
+
+The browser and scripts send the same small command language:
+
+    drop I-3        add sec-04 high The reminder is sent 24 h before the visit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agents.review.convergence import generate_review_feedback
+from agents.review.models import Improvement, IssueStatusEntry, Priority, ReviewRound
+from agents.review.ranking import judge_rulings
+from agents.review.tracking import ISSUE_PREFIX
+from reqstudio.document_model import DocumentStructure
+
+USER_CATEGORY = "user"
+
+
+class AddedFinding(BaseModel):
+    agent_id: str = Field(min_length=1, description="the section, e.g. sec-03")
+    priority: Priority = "high"
+    issue: str = Field(min_length=1)
+    expected: str = Field(default="", description="what to do; empty: the issue's text")
+
+
+class ReviewDecision(BaseModel):
+    """What the user decided at a pause: section edits, findings dropped (issue ids), findings
+    added. All empty: the authors revise as the reviewers asked."""
+
+    edits: dict[str, str] = Field(default_factory=dict)
+    drop: list[str] = Field(default_factory=list)
+    add: list[AddedFinding] = Field(default_factory=list)
+
+
+class ReviewDecisionError(ValueError):
+    """The decision names an issue or a section that does not exist: nothing was applied."""
+
+    def __init__(self, message: str, message_zh: str):
+        super().__init__(message)
+        self.message_en = message
+        self.message_zh = message_zh
+
+    def message(self, language: str) -> str:
+        return self.message_zh if language == "zh" else self.message_en
+
+
+_PRIORITIES = {"high": "high", "medium": "medium", "low": "low", "高": "high", "中": "medium"}
+_PRIORITIES["低"] = "low"
+
+
+def parse_review_commands(text: str) -> ReviewDecision:
+    """`drop I-n` (several ids allowed) and `add SECTION PRIORITY text`, one a line."""
+    decision = ReviewDecision()
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.lower() in ("continue", "accept", "ok", "继续"):
+            continue
+        verb, _, rest = line.partition(" ")
+        verb = verb.lower()
+        try:
+            if verb in ("drop", "删除") and rest.strip():
+                decision.drop += [i.upper() for i in re.split(r"[\s,，]+", rest.strip()) if i]
+                continue
+            parts = rest.split(None, 2)
+            if verb in ("add", "添加") and len(parts) == 3 and parts[1].lower() in _PRIORITIES:
+                decision.add.append(
+                    AddedFinding(
+                        agent_id=parts[0], priority=_PRIORITIES[parts[1].lower()], issue=parts[2]
+                    )
+                )
+                continue
+        except ValidationError:
+            pass
+        raise ReviewDecisionError(
+            f"line {number} is not a command: {line!r} (drop I-n | add SECTION "
+            "high|medium|low text); nothing was applied",
+            f"第 {number} 行不是可识别的命令：{line!r}（drop I-n | add 章节 high|medium|low "
+            "文本）；未做任何修改",
+        )
+    return decision
+
+
+def _issue_numbers(rounds: Sequence[ReviewRound]) -> list[int]:
+    ids = [e.issue_id for r in rounds for e in r.issue_statuses]
+    ids += [i.issue_id for r in rounds for i in r.all_improvements if i.issue_id]
+    return [int(m.group(1)) for i in ids if (m := re.fullmatch(r"I-(\d+)", i))]
+
+
+def check_decision(
+    decision: ReviewDecision, record: ReviewRound, document: DocumentStructure
+) -> None:
+    """Raise `ReviewDecisionError` if the decision names an unknown issue or section."""
+    findings = {i.issue_id for i in record.improvements if i.issue_id}
+    unknown = [i for i in decision.drop if i not in findings]
+    sections = set(document.section_ids)
+    unknown += [a.agent_id for a in decision.add if a.agent_id not in sections]
+    if unknown:
+        names = ", ".join(dict.fromkeys(unknown))
+        raise ReviewDecisionError(
+            f"no such finding or section in this round: {names}; nothing was applied",
+            f"本轮没有这些问题或章节：{names}；未做任何修改",
+        )
+
+
+def apply_findings_decision(
+    decision: ReviewDecision,
+    record: ReviewRound,
+    earlier: Sequence[ReviewRound],
+    document: DocumentStructure,
+    language: str,
+) -> ReviewRound:
+    """The round's record with the user's drops and additions: new feedback for the authors
+    and the sections in focus (those with a high-priority finding left, and those the user
+    added a finding to)."""
+    check_decision(decision, record, document)
+    if not decision.drop and not decision.add:
+        return record
+    record = record.model_copy(deep=True)
+    assert record.decision is not None
+    number = max(_issue_numbers([*earlier, record]), default=0)
+    added: list[Improvement] = []
+    for finding in decision.add:
+        number += 1
+        issue_id = f"{ISSUE_PREFIX}{number}"
+        added.append(
+            Improvement(
+                agent_id=finding.agent_id,
+                category=USER_CATEGORY,
+                issue=finding.issue,
+                expected=finding.expected or finding.issue,
+                priority=finding.priority,
+                issue_id=issue_id,
+            )
+        )
+        record.issue_statuses.append(
+            IssueStatusEntry(issue_id=issue_id, status="new", basis="user")
+        )
+    record.improvements = [*record.improvements, *added]
+    record.decision.improvements = [*record.decision.improvements, *added]
+    dropped = set(decision.drop)
+    kept = [i for i in record.improvements if i.issue_id not in dropped]
+    # Ruled over every finding, so a judge task naming only a dropped finding stays its own.
+    rulings = judge_rulings(record.improvements, record.judge)
+    record.feedback = generate_review_feedback(
+        document, record.round, kept, record.blue_team, record.judge, language, rulings
+    )
+    overruled = set(rulings.overruled_ids)
+    focus = [
+        i.agent_id
+        for i in kept
+        if (i.priority == "high" and i.issue_id not in overruled) or i in added
+    ]
+    record.decision.focus_on = [s for s in dict.fromkeys(focus) if s in record.feedback]
+    record.dropped_by_user = list(dict.fromkeys(decision.drop))
+    record.added_by_user = [i.issue_id for i in added if i.issue_id]
+    return record

@@ -1,0 +1,84 @@
+"""Review's pause before the authors revise, in a real browser (issue 22, item 6): the round's
+findings with their issue ids, one dropped and one added, and the authors asked for exactly
+that list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.apps import AppProcess
+from tests.browser_support import attach, open_page, send
+from tests.review_support import (
+    AUTHOR,
+    DOCUMENT,
+    author_reply,
+    blue_reply,
+    client_reply,
+    improvement,
+    judge_reply,
+    red_reply,
+    requests_for,
+)
+from tests.scripted_server import ScriptedLLMServer
+
+pytestmark = pytest.mark.browser
+
+ROLES = "Name the user roles: pet owner, vet, receptionist."
+NEW_USERS = "Pet owners, vets and receptionists use the system.\n"
+
+
+def test_review_pause_drops_a_finding_and_adds_one(
+    browser: Browser,
+    app: AppProcess,
+    llm_server: ScriptedLLMServer,
+    tmp_path: Path,
+    output_dir: Path,
+):
+    llm_server.script(
+        red_reply(improvement("sec-03", "high", issue="the search has no time limit")),
+        blue_reply(),
+        client_reply(),
+        judge_reply(),
+        author_reply("sec-02", NEW_USERS),
+        red_reply(improvement("sec-04", "low")),
+        blue_reply(),
+        client_reply(),
+        judge_reply(conflicts=False),
+    )
+    document = tmp_path / "clinic.md"
+    document.write_text(DOCUMENT, encoding="utf-8")
+    page = open_page(browser, app.url, "en-US")
+    page.locator("#chat-profiles").click()
+    page.get_by_role("option", name="Review").click()
+    expect(page.get_by_text("Review mode is on")).to_be_visible()
+    page.locator("#chat-settings-open-modal").click()
+    page.locator("#review_pause").click()
+    page.get_by_role("button", name="Confirm").click()
+
+    attach(page, str(document))
+    expect(
+        page.locator("#chat-input").locator("xpath=../../..").get_by_text(document.name)
+    ).to_be_visible()
+    send(page, "Review this")
+    expect(page.get_by_text("Before the authors revise", exact=False)).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("cell", name="the search has no time limit").last).to_be_visible()
+    expect(page.get_by_role("cell", name="I-1", exact=True).last).to_be_visible()
+    assert not requests_for(llm_server, AUTHOR), "no author before the user's word"
+    page.screenshot(path=output_dir / "review-paused-en-US.png")
+
+    page.get_by_role("button", name="Drop or add findings").click()
+    expect(page.get_by_text("Send your changes to the findings", exact=False)).to_be_visible()
+    page.locator("#chat-input").fill(f"drop I-1\nadd sec-02 high {ROLES}")
+    page.locator("#chat-submit").click()
+    expect(
+        page.get_by_text("Noted: dropped I-1; 1 finding(s) of yours added.", exact=False)
+    ).to_be_visible()
+    page.get_by_role("button", name="Continue").last.click()
+    expect(page.get_by_text("✅ Review finished", exact=False)).to_be_visible(timeout=60_000)
+
+    authors = requests_for(llm_server, AUTHOR)
+    assert len(authors) == 1 and '<section id="sec-02"' in authors[0] and ROLES in authors[0]
+    assert "the search has no time limit" not in authors[0]

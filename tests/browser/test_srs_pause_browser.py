@@ -1,0 +1,128 @@
+"""SRS mode's pause after a ReqClarify round in a real browser (issue 22, item 5): the list
+with its scores, a change sent in the command language, and the document written from the
+changed list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.apps import AppProcess
+from tests.browser_support import attach, open_page, provider_env, send, wait_until_loaded
+from tests.scripted_server import ScriptedLLMServer
+from tests.test_srs_support import (
+    DOC,
+    E_STORE,
+    clarify_reply,
+    doc_reply,
+    explore_reply,
+    parse_reply,
+    prompts_for,
+)
+
+pytestmark = pytest.mark.browser
+
+EDITED = "Customers cancel an order within 24 hours of placing it."
+
+
+def test_srs_pause_shows_the_scored_list_and_takes_an_edit(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(
+        parse_reply(("FR-01", "Customers place orders."), ("FR-02", "Customers cancel orders.")),
+        explore_reply(("FR-01", "Customers place orders."), ("FR-02", "Customers cancel orders.")),
+        clarify_reply(FR_01=2, FR_02=2),  # both frozen: the document comes next
+        doc_reply(),
+    )
+    page = open_page(browser, app.url, "en-US")
+    page.locator("#chat-profiles").click()
+    page.get_by_role("option", name="SRS").click()
+    expect(page.get_by_text("SRS mode is on")).to_be_visible()
+    page.locator("#chat-settings-open-modal").click()
+    page.locator("#srs_pause").click()
+    page.get_by_role("button", name="Confirm").click()
+
+    attach(page, str(E_STORE / "reference.md"))
+    send(page, "An online store: customers place and cancel orders.")
+    paused = page.get_by_text("Round 1 is scored; the document is written next", exact=False)
+    expect(paused).to_be_visible(timeout=60_000)
+    # the pause's own table: the text, the score and the status of each item
+    expect(page.get_by_role("cell", name="Customers cancel orders.").last).to_be_visible()
+    expect(page.get_by_role("cell", name="+2", exact=True).last).to_be_visible()
+    expect(page.get_by_role("cell", name="frozen", exact=True).last).to_be_visible()
+    assert not prompts_for(llm_server, DOC), "the document waits for the user"
+    page.screenshot(path=output_dir / "srs-paused-en-US.png")
+
+    page.get_by_role("button", name="Change the list").click()
+    expect(page.get_by_text("Send your changes, one a line", exact=False)).to_be_visible()
+    page.locator("#chat-input").fill(f"edit FR-09 {EDITED}")  # no such id: refused, asked again
+    page.locator("#chat-submit").click()
+    expect(
+        page.get_by_text("not in the requirement list: FR-09; nothing was applied", exact=False)
+    ).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="Change the list").last.click()
+    expect(page.get_by_text("Send your changes, one a line", exact=False).last).to_be_visible()
+    page.locator("#chat-input").fill(f"edit FR-02 {EDITED}")
+    page.locator("#chat-submit").click()
+    expect(page.get_by_text("Round 1, your changes: edited FR-02.")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("✅ Done", exact=False)).to_be_visible(timeout=60_000)
+    document_prompt = prompts_for(llm_server, DOC)
+    assert len(document_prompt) == 1 and EDITED in document_prompt[0]
+    assert "Customers cancel orders." not in document_prompt[0]
+    with page.expect_download() as download:
+        page.get_by_text("srs-log.json").click()
+    log = Path(download.value.path()).read_text(encoding="utf-8")
+    assert '"agent": "User"' in log and EDITED in log
+
+
+def test_a_paused_run_is_decided_after_an_app_restart(
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
+):
+    data_dir = tmp_path / "data"
+    first = AppProcess(data_dir, provider_env(llm_server)).start()
+    try:
+        llm_server.script(
+            parse_reply(("FR-01", "Readers search books."), ("FR-02", "Readers reserve books.")),
+            explore_reply(("FR-01", "Readers search books by title."), ("FR-02", "Reserve.")),
+            clarify_reply(FR_01=2, FR_02=2),
+        )
+        page = open_page(browser, first.url, "en-US")
+        page.locator("#chat-profiles").click()
+        page.get_by_role("option", name="SRS").click()
+        expect(page.get_by_text("SRS mode is on")).to_be_visible()
+        page.locator("#chat-settings-open-modal").click()
+        page.locator("#srs_pause").click()
+        page.get_by_role("button", name="Confirm").click()
+        attach(page, str(E_STORE / "reference.md"))
+        send(page, "Library lending: readers search and reserve books.")
+        expect(page.get_by_text("Round 1 is scored", exact=False)).to_be_visible(timeout=60_000)
+        page.context.close()  # nobody answers; the app goes away
+    finally:
+        first.stop()
+
+    llm_server.reset()
+    llm_server.script(doc_reply())
+    second = AppProcess(data_dir, provider_env(llm_server)).start()
+    try:
+        page = open_page(browser, second.url, "en-US")
+        page.locator("#thread-history").get_by_text("Library lending", exact=False).click()
+        expect(
+            page.get_by_text("waits for your decision on the list after round 1", exact=False)
+        ).to_be_visible()
+        wait_until_loaded(page)
+        page.get_by_role("button", name="Resume").click()
+        # the same list again, from the checkpoint: nothing ran before the user's word
+        expect(page.get_by_role("cell", name="Readers search books by title.").last).to_be_visible(
+            timeout=30_000
+        )
+        assert llm_server.requests == []
+        page.get_by_role("button", name="Accept").last.click()
+        expect(page.get_by_text("Round 1: you accepted the list as it is.")).to_be_visible()
+        expect(page.get_by_text("✅ Done", exact=False)).to_be_visible(timeout=60_000)
+        page.screenshot(path=output_dir / "srs-paused-resumed.png")
+    finally:
+        second.stop()
+    assert [r for r in llm_server.requests if "Requirement Clarification Agent" in str(r)] == []
+    assert "Readers search books by title." in prompts_for(llm_server, DOC)[0]
