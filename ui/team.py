@@ -39,6 +39,7 @@ from ui.session import (
     send_notice,
     top_level_message,
 )
+from ui.settings_panel import thread_factory
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.team")
@@ -342,7 +343,7 @@ async def on_team_message(message: cl.Message) -> None:
         return
     settings = runtime().settings
     store = EventStore.at(record_target(settings))
-    run = TeamRun(runtime().factory(), TeamConfig.from_settings(settings), store=store)
+    run = TeamRun(thread_factory(), TeamConfig.from_settings(settings), store=store)
     view = TeamRunView(run)
     try:
         async for event in run.events(task):

@@ -29,6 +29,7 @@ from ui.rendering import json_bytes, with_word_copies
 from ui.rewrite.progress import ChainlitProgress
 from ui.rewrite.tables import stage_label
 from ui.session import persist_thread_state, runtime, send_notice, start_run, top_level_message
+from ui.settings_panel import thread_factory
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.rewrite")
@@ -39,7 +40,7 @@ tr = Catalog("rewrite")
 def rewrite_chain() -> RewriteChain:
     settings = runtime().settings
     options = RewriteOptions(max_review_rounds=settings.rewrite_max_review_rounds, language=lang())
-    return RewriteChain(runtime().factory(), options=options)
+    return RewriteChain(thread_factory(), options=options)
 
 
 async def render_rewrite(request: RewriteRequest | None, *, resume_key: str | None = None) -> None:
