@@ -171,3 +171,47 @@ async def test_the_chosen_model_and_temperature_are_the_threads_own(
         ("bigger-model", 1.3)
     ]
     await reopened.close()
+
+
+REASONING = "research agent"  # prompts/agent/react_system.md
+ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
+
+
+async def test_agent_runs_use_the_threads_model_unless_a_role_is_picked(
+    app_with_choices: AppProcess, llm_server: ScriptedLLMServer
+):
+    app = app_with_choices
+    agent = await ChatSocket(app.url, sign_in_cookie(app.url), profile="Agent").connect()
+    panel = await wait_for_panel(agent, 0)
+    assert [w["id"] for w in panel] == ["thread_model", "thread_temperature_on",
+        "thread_temperature", "agent_fc_model", "agent_answer_model"]  # fmt: skip
+    assert all(w["type"] != "textinput" for w in panel)  # no name, URL or key to type
+    await agent.wait_for(lambda name, data: name == "new_message" and "`web_search`" in str(data))
+    await agent.client.call(
+        "chat_settings_change",
+        {"thread_model": "bigger-model", "thread_temperature_on": True, "thread_temperature": 0.4},
+    )
+    llm_server.script(
+        Reply(match=REASONING, content="不需要工具。"),
+        Reply(match=ANSWER, content="答案一。"),
+    )
+    start = len(llm_server.requests)
+    await answered(agent, "需求是什么？")
+    # the configured answer model (another URL) gives way to the thread's choice
+    assert [(b["model"], b["temperature"]) for b in bodies_since(llm_server, start)] == [
+        ("bigger-model", 0.4),
+        ("bigger-model", 0.4),
+    ]
+    # a role picked in the panel is that role's model; the other keeps the thread's
+    await agent.client.call("chat_settings_change", {"agent_answer_model": "cheaper-model"})
+    llm_server.script(
+        Reply(match=REASONING, content="不需要工具。"),
+        Reply(match=ANSWER, content="答案二。"),
+    )
+    start = len(llm_server.requests)
+    await answered(agent, "再问一次")
+    assert [b["model"] for b in bodies_since(llm_server, start)] == [
+        "bigger-model",
+        "cheaper-model",
+    ]
+    await agent.close()
