@@ -151,6 +151,14 @@ def build_agent() -> ReactAgent:
     )
 
 
+def tool_result_text(event: ToolCallFinished) -> str:
+    """What a tool step shows: the result; for a failed search, why, in the user's language
+    (the model's text carries the search library's English exception)."""
+    if event.kind == "search" and not event.ok and event.error_kind:
+        return tr(f"search_error_{event.error_kind}")
+    return event.result_text
+
+
 class AgentRunView:
     """Turns one run's events into Chainlit steps and messages."""
 
@@ -261,7 +269,7 @@ class AgentRunView:
             await finish_step(
                 step,
                 "done" if event.ok else "failed",
-                output=f"**{status}** · {event.seconds:.1f} s\n\n{event.result_text}",
+                output=f"**{status}** · {event.seconds:.1f} s\n\n{tool_result_text(event)}",
             )
         if event.kind == "search" and event.ok:
             name = tr("search_results")

@@ -40,7 +40,7 @@ from ui.session import (
     top_level_message,
 )
 from ui.settings_panel import thread_factory
-from ui.texts import Catalog, lang
+from ui.texts import Catalog, counted, lang
 
 log = logging.getLogger("reqstudio.team")
 
@@ -313,8 +313,8 @@ class TeamRunView:
         record = await self.run.export()
         summary = tr(
             "summary",
-            agents=len(done.agents),
-            messages=len(self.society.messages),
+            agents=counted(len(done.agents), "agent"),
+            messages=counted(len(self.society.messages), "message"),
             seconds=done.seconds,
             detail=end_text(done.reason),
         )
