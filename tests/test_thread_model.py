@@ -160,8 +160,10 @@ async def test_the_chosen_model_and_temperature_are_the_threads_own(
     await chosen.close()
     await other.close()
 
-    # Reopened (a new session on the same thread): the panel shows the choice, calls use it.
-    reopened = await ChatSocket(app.url, cookie, thread_id=thread_id).connect()
+    # Reopened after a restart: the panel shows the choice, and the calls use it.
+    app.stop()
+    app.start()
+    reopened = await ChatSocket(app.url, sign_in_cookie(app.url), thread_id=thread_id).connect()
     panel = await wait_for_panel(reopened, 0)
     assert widget(panel, "thread_model")["initial"] == "bigger-model"
     assert widget(panel, "thread_temperature_on")["initial"] is True
