@@ -6,6 +6,8 @@ The real app over its real Socket.IO endpoint; the scripted provider records eac
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -159,6 +161,12 @@ async def test_the_chosen_model_and_temperature_are_the_threads_own(
     thread_id = chosen.thread_id
     await chosen.close()
     await other.close()
+    with sqlite3.connect(app.data_dir / "history.db") as db:
+        (stored,) = db.execute(
+            'SELECT "metadata" FROM threads WHERE "id" = ?', (thread_id,)
+        ).fetchone()
+    assert json.loads(stored)["chat_settings"]["thread_model"] == "bigger-model"
+    assert "evil.example" not in stored and "sk-typed-in-the-browser" not in stored
 
     # Reopened after a restart: the panel shows the choice, and the calls use it.
     app.stop()
