@@ -69,6 +69,7 @@ from ui.session import (
     warn_if_history_failed,
 )
 from ui.session_cookie import SecureCookiesOverHttps, set_session_cookie_by_scheme
+from ui.settings_panel import check_settings_update, send_settings
 from ui.sharing import configure_sharing
 from ui.sign_in import DisabledAccountGuard, configure_sign_in
 from ui.srs import SRS_MODE
@@ -188,6 +189,7 @@ async def modes(user: cl.User | None, language: str | None = None) -> list[cl.Ch
 @cl.on_chat_start
 async def start_chat() -> None:
     mode = current_mode()
+    await send_settings(mode)
     # Notices, not assistant messages: the mode's starters stay visible on a new chat.
     await send_notice(t("mode_on", mode=mode_title(mode), description=mode.description[lang()]))
     if startup_problem():
@@ -203,8 +205,14 @@ async def start_chat() -> None:
 async def resume_chat(thread: cl.types.ThreadDict) -> None:
     # Chainlit restores the session (mode, settings, memory) from the thread's metadata.
     mode = current_mode()
+    await send_settings(mode)  # with the thread's model, temperature and mode settings
     if mode.on_resume is not None:
         await mode.on_resume(thread)
+
+
+@cl.on_settings_update
+async def settings_changed(update: dict) -> None:
+    await check_settings_update(update)
 
 
 @cl.on_chat_end

@@ -78,3 +78,61 @@
     true,
   );
 })();
+
+// ReqStudio: what Chainlit 2 draws that a user of another chat app expects otherwise.
+// - A long message of the user's (a pasted 200 KB document) folds to a few lines, with
+//   "展开全文 / Show all" to open it and "收起 / Collapse" to fold it again (Chainlit 1's
+//   `default_collapse_content` is gone from Chainlit 2). The labels are CSS `::after` content
+//   taken from data attributes: nothing is added to React's tree.
+// - A code block without a language is headed "Raw code", in English whatever the page's
+//   language (hard-coded in Chainlit's bundle, no translation key): in Chinese it reads "代码".
+(function () {
+  const zh = (navigator.language || "").toLowerCase().startsWith("zh");
+  const FOLD_ABOVE_PX = 480; // taller than this folds (the folded height is in reqstudio.css)
+  const USER_TEXT = '.step[data-step-type="user_message"] .message-content';
+  let scheduled = false;
+
+  function tidy() {
+    scheduled = false;
+    for (const content of document.querySelectorAll(USER_TEXT)) {
+      if (content.hasAttribute("data-reqstudio-fold")) continue;
+      if (content.scrollHeight <= FOLD_ABOVE_PX) continue;
+      content.setAttribute("data-reqstudio-more", zh ? "展开全文 ▾" : "Show all ▾");
+      content.setAttribute("data-reqstudio-less", zh ? "收起 ▴" : "Collapse ▴");
+      content.setAttribute("data-reqstudio-fold", "folded");
+    }
+    if (zh) {
+      for (const label of document.querySelectorAll("span.text-sm.text-muted-foreground")) {
+        if (label.textContent === "Raw code") label.textContent = "代码";
+      }
+    }
+  }
+
+  function schedule() {
+    if (scheduled) return;
+    scheduled = true;
+    window.requestAnimationFrame(tidy);
+  }
+
+  document.addEventListener(
+    "click",
+    function (event) {
+      const content = event.target.closest && event.target.closest("[data-reqstudio-fold]");
+      if (!content) return;
+      if (content.getAttribute("data-reqstudio-fold") === "folded") {
+        content.setAttribute("data-reqstudio-fold", "open");
+        event.preventDefault();
+      } else if (event.clientY > content.getBoundingClientRect().bottom - 32) {
+        content.setAttribute("data-reqstudio-fold", "folded"); // the "Collapse" line
+        content.scrollIntoView({ block: "nearest" });
+      }
+    },
+    true
+  );
+  new MutationObserver(schedule).observe(document.documentElement, {
+    childList: true,
+    subtree: true,
+    characterData: true,
+  });
+  schedule();
+})();

@@ -104,6 +104,31 @@ def endpoint_from_settings(settings: Settings, embedded_base_url: str | None = N
 
 
 @dataclass(frozen=True)
+class ThreadModel:
+    """A thread's own choice in the settings panel, for every model call of that thread: one
+    of the configured models (`spec`; None: each role's configured model) and a temperature
+    (None: each role's configured temperature)."""
+
+    spec: ModelSpec | None = None
+    temperature: float | None = None
+
+
+def model_choices(settings: Settings, endpoint: Endpoint) -> dict[str, ModelSpec]:
+    """The models a thread may pick, by name: the provider's OPENAI_MODEL, the evaluation
+    model and REQSTUDIO_MODEL_CHOICES (all on OPENAI_BASE_URL with OPENAI_API_KEY), then the
+    Agent models, each with its own provider, URL and key. Only names travel to the browser;
+    a spec's URL and key stay here. The offline model is the only one when it answers."""
+    if endpoint.embedded:
+        return {}
+    names = [endpoint.model, settings.openai_evaluation_model, *settings.model_choice_list]
+    choices = {name: ModelSpec(model=name) for name in names if name}
+    for spec in (settings.agent_function_call_model, settings.agent_answer_model):
+        if spec is not None:
+            choices.setdefault(spec.model, spec)
+    return choices
+
+
+@dataclass(frozen=True)
 class ContextOverflow:
     """A request that would not fit the model's context: about `needed` tokens against the
     `limit` the model takes (`ModelFactory.context_tokens`, OPENAI_CONTEXT_TOKENS)."""
@@ -132,9 +157,10 @@ class ModelFactory:
     The SDK's own retries are off: every call is retried by its one policy in
     `reqstudio.calls` (`policy(role)`), so attempts are counted once and logged."""
 
-    def __init__(self, settings: Settings, endpoint: Endpoint):
+    def __init__(self, settings: Settings, endpoint: Endpoint, thread: ThreadModel | None = None):
         self.settings = settings
         self.endpoint = endpoint
+        self.thread = thread or ThreadModel()
 
     def endpoint_for(self, role: str) -> Endpoint:
         """Where `role`'s model lives. The judge ("evaluation") has its own provider when
@@ -159,6 +185,8 @@ class ModelFactory:
         return Endpoint(base_url, key, model)
 
     def model_name(self, role: ModelRole) -> str:
+        if self.thread.spec is not None:
+            return self.thread.spec.model
         if role == "evaluation" and self.settings.openai_evaluation_model:
             return self.settings.openai_evaluation_model
         return self.endpoint_for(role).model
@@ -167,7 +195,9 @@ class ModelFactory:
         mode = self.settings.structured_output
         if mode == "auto":
             endpoint = self.endpoint if role is None else self.endpoint_for(role)
-            return endpoint.supports_json_schema
+            spec = self.thread.spec if endpoint is self.endpoint else None
+            elsewhere = spec is not None and (spec.provider != "openai" or spec.base_url)
+            return endpoint.supports_json_schema and not elsewhere
         return mode == "json_schema"
 
     def response_format(
@@ -207,10 +237,16 @@ class ModelFactory:
         streaming: bool = True,
     ) -> BaseChatOpenAI:
         """A chat model for one role. `spec` (Agent mode) overrides provider, model, URL, key
-        and params. A spec for another provider than "openai" does not inherit the app's
-        OPENAI_BASE_URL / OPENAI_API_KEY: it uses its own, or that provider's defaults."""
-        provider = "openai"
+        and params; without one, the thread's chosen model does. A spec for another provider
+        than "openai" does not inherit the app's OPENAI_BASE_URL / OPENAI_API_KEY: it uses its
+        own, or that provider's defaults. The thread's temperature, when chosen, is every
+        role's unless the caller names one."""
         endpoint = self.endpoint_for(role)
+        if endpoint is self.endpoint:  # a judge with its own provider keeps its own model
+            spec = spec or self.thread.spec
+        if temperature is None:
+            temperature = self.thread.temperature
+        provider = "openai"
         base_url: str | None = endpoint.base_url
         api_key: str | None = endpoint.api_key
         model = self.model_name(role)

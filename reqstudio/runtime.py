@@ -9,7 +9,7 @@ import os
 import secrets
 from pathlib import Path
 
-from reqstudio.llm import Endpoint, ModelFactory, endpoint_from_settings
+from reqstudio.llm import Endpoint, ModelFactory, ThreadModel, endpoint_from_settings
 from reqstudio.local_model import EmbeddedModelServer
 from reqstudio.settings import Settings
 
@@ -50,8 +50,10 @@ class AppRuntime:
             raise RuntimeError("the app runtime has not started")
         return self._endpoint
 
-    def factory(self) -> ModelFactory:
-        return ModelFactory(self.settings, self.endpoint)
+    def factory(self, thread: ThreadModel | None = None) -> ModelFactory:
+        """The model factory; `thread` is a thread's own model and temperature (the app's
+        settings panel), applied to every model that thread's run builds."""
+        return ModelFactory(self.settings, self.endpoint, thread)
 
     def __enter__(self) -> AppRuntime:
         self.start()

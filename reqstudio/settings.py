@@ -125,6 +125,9 @@ class Settings(BaseSettings):
         default=None,
         validation_alias=AliasChoices("OPENAI_EVALUATION_API_KEY", "openai_evaluation_api_key"),
     )
+    # More models of the provider above a user may pick per thread in the settings panel
+    # (comma-separated names), beside OPENAI_MODEL, OPENAI_EVALUATION_MODEL and the Agent models.
+    model_choices: str = Field(default="", validation_alias=AliasChoices("REQSTUDIO_MODEL_CHOICES"))
     temp_reqparse: float = Field(
         default=0.2, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REQPARSE")
     )
@@ -440,6 +443,10 @@ class Settings(BaseSettings):
     def uses_embedded_model(self) -> bool:
         """No provider configured: the bundled offline model answers."""
         return self.openai_api_key is None and self.openai_base_url is None
+
+    @property
+    def model_choice_list(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(_comma_list(self.model_choices)))
 
     @property
     def allowed_origin_list(self) -> tuple[str, ...]:

@@ -194,7 +194,7 @@ async def test_the_browser_says_no_change_instead_of_pasting_an_unchanged_docume
     events = [e async for e in run_review(ReviewRequest(document=DOCUMENT), factory)]
     unchanged = events[-1].result
     text = improved_document_text(unchanged)
-    assert text.startswith("📄 No change: after 1 round(s) of review no section was revised")
+    assert text.startswith("📄 No change: after 1 round of review no section was revised")
     assert "Owners book a visit" not in text
 
     llm_server.script(
@@ -250,6 +250,7 @@ async def test_the_browser_refuses_a_document_too_large_in_one_message(
             return tight
 
     monkeypatch.setattr(ui.review.flow, "runtime", Runtime)
+    monkeypatch.setattr(ui.review.flow, "thread_factory", Runtime().factory)  # the thread's
     monkeypatch.setattr(ui.review.flow, "top_level_message", Message)
     assert await ui.review.flow.render_review(LARGE, "large.md") is None
     (line,) = sent

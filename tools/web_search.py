@@ -58,6 +58,9 @@ class SearchOutcome(BaseModel):
     ok: bool
     hits: list[SearchHit] = Field(default_factory=list)
     error: str | None = None
+    # Why it failed, for a reader's own language: "timeout", "rate_limit", "unreachable",
+    # "empty_query" (`error` is the English sentence the model is shown)
+    error_kind: str | None = None
     cached: bool = False
     seconds: float = 0.0
 
@@ -82,6 +85,7 @@ class SearchOutcome(BaseModel):
             "hits": [hit.model_dump() for hit in self.hits],
             "cached": self.cached,
             "error": self.error,
+            "error_kind": self.error_kind,
         }
 
 
@@ -104,13 +108,22 @@ def means_no_results(error: BaseException) -> bool:
     )
 
 
-def describe_search_error(error: BaseException) -> str:
+def search_error_kind(error: BaseException) -> str:
     name = type(error).__name__
     if isinstance(error, TimeoutError) or "Timeout" in name:
-        return "the search timed out"
+        return "timeout"
     if "Ratelimit" in name:
+        return "rate_limit"
+    return "unreachable"
+
+
+def describe_search_error(error: BaseException) -> str:
+    kind = search_error_kind(error)
+    if kind == "timeout":
+        return "the search timed out"
+    if kind == "rate_limit":
         return "the search service is rate-limiting, wait a little"
-    return f"the search service could not be reached ({name}: {str(error)[:160]})"
+    return f"the search service could not be reached ({type(error).__name__}: {str(error)[:160]})"
 
 
 class WebSearch:
@@ -139,7 +152,9 @@ class WebSearch:
         query = " ".join(query.split())
         key = normalise_query(query)
         if not key:
-            return SearchOutcome(query=query, ok=False, error="the query was empty")
+            return SearchOutcome(
+                query=query, ok=False, error="the query was empty", error_kind="empty_query"
+            )
         if key in self._cache:
             self.cache_hits += 1
             return self._cache[key].model_copy(update={"cached": True, "seconds": 0.0})
@@ -185,6 +200,7 @@ class WebSearch:
                     query=query,
                     ok=False,
                     error=describe_search_error(exc),
+                    error_kind=search_error_kind(exc),
                     seconds=time.perf_counter() - started,
                 )
         hits = [

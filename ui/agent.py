@@ -9,7 +9,6 @@ import logging
 from typing import Any
 
 import chainlit as cl
-from chainlit.input_widget import Select, TextInput
 from mcp import ClientSession
 
 from agents.react.checks import could_become_instructions, echoes_instructions
@@ -47,13 +46,13 @@ from ui.session import (
     send_top_level,
     top_level_message,
 )
+from ui.settings_panel import choices, chosen_settings, model_select, thread_factory, thread_model
 from ui.texts import Catalog, counted, lang
 from ui.tool_confirmation import ask_in_chat
 
 log = logging.getLogger("reqstudio.agent")
 
 MEMORY_KEY = "agent_memory"
-DEFAULT_CHOICE = "default"
 
 
 tr = Catalog("agent")
@@ -63,47 +62,25 @@ tr = Catalog("agent")
 SHARED_MCP_SERVERS = SharedMcpServers()
 
 
-def model_choices() -> list[str]:
-    settings = runtime().settings
-    names = [DEFAULT_CHOICE, runtime().endpoint.model]
-    for spec in (settings.agent_function_call_model, settings.agent_answer_model):
-        if spec is not None:
-            names.append(spec.model)
-    return list(dict.fromkeys(names))
-
-
 def settings_widgets() -> list:
-    choices = model_choices()
     return [
-        Select(
-            id="agent_fc_model", label=tr("settings_fc"), values=choices, initial_value=choices[0]
-        ),
-        TextInput(id="agent_fc_custom", label=tr("settings_custom_fc"), initial=""),
-        Select(
-            id="agent_answer_model",
-            label=tr("settings_answer"),
-            values=choices,
-            initial_value=choices[0],
-        ),
-        TextInput(id="agent_answer_custom", label=tr("settings_custom_answer"), initial=""),
+        model_select("agent_fc_model", tr("settings_fc"), tr("settings_default")),
+        model_select("agent_answer_model", tr("settings_answer"), tr("settings_default")),
     ]
 
 
-def chosen_spec(select_key: str, custom_key: str, configured: ModelSpec | None) -> ModelSpec | None:
-    """The model the user picked in the settings, else the configured one."""
-    chosen = cl.user_session.get("chat_settings") or {}
-    name = (chosen.get(custom_key) or "").strip() or chosen.get(select_key) or DEFAULT_CHOICE
-    if name == DEFAULT_CHOICE:
-        return configured
-    settings = runtime().settings
-    for spec in (settings.agent_function_call_model, settings.agent_answer_model):
-        if spec is not None and spec.model == name:
-            return spec
-    return ModelSpec(model=name)
+def chosen_spec(select_key: str, configured: ModelSpec | None) -> ModelSpec | None:
+    """The model the user picked for this role in the settings; else the thread's model when
+    one is picked (None: the factory applies it), else the configured one. A name that is not
+    among the configured models counts as no pick."""
+    name = chosen_settings().get(select_key)
+    picked = choices().get(name) if isinstance(name, str) else None
+    if picked is not None:
+        return picked
+    return None if thread_model().spec is not None else configured
 
 
 async def on_agent_start() -> None:
-    await cl.ChatSettings(settings_widgets()).send()
     toolbox = await open_toolbox()
     tools = ["web_search", *[t.name for t in toolbox.tools]]
     await send_notice(tr("intro", tools=", ".join(f"`{t}`" for t in tools)))
@@ -127,7 +104,6 @@ async def open_toolbox() -> McpToolbox:
 
 
 async def on_agent_resume(thread: dict) -> None:
-    await cl.ChatSettings(settings_widgets()).send()
     await open_toolbox()
 
 
@@ -159,12 +135,8 @@ def build_agent() -> ReactAgent:
     config = AgentConfig.from_settings(
         settings,
         language=lang(),
-        function_call_spec=chosen_spec(
-            "agent_fc_model", "agent_fc_custom", settings.agent_function_call_model
-        ),
-        answer_spec=chosen_spec(
-            "agent_answer_model", "agent_answer_custom", settings.agent_answer_model
-        ),
+        function_call_spec=chosen_spec("agent_fc_model", settings.agent_function_call_model),
+        answer_spec=chosen_spec("agent_answer_model", settings.agent_answer_model),
     )
     toolbox: McpToolbox = cl.user_session.get("mcp_toolbox")
     search: WebSearch = cl.user_session.get("web_search")
@@ -172,11 +144,19 @@ def build_agent() -> ReactAgent:
     # a tool that may change things asks the user before each call (prompt injection)
     mcp_tools = guard_side_effects(toolbox.tools, ask_in_chat, settings.mcp_read_only_names)
     return ReactAgent(
-        runtime().factory(),
+        thread_factory(),
         [search.as_tool(), *mcp_tools],
         config,
         memory=memory,
     )
+
+
+def tool_result_text(event: ToolCallFinished) -> str:
+    """What a tool step shows: the result; for a failed search, why, in the user's language
+    (the model's text carries the search library's English exception)."""
+    if event.kind == "search" and not event.ok and event.error_kind:
+        return tr(f"search_error_{event.error_kind}")
+    return event.result_text
 
 
 class AgentRunView:
@@ -289,7 +269,7 @@ class AgentRunView:
             await finish_step(
                 step,
                 "done" if event.ok else "failed",
-                output=f"**{status}** · {event.seconds:.1f} s\n\n{event.result_text}",
+                output=f"**{status}** · {event.seconds:.1f} s\n\n{tool_result_text(event)}",
             )
         if event.kind == "search" and event.ok:
             name = tr("search_results")
@@ -409,5 +389,6 @@ AGENT_MODE = ModeSpec(
     on_message=on_agent_message,
     on_start=on_agent_start,
     on_resume=on_agent_resume,
+    settings=settings_widgets,
     thread_title=lambda question: " ".join(question.split())[:80],
 )

@@ -16,6 +16,7 @@ from reqstudio.usage import UsageTracker
 from ui.edits import regenerate_action
 from ui.modes import ModeSpec, catalog_texts
 from ui.session import persist_thread_state, runtime
+from ui.settings_panel import thread_factory
 from ui.texts import lang, t
 
 log = logging.getLogger("reqstudio.chat")
@@ -43,7 +44,7 @@ async def on_chat_message(message: cl.Message) -> None:
     memory = ChatMemory.load(cl.user_session.get(MEMORY_KEY))
     memory.rewind_to(message.id)  # an edited or regenerated message: what followed goes
     tracker = UsageTracker()
-    engine = ChatEngine(runtime().factory(), callbacks=[tracker])
+    engine = ChatEngine(thread_factory(), callbacks=[tracker])
     reply = cl.Message(content="", actions=[regenerate_action(message)])
     started = time.perf_counter()
     answer = ""

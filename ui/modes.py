@@ -35,6 +35,9 @@ class ModeSpec:
     starters: list[StarterSpec] = field(default_factory=list)
     on_start: Callable[[], Awaitable[None]] | None = None
     on_resume: Callable[[dict], Awaitable[None]] | None = None
+    # The mode's own settings, shown in the panel (⚙) after the thread's model and temperature
+    # (ui/settings_panel.py sends them on start and on resume, with the thread's values).
+    settings: Callable[[], list] | None = None
     # What the thread is about, from its first message (None: the message's first line, or a
     # pasted document's title); the history shows `<mode id> · <that>` (`thread_name`).
     thread_title: Callable[[str], str] | None = None

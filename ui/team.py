@@ -39,8 +39,9 @@ from ui.session import (
     send_notice,
     top_level_message,
 )
+from ui.settings_panel import thread_factory
 from ui.team_picture import LivePicture, society_figure
-from ui.texts import Catalog, lang
+from ui.texts import Catalog, counted, lang
 
 log = logging.getLogger("reqstudio.team")
 
@@ -310,8 +311,8 @@ class TeamRunView:
         record = await self.run.export()
         summary = tr(
             "summary",
-            agents=len(done.agents),
-            messages=len(self.society.messages),
+            agents=counted(len(done.agents), "agent"),
+            messages=counted(len(self.society.messages), "message"),
             seconds=done.seconds,
             detail=end_text(done.reason),
         )
@@ -340,7 +341,7 @@ async def on_team_message(message: cl.Message) -> None:
         return
     settings = runtime().settings
     store = EventStore.at(record_target(settings))
-    run = TeamRun(runtime().factory(), TeamConfig.from_settings(settings), store=store)
+    run = TeamRun(thread_factory(), TeamConfig.from_settings(settings), store=store)
     view = TeamRunView(run)
     try:
         async for event in run.events(task):

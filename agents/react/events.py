@@ -86,6 +86,9 @@ class ToolCallFinished(_Event):
     cached: bool = False
     seconds: float = 0.0
     round: int = 0
+    # a failed search's reason ("timeout", "rate_limit", "unreachable", "empty_query"), so a
+    # reader is told in their own language; `result_text` is the model's English
+    error_kind: str | None = None
 
 
 class Decision(_Event):

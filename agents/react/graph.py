@@ -321,11 +321,15 @@ async def invoke_tool(
         text = f"{text[:TOOL_TEXT_CHARS]}\n[… {len(text) - TOOL_TEXT_CHARS} more characters cut]"
     hits: list[SearchHit] = []
     cached = False
+    error_kind = None
     if isinstance(artifact, dict) and "hits" in artifact:
         hits = [SearchHit.model_validate(hit) for hit in artifact.get("hits") or []]
         ok = ok and bool(artifact.get("ok", True))
         cached = bool(artifact.get("cached"))
-    return ToolResult(**base, ok=ok, text=text, hits=hits, cached=cached, seconds=seconds)
+        error_kind = artifact.get("error_kind")
+    return ToolResult(
+        **base, ok=ok, text=text, hits=hits, error_kind=error_kind, cached=cached, seconds=seconds
+    )
 
 
 def finished_event(result: ToolResult) -> ToolCallFinished:
@@ -340,6 +344,7 @@ def finished_event(result: ToolResult) -> ToolCallFinished:
         cached=result.cached,
         seconds=round(result.seconds, 3),
         round=result.round,
+        error_kind=result.error_kind,
     )
 
 

@@ -164,6 +164,7 @@ class ToolResult(BaseModel):
     ok: bool
     text: str
     hits: list[SearchHit] = Field(default_factory=list)
+    error_kind: str | None = None  # a failed search's reason (tools/web_search.py)
     cached: bool = False
     round: int = 0
     seconds: float = 0.0

@@ -203,7 +203,7 @@ def test_the_failure_and_resume_speak_english_and_name_the_finish_reason(
             review_reply(match="meticulous document reviewer"),
         )
         page.get_by_role("button", name="Resume the rewrite").click()
-        summary = page.get_by_text("✅ Rewrite done: 3 sections · 1 review rounds", exact=False)
+        summary = page.get_by_text("✅ Rewrite done: 3 sections · 1 review round ·", exact=False)
         expect(summary).to_be_visible(timeout=60_000)
         assert len(prompts_for(llm_server, FILL)) == 2
         wait_until_idle(page)

@@ -51,6 +51,7 @@ from ui.review.tables import (
 )
 from ui.review.view import RoundView
 from ui.session import LocalizedAskAction, runtime, start_run, top_level_message
+from ui.settings_panel import thread_factory
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.review")
@@ -70,7 +71,7 @@ async def render_review(
     """Run the review loop on `document` and show it (or, with `resume_key`, continue that saved
     run from its last finished round); the result, or None if it did not finish."""
     if resume_key is None:
-        too_large = document_too_large(document, runtime().factory(), name or "document")
+        too_large = document_too_large(document, thread_factory(), name or "document")
         if too_large is not None:  # refused before the first call, in one line
             await top_level_message(f"⚠️ {too_large.message(lang())}").send()
             return None
@@ -103,7 +104,7 @@ async def render_review(
                 outcome: Any = None
                 events = run_review(
                     None if resume_now else request,
-                    runtime().factory(),
+                    thread_factory(),
                     tracker=tracker,
                     checkpointer=saver,
                     thread_id=run_key,

@@ -36,7 +36,6 @@ async def on_resume_action(action: cl.Action) -> None:
 
 
 async def on_review_resume(thread: dict) -> None:
-    await cl.ChatSettings(settings_widgets()).send()
     # Chainlit sends the stored thread after this handler returns; a task's message comes later.
     asyncio.get_running_loop().create_task(offer_resume())
 
@@ -63,7 +62,6 @@ def settings_widgets() -> list:
 
 
 async def on_review_start() -> None:
-    await cl.ChatSettings(settings_widgets()).send()
     await send_notice(tr("intro"))  # a notice: the starters stay
 
 
@@ -118,4 +116,5 @@ REVIEW_MODE = ModeSpec(
     on_message=on_review_message,
     on_start=on_review_start,
     on_resume=on_review_resume,
+    settings=settings_widgets,
 )

@@ -15,7 +15,7 @@ from ui.rendering import downloads, json_bytes, with_word_copies
 from ui.review.chart import trajectory_figure
 from ui.review.tables import disagreement_tables, field_heading, final_text, issues_across_rounds
 from ui.session import persist_thread_state, top_level_message
-from ui.texts import Catalog, lang
+from ui.texts import Catalog, counted, lang
 
 tr = Catalog("review")
 
@@ -42,14 +42,16 @@ def improved_document_text(result: ReviewResult) -> str:
     """The improved document as a message: whole when the review changed it; when it did not,
     one line saying so (the same text again would only fill the chat)."""
     if result.improved_markdown == result.original:
-        return tr("no_change", rounds=len(result.rounds))
+        return tr("no_change", rounds=counted(len(result.rounds), "round"))
     return f"**{tr('improved_title')}**\n\n{result.improved_markdown}"
 
 
 def partial_text(partial: ReviewResult) -> str:
     revised = revised_through(partial)
     version = tr("partial_revised", round=revised) if revised else tr("partial_unrevised")
-    return tr("partial_kept", version=version, rounds=len(partial.rounds))
+    return tr(
+        "partial_kept", version=version, rounds=counted(len(partial.rounds), "finished round")
+    )
 
 
 async def show_result(result: ReviewResult) -> None:

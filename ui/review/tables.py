@@ -19,7 +19,7 @@ from agents.review.tracking import issue_ledger
 from ui.rendering import cell as shared_cell
 from ui.rendering import markdown_table
 from ui.session import diff_block
-from ui.texts import Catalog, lang
+from ui.texts import Catalog, counted, lang
 
 tr = Catalog("review")
 
@@ -228,8 +228,10 @@ def final_text(result: ReviewResult) -> str:
     values = {
         "reason": tr(result.stop_reason or "max_rounds"),
         "trajectory": result.trajectory_text(lang()),
-        "rounds": len(result.rounds),
-        "revised": sum(1 for r in result.rounds for v in r.revisions if v.changed),
+        "rounds": counted(len(result.rounds), "round"),
+        "revised": counted(
+            sum(1 for r in result.rounds for v in r.revisions if v.changed), "section"
+        ),
         "tokens": result.usage.get("total_tokens", 0),
         "seconds": result.seconds,
     }

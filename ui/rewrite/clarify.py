@@ -18,6 +18,7 @@ from agents.rewrite.questions import (
 )
 from reqstudio.errors import describe_failure
 from ui.session import runtime, step_icon
+from ui.settings_panel import thread_factory
 from ui.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.rewrite")
@@ -70,7 +71,7 @@ async def ask_questions(original: str) -> list[ClarificationItem]:
         try:
             questions = await propose_questions(
                 original,
-                runtime().factory(),
+                thread_factory(),
                 max_questions=settings.rewrite_max_questions,
             )
         except Exception as error:

@@ -29,7 +29,8 @@ from ui.rendering import json_bytes, with_word_copies
 from ui.rewrite.progress import ChainlitProgress
 from ui.rewrite.tables import stage_label
 from ui.session import persist_thread_state, runtime, send_notice, start_run, top_level_message
-from ui.texts import Catalog, lang
+from ui.settings_panel import thread_factory
+from ui.texts import Catalog, counted, lang
 
 log = logging.getLogger("reqstudio.rewrite")
 
@@ -39,7 +40,7 @@ tr = Catalog("rewrite")
 def rewrite_chain() -> RewriteChain:
     settings = runtime().settings
     options = RewriteOptions(max_review_rounds=settings.rewrite_max_review_rounds, language=lang())
-    return RewriteChain(runtime().factory(), options=options)
+    return RewriteChain(thread_factory(), options=options)
 
 
 async def render_rewrite(request: RewriteRequest | None, *, resume_key: str | None = None) -> None:
@@ -114,12 +115,12 @@ async def finish(progress: ChainlitProgress, result: RewriteResult, seconds: flo
     progress.draft.content = result.rewritten_content
     await progress.draft.update()
     counts = dict(
-        rounds=result.rounds,
-        fixed=result.issues_fixed,
+        rounds=counted(result.rounds, "review round"),
+        fixed=counted(result.issues_fixed, "issue"),
         tokens=result.usage.get("total_tokens", 0),
         seconds=seconds,
     )
-    sections = len(result.structured_document.sections)
+    sections = counted(len(result.structured_document.sections), "section")
     if result.complete:
         text = tr("summary", sections=sections, **counts)
     else:

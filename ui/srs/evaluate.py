@@ -10,7 +10,8 @@ import chainlit as cl
 
 from agents.srs.evaluation import evaluate_srs
 from reqstudio.errors import describe_failure
-from ui.session import finish_step, open_top_level_step, persist_thread_state, run_as_task, runtime
+from ui.session import finish_step, open_top_level_step, persist_thread_state, run_as_task
+from ui.settings_panel import thread_factory
 from ui.srs.tables import evaluation_table
 from ui.srs.thread import evaluate_action
 from ui.texts import Catalog, lang
@@ -52,7 +53,7 @@ async def evaluate_last_result() -> None:
         return
     step = await open_top_level_step(tr("evaluating"), "llm", icon="gauge")
     try:
-        result = await evaluate_srs(reference, candidate, runtime().factory())
+        result = await evaluate_srs(reference, candidate, thread_factory())
     except asyncio.CancelledError:
         await finish_step(step, "stopped")
         raise

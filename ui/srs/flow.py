@@ -44,6 +44,7 @@ from ui.session import (
     runtime,
     top_level_message,
 )
+from ui.settings_panel import thread_factory
 from ui.srs.pause import ask_for_decision, decision_text
 from ui.srs.tables import UNKNOWN, node_output, requirement_table
 from ui.srs.thread import evaluate_action, remove_taken_offer, review_action, thread_file
@@ -139,7 +140,7 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     waiting = None
                     async for event in run_srs(
                         request,
-                        runtime().factory(),
+                        thread_factory(),
                         tracker=tracker,
                         checkpointer=saver,
                         thread_id=run_key,
@@ -189,6 +190,11 @@ async def show_partial(document: cl.Message, partial: SrsResult | None, note: st
     await document.send()
 
 
+def ablation_label(ablation: str) -> str:
+    """An ablation as the user reads it (`none` is "the whole pipeline")."""
+    return tr(f"ablation_{ablation.replace('-', '_')}")
+
+
 async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int = 0) -> None:
     cl.user_session.set("srs_last_result", {"srs": result.srs_markdown, "message_id": document.id})
     summary = tr(
@@ -199,7 +205,7 @@ async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int 
         removed=len(result.removed_ids),
         tokens=result.usage.get("total_tokens") or (UNKNOWN if result.usage.get("calls") else 0),
         seconds=result.seconds,
-        ablation=result.ablation_used,
+        ablation=ablation_label(result.ablation_used),
     )
     if result.continuations:
         summary += tr("continued", count=result.continuations)

@@ -15,7 +15,7 @@ from reqstudio.persistence import open_checkpointer
 from ui.modes import ModeSpec, catalog_texts, rounds_slider
 from ui.rendering import first_offer, forget_offer
 from ui.session import persist_thread_state, run_as_task, runtime, send_notice, start_run
-from ui.srs.flow import render_run
+from ui.srs.flow import ablation_label, render_run
 from ui.srs.reference import ask_for_reference, read_attachments
 from ui.srs.thread import drop_earlier_offers, remove_taken_offer, restore_thread_items
 from ui.texts import Catalog
@@ -32,7 +32,7 @@ def settings_widgets() -> list:
         Select(
             id="srs_ablation",
             label=tr("settings_ablation"),
-            values=["none", "no-clarify", "no-explore-clarify"],
+            items={ablation_label(a): a for a in ("none", "no-clarify", "no-explore-clarify")},
             initial_value="none",
         ),
         # Off by default, per thread: wait for the user's word after each ReqClarify round.
@@ -41,7 +41,6 @@ def settings_widgets() -> list:
 
 
 async def on_srs_start() -> None:
-    await cl.ChatSettings(settings_widgets()).send()
     await send_notice(tr("intro"))
 
 
@@ -67,7 +66,6 @@ async def on_srs_message(message: cl.Message) -> None:
 
 
 async def on_srs_resume(thread: dict) -> None:
-    await cl.ChatSettings(settings_widgets()).send()
     await drop_earlier_offers(thread)
     # Chainlit sends the stored thread to the browser after this handler returns, replacing
     # what the handler showed; a task's messages are queued after that, so the offer stays.
@@ -142,5 +140,6 @@ SRS_MODE = ModeSpec(
     on_message=on_srs_message,
     on_start=on_srs_start,
     on_resume=on_srs_resume,
+    settings=settings_widgets,
     thread_title=lambda description: f"SRS · {system_name(description)}",
 )
