@@ -33,6 +33,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="language of the messages (default: from LC_ALL / LC_MESSAGES / LANG)",
     )
     check.add_argument(
+        "--request",
+        type=Path,
+        metavar="REQUEST",
+        help="the requirements text the document was written from (.md .txt .pdf .docx): "
+        "report its sentences that no requirement traces to (by the document's "
+        "traceability matrix when it has one, else by matching words)",
+    )
+    check.add_argument(
         "--max-mb", type=float, default=10, help="refuse larger documents (default 10)"
     )
     check.set_defaults(handler=check_command)
@@ -45,11 +53,18 @@ def check_command(args: argparse.Namespace) -> int:
 
     if not args.file.is_file():
         raise UsageError(f"check: no such file: {args.file}")
+    if args.request is not None and not args.request.is_file():
+        raise UsageError(f"check: --request: no such file: {args.request}")
     try:
         document = load_reference(args.file, max_mb=args.max_mb)
+        request = (
+            load_reference(args.request, max_mb=args.max_mb).text
+            if args.request is not None
+            else None
+        )
     except ReferenceDocumentError as exc:
         raise UsageError(f"check: {exc.message_en}") from None
-    report = check_document(_with_its_lines(args.file, document))
+    report = check_document(_with_its_lines(args.file, document), request=request)
     language = args.lang or user_language()
     if args.json:
         data = {"file": str(args.file), **report.as_dict()}

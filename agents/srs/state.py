@@ -51,6 +51,9 @@ class GraphState(TypedDict):
     last_node: str  # added: the last node that completed (for resuming)
     rounds: int  # added: ReqExplore rounds run (what the steps and the summary count)
     log_count: int  # added: interaction-log entries of the completed nodes
+    # added: {id: origin} for the traceability matrix (agents.srs.trace); a checkpoint saved
+    # before it was kept has none, read as {}
+    origins: dict[str, dict[str, Any]]
 
 
 def initial_state(
@@ -74,6 +77,7 @@ def initial_state(
         last_node="",
         rounds=0,
         log_count=0,
+        origins={},
     )
 
 
