@@ -105,7 +105,9 @@ def test_the_checker_reports_untraced_sentences_by_the_matrix_or_by_words():
     report = check_document(text, request=REQUEST_TEXT)
     untraced = [f for f in report.findings if f.rule == "SRS-untraced-request"]
     assert [f.term for f in untraced] == [SENTENCES[3], SENTENCES[4]]
-    assert untraced[0].message == f"request sentence S4 is traced by no requirement: “{SENTENCES[3]}”"
+    assert (
+        untraced[0].message == f"request sentence S4 is traced by no requirement: “{SENTENCES[3]}”"
+    )
     assert report.summary()["trace"] == {"request_sentences": 5, "untraced": ["S4", "S5"]}
     # the matrix is the record: a matrix that names S4 traces it, whatever the words
     named = text.replace("request S3:", "request S3, S4:")
@@ -175,7 +177,10 @@ async def test_a_chinese_document_gets_a_chinese_matrix(llm_server, factory):
     body, matrix = split_matrix(result.final_markdown())
     assert body == doc
     assert matrix.startswith("## 追溯矩阵") and "| 编号 | 需求 | 来源 |" in matrix
-    assert "| FR-01 | 系统应允许顾客按类别浏览商品目录 | 需求描述 S1：“顾客按类别浏览商品目录。” |" in matrix
+    assert (
+        "| FR-01 | 系统应允许顾客按类别浏览商品目录 | 需求描述 S1：“顾客按类别浏览商品目录。” |"
+        in matrix
+    )
     report = check_document(result.final_markdown(), request=request.user_input)
     assert report.summary()["trace"]["untraced"] == ["S2"]
     assert report.findings[-1].message_zh.startswith("需求描述第 2 句（S2）没有任何需求可追溯到")
@@ -248,9 +253,7 @@ def test_generate_writes_the_matrix_into_srs_md_and_srs_trace_csv(run_cli, llm_s
 def test_generate_to_stdout_ends_with_the_matrix_and_trace_goes_where_asked(
     run_cli, llm_server, tmp_path
 ):
-    llm_server.script(
-        parse_reply(("FR-01", BROWSE)), explore_reply(("FR-01", BROWSE)), doc_reply()
-    )
+    llm_server.script(parse_reply(("FR-01", BROWSE)), explore_reply(("FR-01", BROWSE)), doc_reply())
     trace = tmp_path / "matrix.csv"
     done = run_cli("srs", "generate", "--input", str(DATA / "request.md"), "--trace", str(trace))
     assert done.returncode == 0, done.stderr
