@@ -159,10 +159,11 @@ def check_parsed(parsed: ParsedDocument) -> CheckReport:
 UNTRACED_SECTION = "request / 需求描述"
 
 
-def trace_findings(report: CheckReport, text: str, request: str) -> None:
-    """Add a finding for each sentence of `request` that no requirement of `text` traces to:
-    by the document's traceability matrix when it has one, else by matching the texts."""
-    sentences = request_sentences(request)
+def trace_findings(report: CheckReport, text: str, request: str | list[str]) -> None:
+    """Add a finding for each sentence of `request` (its text, or its sentences as
+    `request_sentences` cut it) that no requirement of `text` traces to: by the document's
+    traceability matrix when it has one, else by matching the texts."""
+    sentences = request_sentences(request) if isinstance(request, str) else list(request)
     traced = traced_sentences(text, [r.body for r in report.requirements], sentences)
     report.request_sentences = sentences
     report.untraced = [n for n in range(1, len(sentences) + 1) if n not in traced]
@@ -172,10 +173,11 @@ def trace_findings(report: CheckReport, text: str, request: str) -> None:
         report.findings.append(finding)
 
 
-def check_document(text: str, request: str | None = None) -> CheckReport:
+def check_document(text: str, request: str | list[str] | None = None) -> CheckReport:
     """Every rule on every requirement found in `text` (Markdown or plain SRS text); with
-    `request` (the user's requirements text), also its sentences no requirement traces to."""
+    `request` (the user's requirements text, or its sentences), also the sentences no
+    requirement traces to."""
     report = check_parsed(parse_requirements(text))
-    if request is not None and request.strip():
+    if request if isinstance(request, list) else (request or "").strip():
         trace_findings(report, text, request)
     return report

@@ -18,7 +18,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel, Field
 
-from agents.check.trace import request_sentences
 from agents.srs.document_check import NotADocument
 from agents.srs.events import (
     DocumentContinued,
@@ -138,6 +137,8 @@ async def prune_checkpoints(checkpointer: BaseCheckpointSaver, thread_id: str) -
 
 
 def _traceability(state: dict[str, Any], requirements: list[dict[str, str]]) -> dict[str, Any]:
+    from agents.check.trace import request_sentences
+
     user_input = state.get("user_input", "")
     return {
         "traceability": trace_rows(

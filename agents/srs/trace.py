@@ -23,13 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agents.check.trace import (
-    MATRIX_TITLE,
-    REQUEST_PREFIX,
-    best_match,
-    match_sentences,
-    request_sentences,
-)
+# The matching itself is the checker's (agents.check.trace), imported when used: `reqstudio
+# srs --help` loads no other mode.
 
 OriginKind = Literal["request", "round", "unknown"]
 QUOTE_CHARS = 60
@@ -63,6 +58,8 @@ class TraceRow(BaseModel):
 
 def parse_origins(user_input: str, req_list: Sequence[Mapping[str, Any]]) -> dict[str, dict]:
     """ReqParse's items: each traced to the request sentences its text matches."""
+    from agents.check.trace import match_sentences, request_sentences
+
     sentences = request_sentences(user_input)
     return {
         str(item["id"]): {
@@ -91,6 +88,8 @@ def explore_origins(
     """The origins after ReqExplore's round `round_number`: new ids come from the round
     (with the reference section they match when `reference` is given), changed ones are
     marked revised in it."""
+    from agents.check.trace import best_match
+
     before = {str(it["id"]): str(it["content"]) for it in previous}
     updated = {rid: dict(origin) for rid, origin in origins.items()}
     sections: tuple[list[str], list[str]] | None = None
@@ -122,6 +121,8 @@ def _quote(sentence: str) -> str:
 
 def origin_labels(row: TraceRow, sentences: Sequence[str]) -> tuple[str, str]:
     """How the matrix states a row's origin, in English and in Chinese."""
+    from agents.check.trace import REQUEST_PREFIX
+
     if row.kind == "request":
         if row.sentences:
             refs = ", ".join(f"S{n}" for n in row.sentences)
@@ -159,6 +160,8 @@ def trace_rows(
     clarified: bool = True,
 ) -> list[TraceRow]:
     """The matrix of `requirements` (the final list, removed items left out)."""
+    from agents.check.trace import request_sentences
+
     sentences = request_sentences(user_input)
     rows = []
     for item in requirements:
@@ -190,6 +193,8 @@ def _cell(text: str) -> str:
 
 def matrix_markdown(rows: Sequence[TraceRow], language: str = "en") -> str:
     """The section the SRS ends with: a heading, one line on how to read it, the table."""
+    from agents.check.trace import MATRIX_TITLE
+
     zh = language == "zh"
     intro = (
         "每条需求的编号及其来源：需求描述中的句子（S*n* 为第 *n* 句）、增加它的澄清轮次，或参考 SRS 的章节。"
