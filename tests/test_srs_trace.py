@@ -83,6 +83,16 @@ def test_request_sentences_leave_out_headings_and_list_markers():
     assert request_sentences(REQUEST_TEXT) == SENTENCES
     zh = "# 网上商店\n\n顾客按类别浏览商品目录。顾客使用信用卡支付订单！\n1. 管理员每月导出销售报表"
     assert request_sentences(zh) == ["顾客按类别浏览商品目录。", "顾客使用信用卡支付订单！", "管理员每月导出销售报表"]  # fmt: skip
+    # a short line is a title only when a paragraph or a list follows it
+    assert request_sentences("Users log in with e-mail") == ["Users log in with e-mail"]
+    assert request_sentences("Users log in\nUsers reset passwords") == [
+        "Users log in",
+        "Users reset passwords",
+    ]
+    assert request_sentences("**Goals**\n- Users log in\n- Users reset passwords") == [
+        "Users log in",
+        "Users reset passwords",
+    ]
 
 
 def test_a_requirement_matches_the_sentence_it_shares_words_with():
@@ -98,6 +108,19 @@ def test_the_checker_does_not_read_the_matrix_as_requirements():
     assert [r.id for r in report.requirements] == ["FR-01", "FR-02", "FR-03"]
     assert not [f for f in report.findings if f.rule == "SRS-duplicate-id"]
     assert [r.id for r in read_matrix(text) or []] == ["FR-01", "FR-02", "FR-03"]
+
+
+def test_the_matrix_is_the_last_section_of_that_name():
+    """DocGenerate may write a "Traceability Matrix" section of its own (IEEE 830 documents
+    often have one): the matrix appended after the document is the one read."""
+    text = (DATA / "srs.md").read_text(encoding="utf-8")
+    own = "## Traceability Matrix\n\n| Req | Test |\n|---|---|\n| FR-01 | T-1 |\n\n"
+    text = text.replace("## Traceability matrix", own + "## Traceability matrix")
+    assert [r.id for r in read_matrix(text) or []] == ["FR-01", "FR-02", "FR-03"]
+    body, matrix = split_matrix(text)
+    assert own.strip() in body and "| T-1 |" not in matrix
+    untraced = check_document(text, request=REQUEST_TEXT).summary()["trace"]["untraced"]
+    assert untraced == ["S4", "S5"]
 
 
 def test_the_checker_reports_untraced_sentences_by_the_matrix_or_by_words():
@@ -146,6 +169,9 @@ async def test_origins_of_a_clarified_run(llm_server, factory):
     # the checker: S4 lost its only requirement (FR-04, removed), S5 never had one
     report = check_document(result.final_markdown(), request=REQUEST_TEXT)
     assert report.summary()["trace"]["untraced"] == ["S4", "S5"]
+    # as the browser's check step calls it: with the run's sentences
+    report = check_document(result.final_markdown(), request=result.request_sentences)
+    assert [f.term for f in report.findings if f.rule == "SRS-untraced-request"] == SENTENCES[3:]
 
 
 async def test_no_clarify_rounds_are_exploration_rounds_and_an_unmatched_item_says_so(

@@ -2,8 +2,8 @@
 requirement's text matches, and the traceability matrix an SRS ends with.
 
 A request is cut into sentences (lines, then sentence ends `. ! ? ; 。！？；`); headings
-(a Markdown `#` line, or a short line without a final stop that is not a list item) and
-fragments with fewer than two content words are not sentences. Sentences are numbered from 1
+(a Markdown `#` line, or a short line without a final stop that introduces a paragraph or a
+list) and fragments with fewer than two content words are not sentences. Sentences are numbered from 1
 in that order: `S1`, `S2`, ... as the matrix and the checker name them.
 
 A requirement matches a sentence when they share content words: English words without
@@ -205,29 +205,32 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
     return shared / smaller
 
 
-def _is_heading(line: str, listed: bool) -> bool:
-    text = line.strip()
-    if _ATX.match(line):
-        return True
-    if listed:
+def _short_unstopped(line: str) -> bool:
+    """A line that could be a title: a few words, no final stop, no list marker."""
+    text = line.strip().strip("*_").strip()
+    if _LIST_MARKER.match(line) or re.search(r"[.!?;:。！？；：]$", text):
         return False
-    return (
-        len(text.split()) <= 5
-        and not re.search(r"[.!?;:。！？；：]$", text)
-        and (not _CJK_RUN.search(text) or len(text) <= 12)
-    )
+    return len(text.split()) <= 6 and (not _CJK_RUN.search(text) or len(text) <= 12)
 
 
 def request_sentences(text: str) -> list[str]:
-    """The request's sentences, in order (S1 is the first)."""
+    """The request's sentences, in order (S1 is the first). A Markdown heading is none, nor
+    is a title line: a short line without a final stop followed by a line that is not one
+    too (a paragraph or a list). A short line alone ("Users log in with e-mail") is one."""
+    lines = [line for line in text.splitlines() if line.strip()]
     sentences: list[str] = []
-    for raw in text.splitlines():
-        if not raw.strip():
+    for index, raw in enumerate(lines):
+        if _ATX.match(raw):
             continue
-        listed = bool(_LIST_MARKER.match(raw)) and not _ATX.match(raw)
-        if _is_heading(raw, listed):
+        following = lines[index + 1] if index + 1 < len(lines) else None
+        if (
+            _short_unstopped(raw)
+            and following is not None
+            and not _ATX.match(following)
+            and not _short_unstopped(following)
+        ):
             continue
-        line = _LIST_MARKER.sub("", raw, count=1) if listed else raw
+        line = _LIST_MARKER.sub("", raw, count=1)
         for part in _SENTENCE_END.split(line.strip()):
             part = part.strip()
             if len(content_words(part)) >= 2:
@@ -305,17 +308,18 @@ def read_matrix(markdown: str) -> list[MatrixRow] | None:
 
 
 def matrix_span(lines: list[str]) -> tuple[int, int] | None:
-    """(first, end) line indices of the matrix section, or None."""
-    for index, line in enumerate(lines):
-        heading = MATRIX_HEADING_RE.match(line)
-        if heading:
-            level = len(heading.group(1))
-            for end in range(index + 1, len(lines)):
-                other = re.match(r"^\s{0,3}(#{1,6})\s", lines[end])
-                if other and len(other.group(1)) <= level:
-                    return index, end
-            return index, len(lines)
-    return None
+    """(first, end) line indices of the matrix section, or None. The last such heading counts:
+    the matrix is appended after the document, which may have a section of that name itself."""
+    starts = [i for i, line in enumerate(lines) if MATRIX_HEADING_RE.match(line)]
+    if not starts:
+        return None
+    index = starts[-1]
+    level = len(lines[index].strip().split()[0])  # the heading's #s
+    for end in range(index + 1, len(lines)):
+        other = re.match(r"^\s{0,3}(#{1,6})\s", lines[end])
+        if other and len(other.group(1)) <= level:
+            return index, end
+    return index, len(lines)
 
 
 def split_matrix(markdown: str) -> tuple[str, str]:
