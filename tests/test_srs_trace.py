@@ -20,6 +20,7 @@ from agents.check.trace import (
     split_matrix,
 )
 from agents.srs.engine import SrsRequest
+from agents.srs.trace import trace_rows
 from tests.cli_support import run_reqstudio
 from tests.test_srs_support import (
     SRS_DATA,
@@ -100,6 +101,13 @@ def test_a_requirement_matches_the_sentence_it_shares_words_with():
     assert match_sentences("系统应允许顾客按类别浏览商品目录", ["顾客按类别浏览商品目录。", "顾客使用信用卡支付订单。"]) == [1]  # fmt: skip
     # nothing in common: no sentence, rather than a guess
     assert match_sentences(HTTPS, SENTENCES) == []
+
+
+def test_a_requirement_without_a_recorded_origin_says_so():
+    """A run resumed from a checkpoint saved before origins were kept: unknown, not a guess."""
+    (row,) = trace_rows([{"id": "FR-01", "content": BROWSE}], {}, REQUEST_TEXT)
+    assert (row.kind, row.origin) == ("unknown", "unknown (recorded before this run kept origins)")
+    assert row.origin_zh == "未知（该运行开始时尚未记录来源）"
 
 
 def test_the_checker_does_not_read_the_matrix_as_requirements():

@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=SUMMARY,
         description="Find ambiguous language (ISO/IEC/IEEE 29148, INCOSE rules), structure "
         "problems (binding words, ids, references, acronyms, unmeasured quality requirements) "
-        "and the EARS template of each requirement. Exit code 0 when the document was checked "
+        "and the EARS template of each requirement; with --request, the request sentences no "
+        "requirement traces to. Exit code 0 when the document was checked "
         "(with or without findings), 2 when it cannot be read.",
     )
     check.add_argument("file", type=Path, help="the document (.md .txt .pdf .docx)")
