@@ -50,8 +50,13 @@ def test_the_generate_log_carries_the_checkers_summary(run_cli, llm_server, tmp_
     assert done.returncode == 0, done.stderr
     data = json.loads(log.read_text(encoding="utf-8"))
     check = data["check"]
-    assert check == check_document(GENERATED).summary()
+    # the SRS as written (the document and its traceability matrix), checked with the request
+    written = (tmp_path / "srs.md").read_text(encoding="utf-8")
+    request = (E_STORE / "input.md").read_text(encoding="utf-8")
+    assert check == check_document(written, request=request).summary()
     assert check["requirements"] == 3 and check["with_findings"] == 2
+    untraced = check["by_rule"].pop("SRS-untraced-request")
+    assert untraced == len(check["trace"]["untraced"]) == check["trace"]["request_sentences"] - 1
     assert check["by_rule"] == {"ISO29148-ambiguous": 2, "SRS-nfr-unmeasured": 1}
     assert check["ears"]["by_template"] == {"ubiquitous": 3}
     # the keys that were there before are unchanged

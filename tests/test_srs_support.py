@@ -29,6 +29,16 @@ SRS_TEXT = (
 )
 
 
+def without_matrix(text: str) -> str:
+    """The SRS without the traceability matrix it ends with (issue 22 item 8), which must be
+    there: what DocGenerate wrote."""
+    from agents.check.trace import split_matrix
+
+    body, matrix = split_matrix(text)
+    assert matrix.startswith(("## Traceability matrix", "## 追溯矩阵")), text[-300:]
+    return body
+
+
 def fenced(value: Any) -> str:
     return "```json\n" + json.dumps(value, ensure_ascii=False) + "\n```"
 

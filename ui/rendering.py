@@ -14,7 +14,12 @@ import chainlit as cl
 
 from reqstudio.export import DOCX_MEDIA_TYPE, ExportError, docx_name, markdown_to_docx
 
-MIME_TYPES = {".json": "application/json", ".md": "text/markdown", ".docx": DOCX_MEDIA_TYPE}
+MIME_TYPES = {
+    ".json": "application/json",
+    ".md": "text/markdown",
+    ".docx": DOCX_MEDIA_TYPE,
+    ".csv": "text/csv",
+}
 log = logging.getLogger("reqstudio.ui")
 
 

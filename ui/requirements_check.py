@@ -15,19 +15,20 @@ log = logging.getLogger("reqstudio.check")
 tr = Catalog("check")
 
 
-def check_tables(text: str, language: str) -> str:
+def check_tables(text: str, language: str, request_sentences: list[str] | None = None) -> str:
     from agents.check.engine import check_document
     from agents.check.report import markdown_tables
 
-    return markdown_tables(check_document(text), language)
+    return markdown_tables(check_document(text, request=request_sentences), language)
 
 
-async def show_requirements_check(text: str) -> None:
-    """The check of `text` as a finished step (off the event loop: it is CPU work)."""
+async def show_requirements_check(text: str, request_sentences: list[str] | None = None) -> None:
+    """The check of `text` as a finished step (off the event loop: it is CPU work). With the
+    sentences of the request it was written from, also those no requirement traces to."""
     if not text.strip():
         return
     try:
-        tables = await asyncio.to_thread(check_tables, text, lang())
+        tables = await asyncio.to_thread(check_tables, text, lang(), request_sentences)
     except Exception:  # the check is an aid: a failure of it never ends the run
         log.exception("requirements check failed")
         return

@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=SUMMARY,
         description="Find ambiguous language (ISO/IEC/IEEE 29148, INCOSE rules), structure "
         "problems (binding words, ids, references, acronyms, unmeasured quality requirements) "
-        "and the EARS template of each requirement. Exit code 0 when the document was checked "
+        "and the EARS template of each requirement; with --request, the request sentences no "
+        "requirement traces to. Exit code 0 when the document was checked "
         "(with or without findings), 2 when it cannot be read.",
     )
     check.add_argument("file", type=Path, help="the document (.md .txt .pdf .docx)")
@@ -31,6 +32,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--lang",
         choices=("zh", "en"),
         help="language of the messages (default: from LC_ALL / LC_MESSAGES / LANG)",
+    )
+    check.add_argument(
+        "--request",
+        type=Path,
+        metavar="REQUEST",
+        help="the requirements text the document was written from (.md .txt .pdf .docx): "
+        "report its sentences that no requirement traces to (by the document's "
+        "traceability matrix when it has one, else by matching words)",
     )
     check.add_argument(
         "--max-mb", type=float, default=10, help="refuse larger documents (default 10)"
@@ -45,11 +54,18 @@ def check_command(args: argparse.Namespace) -> int:
 
     if not args.file.is_file():
         raise UsageError(f"check: no such file: {args.file}")
+    if args.request is not None and not args.request.is_file():
+        raise UsageError(f"check: --request: no such file: {args.request}")
     try:
         document = load_reference(args.file, max_mb=args.max_mb)
+        request = (
+            load_reference(args.request, max_mb=args.max_mb).text
+            if args.request is not None
+            else None
+        )
     except ReferenceDocumentError as exc:
         raise UsageError(f"check: {exc.message_en}") from None
-    report = check_document(_with_its_lines(args.file, document))
+    report = check_document(_with_its_lines(args.file, document), request=request)
     language = args.lang or user_language()
     if args.json:
         data = {"file": str(args.file), **report.as_dict()}

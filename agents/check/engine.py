@@ -21,6 +21,7 @@ from agents.check.structure import (
     measure_findings,
     shall_findings,
 )
+from agents.check.trace import request_sentences, traced_sentences
 
 
 @dataclass
@@ -43,6 +44,9 @@ class CheckReport:
     requirements: list[Requirement]
     findings: list[Finding]
     ears: list[str | None]  # the EARS template of each requirement, in order
+    # with a request: its sentences (S1 first) and the numbers of those no requirement traces to
+    request_sentences: list[str] | None = None
+    untraced: list[int] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         total = len(self.requirements)
@@ -62,6 +66,16 @@ class CheckReport:
                 "share": round(len(matched) / total, 3) if total else None,
                 "by_template": {t: by_template[t] for t in TEMPLATES if by_template[t]},
             },
+            **(
+                {}
+                if self.request_sentences is None
+                else {
+                    "trace": {
+                        "request_sentences": len(self.request_sentences),
+                        "untraced": [f"S{n}" for n in self.untraced],
+                    }
+                }
+            ),
         }
 
     def as_dict(self) -> dict[str, Any]:
@@ -142,6 +156,28 @@ def check_parsed(parsed: ParsedDocument) -> CheckReport:
     return CheckReport(parsed.requirements, findings, ears)
 
 
-def check_document(text: str) -> CheckReport:
-    """Every rule on every requirement found in `text` (Markdown or plain SRS text)."""
-    return check_parsed(parse_requirements(text))
+UNTRACED_SECTION = "request / 需求描述"
+
+
+def trace_findings(report: CheckReport, text: str, request: str | list[str]) -> None:
+    """Add a finding for each sentence of `request` (its text, or its sentences as
+    `request_sentences` cut it) that no requirement of `text` traces to: by the document's
+    traceability matrix when it has one, else by matching the texts."""
+    sentences = request_sentences(request) if isinstance(request, str) else list(request)
+    traced = traced_sentences(text, [r.body for r in report.requirements], sentences)
+    report.request_sentences = sentences
+    report.untraced = [n for n in range(1, len(sentences) + 1) if n not in traced]
+    for n in report.untraced:
+        finding = _finding("SRS-untraced-request", None, {"count": n, "term": sentences[n - 1]})
+        finding.section = UNTRACED_SECTION
+        report.findings.append(finding)
+
+
+def check_document(text: str, request: str | list[str] | None = None) -> CheckReport:
+    """Every rule on every requirement found in `text` (Markdown or plain SRS text); with
+    `request` (the user's requirements text, or its sentences), also the sentences no
+    requirement traces to."""
+    report = check_parsed(parse_requirements(text))
+    if request if isinstance(request, list) else (request or "").strip():
+        trace_findings(report, text, request)
+    return report

@@ -180,7 +180,15 @@ def _row_requirement(line: str) -> tuple[str, str] | None:
 
 
 def parse_requirements(text: str) -> ParsedDocument:
+    """The requirements of `text`. A traceability matrix section (`## Traceability matrix` /
+    `## 追溯矩阵`, see `agents.check.trace`) repeats requirements: it is not read for them."""
+    from agents.check.trace import matrix_span
+
     lines = text.splitlines()
+    span = matrix_span(lines)
+    if span is not None:  # blanked, so that line numbers stay the document's
+        lines = [*lines[: span[0]], *([""] * (span[1] - span[0])), *lines[span[1] :]]
+        text = "\n".join(lines)
     sections = _section_starts(text)
 
     def section_at(index: int) -> tuple[str, str]:

@@ -5,22 +5,37 @@ from __future__ import annotations
 from agents.check.engine import CheckReport
 
 
+def _trace_part(s: dict, zh: bool) -> str:
+    trace = s.get("trace")
+    if not trace:
+        return ""
+    total = trace["request_sentences"]
+    traced = total - len(trace["untraced"])
+    return (
+        f"；需求描述 {total} 句，{traced} 句有需求可追溯"
+        if zh
+        else (f"; request: {traced}/{total} sentences traced")
+    )
+
+
 def summary_line(report: CheckReport, language: str = "en") -> str:
     s = report.summary()
     ears = s["ears"]
+    zh = language == "zh"
+    traced = _trace_part(s, zh)
     if not s["requirements"]:
-        return "没有找到需求" if language == "zh" else "no requirements found"
+        return ("没有找到需求" if zh else "no requirements found") + traced
     templates = ", ".join(f"{k} {v}" for k, v in ears["by_template"].items()) or "-"
-    if language == "zh":
+    if zh:
         return (
             f"{s['requirements']} 条需求，{s['with_findings']} 条有问题，共 {s['findings']} 个问题，"
             f"得分 {s['score']:.2f}；符合 EARS 模板 {ears['matched']}/{s['requirements']}"
-            f"（{templates}）"
+            f"（{templates}）{traced}"
         )
     return (
         f"{s['requirements']} requirements, {s['with_findings']} with findings, "
         f"{s['findings']} findings, score {s['score']:.2f}; EARS: {ears['matched']}/"
-        f"{s['requirements']} match ({templates})"
+        f"{s['requirements']} match ({templates}){traced}"
     )
 
 

@@ -74,7 +74,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the seed's iteration bound (default SRS_MAX_ITERATIONS, 5): ReqParse counts as "
         "iteration 1, so N gives N-1 ReqExplore/ReqClarify rounds (at least 1)",
     )
-    generate.add_argument("--out", type=Path, help="write the SRS here instead of stdout")
+    generate.add_argument(
+        "--out",
+        type=Path,
+        help="write the SRS here instead of stdout; its traceability matrix also goes beside "
+        "it as CSV, <name>-trace.csv (srs.md: srs-trace.csv)",
+    )
+    generate.add_argument(
+        "--trace",
+        type=Path,
+        metavar="CSV",
+        help="write the traceability matrix (CSV) here (default: beside --out)",
+    )
     generate.add_argument("--log", type=Path, help="write the interaction log (JSON) here")
     generate.add_argument(
         "--interactive",
@@ -136,6 +147,8 @@ def generate_command(args: argparse.Namespace) -> int:
         pause_after_round=args.interactive,
     )
     check_writable(args.out, "--out")
+    trace_path = args.trace or trace_csv_path(args.out)
+    check_writable(trace_path, "--trace")
     check_writable(args.log, "--log")
     show_log_records(args.quiet)
     language = args.lang or user_language()
@@ -145,6 +158,7 @@ def generate_command(args: argparse.Namespace) -> int:
             request,
             args.out,
             args.log,
+            trace_path=trace_path,
             quiet=args.quiet,
             language=language,
             fallback_dir=settings.data_dir,
@@ -154,6 +168,11 @@ def generate_command(args: argparse.Namespace) -> int:
 
 
 _progress = say
+
+
+def trace_csv_path(out: Path | None) -> Path | None:
+    """Where the traceability matrix goes beside the SRS: srs.md -> srs-trace.csv."""
+    return None if out is None else out.with_name(f"{out.stem}-trace.csv")
 
 
 def _save(path: Path, text: str, fallback_dir: Path, suffix: str) -> tuple[Path, str | None]:
@@ -195,20 +214,36 @@ def _load_checker() -> None:
     check_document("# SRS\n\n## 1 Scope\n\nThe system shall start.\n")
 
 
-def _write_log(path: Path | None, result: SrsResult | None, fallback_dir: Path) -> bool:
+def _write_log(
+    path: Path | None, result: SrsResult | None, fallback_dir: Path, request: str = ""
+) -> bool:
     """Write the log JSON; False (and where it went instead) if `path` could not be written."""
     if path is None or result is None:
         return True
     data = result.model_dump(mode="json", exclude={"srs_markdown"})
     if result.srs_markdown.strip():
-        # the deterministic checker's summary of the document (`reqstudio check`)
+        # the deterministic checker's summary of the document (`reqstudio check --request`)
         from agents.check.engine import check_document
 
-        data["check"] = check_document(result.srs_markdown).summary()
+        data["check"] = check_document(result.final_markdown(), request=request).summary()
     text = json.dumps(data, ensure_ascii=False, indent=2)
     where, problem = _save(path, text, fallback_dir, "-log.json")
     if problem:
         _progress(f"reqstudio: --log: could not write {path} ({problem}); the log is in {where}")
+        return False
+    return True
+
+
+def _write_trace(path: Path | None, result: SrsResult, fallback_dir: Path) -> bool:
+    """Write the traceability matrix as CSV; False if `path` could not be written."""
+    if path is None:
+        return True
+    from agents.srs.trace import document_language
+
+    text = result.trace_csv(document_language(result.srs_markdown))
+    where, problem = _save(path, text, fallback_dir, "-trace.csv")
+    if problem:
+        _progress(f"reqstudio: --trace: could not write {path} ({problem}); it is in {where}")
         return False
     return True
 
@@ -240,6 +275,7 @@ async def _generate(
     out: Path | None,
     log_path: Path | None,
     *,
+    trace_path: Path | None = None,
     quiet: bool = False,
     language: str = "en",
     fallback_dir: Path = Path("."),
@@ -284,6 +320,7 @@ async def _generate(
             zh=zh,
             live=live,
             fallback_dir=fallback_dir,
+            trace_path=trace_path,
         )
     finally:
         if scratch is not None:
@@ -303,6 +340,7 @@ async def _generate_rounds(
     zh: bool,
     live: bool,
     fallback_dir: Path,
+    trace_path: Path | None = None,
 ) -> int:
     """The run, and with --interactive each resume after a pause with the user's decision."""
     from agents.srs.decisions import DecisionError
@@ -354,14 +392,23 @@ async def _generate_rounds(
                     )
                 elif isinstance(event, RunFailed):
                     logged = log_path is not None and _write_log(
-                        log_path, event.partial, fallback_dir
+                        log_path, event.partial, fallback_dir, request.user_input
                     )
                     where = f"{event.agent} failed: " if event.agent else ""
                     _progress(f"reqstudio: {where}{event.message_zh if zh else event.message}")
                     _keep_failed_run(event, "".join(document), fallback_dir, log_written=logged)
                     return EXIT_FAILED
                 elif isinstance(event, RunFinished):
-                    return _finish(event.result, out, log_path, progress, live, fallback_dir)
+                    return _finish(
+                        event.result,
+                        out,
+                        log_path,
+                        progress,
+                        live,
+                        fallback_dir,
+                        trace_path=trace_path,
+                        request=request.user_input,
+                    )
         except DecisionError as refused:  # nothing was applied: the same pause, asked again
             _progress(f"reqstudio: {refused.message('zh' if zh else 'en')}")
             decision = await read_decision(zh)
@@ -380,26 +427,33 @@ def _finish(
     progress,
     live: bool,
     fallback_dir: Path,
+    *,
+    trace_path: Path | None = None,
+    request: str = "",
 ) -> int:
+    final = result.final_markdown()  # the document, then the traceability matrix
     written = True
     if out is not None:
-        where, problem = _save(out, result.srs_markdown, fallback_dir, ".md")
+        where, problem = _save(out, final, fallback_dir, ".md")
         if problem:
             _progress(
                 f"reqstudio: --out: could not write {out} ({problem}); the SRS is saved in {where}"
             )
             written = False
-    elif live:
-        sys.stdout.write("\n")
+    elif live:  # the document was streamed; the matrix follows it
+        matrix = final[len(result.srs_markdown.rstrip("\n")) :]
+        sys.stdout.write(matrix.rstrip("\n") + "\n")
     else:
-        sys.stdout.write(result.srs_markdown.rstrip("\n") + "\n")
-    written = _write_log(log_path, result, fallback_dir) and written
+        sys.stdout.write(final.rstrip("\n") + "\n")
+    written = _write_trace(trace_path, result, fallback_dir) and written
+    written = _write_log(log_path, result, fallback_dir, request) and written
     usage = result.usage
     progress(
         f"done: {len(result.requirements)} requirements, {result.rounds} "
         f"ReqExplore/ReqClarify round(s), {usage['calls']} model calls, "
         f"{usage['total_tokens']} tokens, {result.seconds:.1f} s"
         + (f" -> {out}" if out and written else "")
+        + (f" (traceability matrix: {trace_path})" if trace_path and written else "")
         + (f"; the document was continued {result.continuations}×" if result.continuations else "")
     )
     return EXIT_OK if written else EXIT_FAILED

@@ -45,6 +45,7 @@ from agents.srs.nodes import (
     unfrozen_items,
 )
 from agents.srs.state import Ablation, AgentName, GraphState, Score, SrsContext, initial_state
+from agents.srs.trace import trace_rows
 from reqstudio.errors import DATABASE_UNAVAILABLE, describe_failure, is_database_failure
 from reqstudio.llm import ModelFactory, context_overflow
 from reqstudio.prompts import render_prompt
@@ -159,6 +160,21 @@ async def prune_checkpoints(checkpointer: BaseCheckpointSaver, thread_id: str) -
         await checkpointer.conn.commit()
 
 
+def _traceability(state: dict[str, Any], requirements: list[dict[str, str]]) -> dict[str, Any]:
+    from agents.check.trace import request_sentences
+
+    user_input = state.get("user_input", "")
+    return {
+        "traceability": trace_rows(
+            requirements,
+            state.get("origins") or {},
+            user_input,
+            clarified=state.get("ablation_mode") == "none",
+        ),
+        "request_sentences": request_sentences(user_input),
+    }
+
+
 def _result(
     state: dict[str, Any],
     log: InteractionLog,
@@ -169,11 +185,10 @@ def _result(
     thread_id: str | None,
     continuations: int = 0,
 ) -> SrsResult:
+    requirements = effective_requirements(state.get("req_list", []), state.get("removed_ids", []))
     return SrsResult(
         srs_markdown=state.get("srs_output", ""),
-        requirements=effective_requirements(
-            state.get("req_list", []), state.get("removed_ids", [])
-        ),
+        requirements=requirements,
         frozen_ids=list(state.get("frozen_ids", [])),
         removed_ids=list(state.get("removed_ids", [])),
         scores=dict(state.get("scores", {})),
@@ -187,6 +202,7 @@ def _result(
         ablation_used=ablation_used,
         thread_id=thread_id,
         completed=bool(state.get("srs_stream_printed")),
+        **_traceability(state, requirements),
     )
 
 

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from agents.srs.state import Ablation, AgentName, Requirement, Score
+from agents.srs.trace import TraceRow, matrix_csv, with_matrix
 
 
 class SrsResult(BaseModel):
@@ -35,6 +36,18 @@ class SrsResult(BaseModel):
     ablation_used: Ablation = "none"  # as run (no reference SRS: "none" runs as "no-clarify")
     thread_id: str | None = None
     completed: bool = False  # DocGenerate finished
+    # where each requirement came from (issue 22 item 8), in the order of `requirements`
+    traceability: list[TraceRow] = Field(default_factory=list)
+    request_sentences: list[str] = Field(default_factory=list)  # S1, S2, ... of the request
+
+    def final_markdown(self) -> str:
+        """The SRS as srs.md holds it: `srs_markdown` (DocGenerate's document, what the judge
+        of `srs evaluate`/`srs experiment` reads) followed by the traceability matrix."""
+        return with_matrix(self.srs_markdown, self.traceability)
+
+    def trace_csv(self, language: str = "en") -> str:
+        """The matrix as CSV (srs-trace.csv)."""
+        return matrix_csv(self.traceability, language)
 
 
 class NodeStarted(BaseModel):

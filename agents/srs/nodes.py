@@ -30,6 +30,7 @@ from agents.srs.state import (
     ScoreList,
     SrsContext,
 )
+from agents.srs.trace import explore_origins, parse_origins
 from agents.srs.trail import say
 from reqstudio.calls import complete_text, retrying
 from reqstudio.llm import ModelFactory
@@ -318,6 +319,7 @@ async def req_parse(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str
     say(runtime, "parse_done", count=len(req_list))
     return {
         "req_list": req_list,
+        "origins": parse_origins(state["user_input"], req_list),
         "iteration": iteration,
         "last_node": "ReqParse",
         **record(runtime, entry),
@@ -386,8 +388,18 @@ async def req_explore(state: GraphState, runtime: Runtime[SrsContext]) -> dict[s
         frozen=len(state["frozen_ids"]),
         removed=len(state["removed_ids"]),
     )
+    # round k's new items answer round k-1's scores, given against the reference
+    scored_against = state["reference_srs"] if state["ablation_mode"] == "none" else ""
+    origins = explore_origins(
+        state.get("origins") or {},
+        state["req_list"],
+        merged,
+        round_number,
+        scored_against if round_number > 1 else "",
+    )
     return {
         "req_list": merged,
+        "origins": origins,
         "last_node": "ReqExplore",
         "rounds": rounds,
         **record(runtime, entry),

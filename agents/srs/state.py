@@ -53,6 +53,9 @@ class GraphState(TypedDict):
     log_count: int  # added: interaction-log entries of the completed nodes
     # added (issue 22): wait for the user's decision after each ReqClarify round
     pause_after_round: bool
+    # added: {id: origin} for the traceability matrix (agents.srs.trace); a checkpoint saved
+    # before it was kept has none, read as {}
+    origins: dict[str, dict[str, Any]]
 
 
 def initial_state(
@@ -81,6 +84,7 @@ def initial_state(
         rounds=0,
         log_count=0,
         pause_after_round=pause_after_round,
+        origins={},
     )
 
 

@@ -3,6 +3,7 @@ SRS, evaluate it."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -30,6 +31,7 @@ from tests.test_srs_support import (
     doc_reply,
     explore_reply,
     parse_reply,
+    without_matrix,
 )
 
 pytestmark = pytest.mark.browser
@@ -47,10 +49,13 @@ def test_srs_mode_end_to_end(
 ):
     llm_server.script(
         parse_reply(("FR-01", "顾客可以浏览商品目录"), ("NFR-01", "系统 7×24 小时可用")),
-        explore_reply(("FR-01", "顾客可以按类别浏览商品目录"), ("NFR-01", "系统全年可用率不低于 99.9%")),
-        clarify_reply(FR_01=2, NFR_01=1),
+        explore_reply(
+            ("FR-01", "顾客可以按类别浏览商品目录"), ("NFR-01", "系统全年可用率不低于 99.9%"),
+            ("NFR-02", "商品页面在 2 秒内加载完成"),
+        ),
+        clarify_reply(FR_01=2, NFR_01=1, NFR_02=1),
         explore_reply(("NFR-01", "系统全年可用率不低于 99.9%，按月统计")),
-        clarify_reply(NFR_01=2),
+        clarify_reply(NFR_01=2, NFR_02=2),
         doc_reply(SRS, chunk_chars=6, chunk_delay=0.02),
         Reply(
             match=EVALUATE,
@@ -71,7 +76,7 @@ def test_srs_mode_end_to_end(
     expect(page.get_by_text("已读取参考 SRS", exact=False)).to_be_visible()
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
     expect(page.get_by_text("本文档描述 e-Store 的需求。")).to_be_visible()
-    expect(page.get_by_text("2 轮 · 2 条需求 · 冻结 2 · 移除 0", exact=False)).to_be_visible()
+    expect(page.get_by_text("2 轮 · 3 条需求 · 冻结 3 · 移除 0", exact=False)).to_be_visible()
 
     expect(page.get_by_text(re.compile(r"ReqParse · 完成$"))).to_be_visible()  # no round
     step = page.get_by_text("ReqClarify · 第 1 轮")
@@ -84,13 +89,27 @@ def test_srs_mode_end_to_end(
     with page.expect_download() as download_info:
         page.get_by_text("srs.md").click()
     downloaded = Path(download_info.value.path()).read_text(encoding="utf-8")
-    assert downloaded == SRS
+    assert without_matrix(downloaded) == SRS
+    # the traceability matrix (issue 22 item 8): a table at the end of the SRS, and as CSV
+    expect(page.get_by_role("columnheader", name="来源")).to_be_visible()
+    expect(page.get_by_role("cell", name="澄清第 1 轮").first).to_be_visible()
+    origin = "需求描述 S1：“我们要做一个在线电子商店，顾客浏览商品目录，系统 7×24 小时可用。”"
+    expect(page.get_by_role("cell", name=origin).first).to_be_visible()
+    with page.expect_download() as download_info:
+        page.get_by_text("srs-trace.csv").click()
+    table = Path(download_info.value.path()).read_text(encoding="utf-8")
+    rows = list(csv.DictReader(table.splitlines()))
+    assert [(r["id"], r["kind"], r["request_sentences"]) for r in rows] == [
+        ("FR-01", "request", "S1"),
+        ("NFR-01", "request", "S1"),
+        ("NFR-02", "round", ""),
+    ]
     # ...and the same document in Word, offered beside it without another click (issue 18 13)
     with page.expect_download() as download_info:
         page.get_by_text("srs.docx").click()
     word = docx.Document(download_info.value.path())
     headings = [p.text for p in word.paragraphs if p.style.name.startswith("Heading")]
-    assert headings == ["软件需求规格说明", "1. 引言", "3. 具体需求"]
+    assert headings == ["软件需求规格说明", "1. 引言", "3. 具体需求", "追溯矩阵"]
     assert "FR-01 顾客可以浏览商品目录。" in [p.text for p in word.paragraphs]
 
     # the requirements check, no model needed (issue 22 item 4): a table per section

@@ -25,6 +25,8 @@ from agents.srs.events import (
     RunFinished,
     SrsResult,
 )
+from agents.srs.trace import CSV_NAME as TRACE_CSV
+from agents.srs.trace import document_language
 from reqstudio.errors import (
     DATABASE_UNAVAILABLE,
     describe_failure,
@@ -209,19 +211,24 @@ async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int 
     )
     if result.continuations:
         summary += tr("continued", count=result.continuations)
-    document.content = f"{result.srs_markdown}\n\n---\n{summary}"
+    final = result.final_markdown()  # the document, then its traceability matrix (a table)
+    document.content = f"{final}\n\n---\n{summary}"
     log_json = json.dumps(
         {"logs": result.logs, "usage": result.usage}, ensure_ascii=False, indent=2
     )
     document.elements = [
-        thread_file("srs.md", result.srs_markdown.encode(), "text/markdown"),
+        thread_file("srs.md", final.encode(), "text/markdown"),
         thread_file("srs-log.json", log_json.encode(), "application/json"),
     ]
-    if docx := await word_copy(result.srs_markdown):
+    if result.traceability:
+        language = document_language(result.srs_markdown)
+        trace = result.trace_csv(language).encode()
+        document.elements.insert(1, thread_file(TRACE_CSV, trace, "text/csv"))
+    if docx := await word_copy(final):
         document.elements.insert(1, thread_file("srs.docx", docx, DOCX_MEDIA_TYPE))
     document.actions = [review_action(document.id)]
     if cl.user_session.get("srs_reference"):
         document.actions.append(evaluate_action(document.id))
     await document.send()
-    await show_requirements_check(result.srs_markdown)
+    await show_requirements_check(final, request_sentences=result.request_sentences)
     await persist_thread_state()
