@@ -159,6 +159,10 @@ async def test_the_decision_shapes_the_next_round_and_is_logged(llm_server, fact
     actions = user["parsed_output"]["decision"]["actions"]
     assert {a["action"] for a in actions} == {"edit", "remove", "add", "score"}
     assert result.logs[6]["parsed_output"]["applied"]["accepted_as_is"] is True
+    # The traceability matrix names the user as the origin of what the user added or edited.
+    origins = {row.id: row.origin for row in result.traceability}
+    assert origins["FR-04"] == "added by the user after round 1"
+    assert origins["FR-02"].endswith("; edited by the user after round 1")
 
 
 async def test_an_unknown_id_refuses_the_whole_decision(llm_server, factory, tmp_path):

@@ -330,4 +330,10 @@ async def await_user_decision(state: GraphState, runtime: Runtime[SrsContext]) -
         "output_tokens": 0,
     }
     runtime.stream_writer({"type": "decision_applied", "round": round_number, "changes": changes})
+    if changes.get("added") or changes.get("edited"):
+        from agents.srs.trace import user_origins
+
+        update["origins"] = user_origins(
+            state.get("origins") or {}, changes["added"], changes["edited"], round_number
+        )
     return {**update, "last_node": "UserReview", **record(runtime, entry)}

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 # The matching itself is the checker's (agents.check.trace), imported when used: `reqstudio
 # srs --help` loads no other mode.
 
-OriginKind = Literal["request", "round", "unknown"]
+OriginKind = Literal["request", "round", "user", "unknown"]
 QUOTE_CHARS = 60
 CSV_NAME = "srs-trace.csv"
 CSV_COLUMNS = [
@@ -51,6 +51,7 @@ class TraceRow(BaseModel):
     round: int | None = None  # the round that added it (kind "round")
     reference_section: str = ""  # the reference section it matches (kind "round")
     revised: list[int] = Field(default_factory=list)  # rounds whose ReqExplore changed it
+    user_edited: list[int] = Field(default_factory=list)  # rounds after which the user did
     clarified: bool = True  # the run had ReqClarify ("clarification round" vs "exploration")
     origin: str = ""  # the origin as the matrix writes it, in English
     origin_zh: str = ""  # ... and in Chinese
@@ -142,6 +143,8 @@ def origin_labels(row: TraceRow, sentences: Sequence[str]) -> tuple[str, str]:
         if row.reference_section:
             en += f" (reference § {row.reference_section})"
             zh += f"（参考 SRS § {row.reference_section}）"
+    elif row.kind == "user":
+        en, zh = f"added by the user after round {row.round}", f"用户在第 {row.round} 轮后添加"
     else:
         en = "unknown (recorded before this run kept origins)"
         zh = "未知（该运行开始时尚未记录来源）"
@@ -149,7 +152,26 @@ def origin_labels(row: TraceRow, sentences: Sequence[str]) -> tuple[str, str]:
         rounds = ", ".join(str(r) for r in row.revised)
         en += f"; revised in round {rounds}"
         zh += f"；第 {'、'.join(str(r) for r in row.revised)} 轮修订"
+    if row.user_edited:
+        en += f"; edited by the user after round {', '.join(str(r) for r in row.user_edited)}"
+        zh += f"；用户在第 {'、'.join(str(r) for r in row.user_edited)} 轮后修改"
     return en, zh
+
+
+def user_origins(
+    origins: Mapping[str, dict], added: Sequence[str], edited: Sequence[str], round_number: int
+) -> dict[str, dict]:
+    """The origins after the user's decision at the pause after `round_number`: an added
+    requirement comes from the user; an edited one keeps its origin, the edit is listed."""
+    updated = {rid: dict(origin) for rid, origin in origins.items()}
+    for rid in added:
+        updated[rid] = {"kind": "user", "round": round_number}
+    for rid in edited:
+        if rid in added:
+            continue
+        origin = updated.setdefault(rid, {"kind": "unknown"})
+        origin["user_edited"] = [*origin.get("user_edited", []), round_number]
+    return updated
 
 
 def trace_rows(
@@ -175,6 +197,7 @@ def trace_rows(
             round=origin.get("round"),
             reference_section=str(origin.get("reference", "")),
             revised=list(origin.get("revised", [])),
+            user_edited=list(origin.get("user_edited", [])),
             clarified=clarified,
         )
         row.origin, row.origin_zh = origin_labels(row, sentences)
