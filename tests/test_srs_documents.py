@@ -128,10 +128,14 @@ async def test_uploads_are_parsed_off_the_event_loop(monkeypatch, settings):
 
     monkeypatch.setattr(ui.srs.reference, "load_reference", reading)
     monkeypatch.setattr(experiment, "load_reference", reading)
-    monkeypatch.setattr(ui.session, "_runtime", AppRuntime(settings))
+    runtime = AppRuntime(settings)
+    monkeypatch.setattr(ui.session, "_runtime", runtime)
     document = await ui.srs.reference.read_document(UPLOADS / "reference.pdf", "reference.pdf")
     assert "confirm each order" in document.text
     case = experiment.ExperimentCase("e-store", UPLOADS / "empty.md", UPLOADS / "empty.md")
-    row = await experiment.run_case(case, "none", factory=None)
+    from reqstudio.llm import ModelFactory, endpoint_from_settings
+
+    factory = ModelFactory(settings, endpoint_from_settings(settings))  # no call is made
+    row = await experiment.run_case(case, "none", factory=factory)
     assert row["status"] == "failed" and "empty" in row["error"]
     assert readers and threading.get_ident() not in readers

@@ -24,6 +24,7 @@ from agents.review.convergence import generate_review_feedback
 from agents.review.models import Improvement, IssueStatusEntry, Priority, ReviewRound
 from agents.review.ranking import judge_rulings
 from agents.review.tracking import ISSUE_PREFIX
+from reqstudio.bilingual import BilingualError
 from reqstudio.document_model import DocumentStructure
 
 USER_CATEGORY = "user"
@@ -45,16 +46,8 @@ class ReviewDecision(BaseModel):
     add: list[AddedFinding] = Field(default_factory=list)
 
 
-class ReviewDecisionError(ValueError):
+class ReviewDecisionError(BilingualError):
     """The decision names an issue or a section that does not exist: nothing was applied."""
-
-    def __init__(self, message: str, message_zh: str):
-        super().__init__(message)
-        self.message_en = message
-        self.message_zh = message_zh
-
-    def message(self, language: str) -> str:
-        return self.message_zh if language == "zh" else self.message_en
 
 
 _PRIORITIES = {"high": "high", "medium": "medium", "low": "low", "高": "high", "中": "medium"}

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field, ValidationError
 from agents.srs.events import PausedRequirement
 from agents.srs.nodes import effective_requirements, freeze_top_scored, record
 from agents.srs.state import GraphState, SrsContext
+from reqstudio.bilingual import BilingualError
 
 log = logging.getLogger("reqstudio.srs")
 
@@ -76,16 +77,8 @@ class HumanDecision(BaseModel):
         return not self.actions
 
 
-class DecisionError(ValueError):
+class DecisionError(BilingualError):
     """The decision cannot be applied (unknown id, bad command): nothing was applied."""
-
-    def __init__(self, message: str, message_zh: str):
-        super().__init__(message)
-        self.message_en = message
-        self.message_zh = message_zh
-
-    def message(self, language: str) -> str:
-        return self.message_zh if language == "zh" else self.message_en
 
 
 # --- the command language -------------------------------------------------------------------

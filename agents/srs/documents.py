@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Literal
 import charset_normalizer
 from charset_normalizer.md import mess_ratio
 
+from reqstudio.bilingual import BilingualError
+
 if TYPE_CHECKING:
     pass
 
@@ -47,17 +49,12 @@ class ReferenceDocument:
     kind: DocumentKind
 
 
-class ReferenceDocumentError(ValueError):
+class ReferenceDocumentError(BilingualError):
     """A document that cannot be used; `message_en` / `message_zh` say why and what is allowed."""
 
     def __init__(self, code: str, message_en: str, message_zh: str):
-        super().__init__(message_en)
+        super().__init__(message_en, message_zh)
         self.code = code
-        self.message_en = message_en
-        self.message_zh = message_zh
-
-    def message(self, language: str = "en") -> str:
-        return self.message_zh if language.startswith("zh") else self.message_en
 
 
 def _refuse(code: str, name: str, max_mb: float, problem_en: str, problem_zh: str):

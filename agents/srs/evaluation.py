@@ -15,30 +15,12 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.srs.documents import ReferenceDocumentError
+from agents.srs.metrics import METRIC_WEIGHTS, METRICS
 from reqstudio.calls import complete, retrying
 from reqstudio.llm import ModelFactory, context_overflow, estimate_tokens
 from reqstudio.prompts import render_prompt
 from reqstudio.usage import UsageTracker
 
-METRIC_WEIGHTS: dict[str, float] = {
-    "coverage": 0.20,
-    "completeness": 0.20,
-    "testability": 0.20,
-    "traceability": 0.15,
-    "consistency": 0.10,
-    "clarity": 0.10,
-    "scope_discipline": 0.05,
-}
-METRICS: tuple[str, ...] = (
-    "coverage",
-    "completeness",
-    "consistency",
-    "testability",
-    "clarity",
-    "traceability",
-    "scope_discipline",
-)
-CATEGORIES: tuple[str, ...] = ("functional", "non_functional", "constraints")
 NOT_JSON_ERROR = "模型输出的不是有效JSON"
 OUT_OF_RANGE_ERROR = "模型给出的评分不在 0-1 范围内"
 RAW_PREVIEW_CHARS = 500

@@ -15,8 +15,9 @@ from typing import Any
 
 from agents.srs.documents import ReferenceDocumentError, load_reference
 from agents.srs.engine import SrsRequest, run_srs
-from agents.srs.evaluation import CATEGORIES, METRICS, evaluate_srs
+from agents.srs.evaluation import evaluate_srs
 from agents.srs.events import RunFailed, RunFinished
+from agents.srs.metrics import CATEGORIES, METRICS
 from agents.srs.state import Ablation
 from reqstudio.errors import describe_failure
 from reqstudio.llm import ModelFactory

@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.srs.metrics import METRICS
+
 BASELINE = "no-clarify"
 # the table on stdout and in `<csv stem>_summary.md`: the composites, the checker, time, tokens
 SUMMARY_METRICS = (
@@ -25,15 +27,7 @@ SUMMARY_METRICS = (
     "tokens",
 )
 # `<csv stem>_summary.json` has every score: the seven metrics as well, and the judge's tokens
-JUDGE_METRICS = (
-    "coverage",
-    "completeness",
-    "consistency",
-    "testability",
-    "clarity",
-    "traceability",
-    "scope_discipline",
-)
+JUDGE_METRICS = METRICS
 ALL_METRICS = (*JUDGE_METRICS, *SUMMARY_METRICS, "judge_tokens", "cost")
 
 
