@@ -29,32 +29,25 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests import test_srs_support as srs  # noqa: E402
 from tests.apps import AppProcess  # noqa: E402
 from tests.browser_support import provider_env  # noqa: E402
 from tests.postgres_support import PostgresServer, postgres_bin_dir  # noqa: E402
 from tests.socket_tabs import ScriptedLLMServer, Tab  # noqa: E402
 from tests.test_pools import ConnectionCounter  # noqa: E402
-from tests.test_srs_support import (  # noqa: E402
-    E_STORE,
-    SRS_TEXT,
-    clarify_reply,
-    doc_reply,
-    explore_reply,
-    parse_reply,
-)
 
 ROUNDS = 2
 
 
 def script_runs(server: ScriptedLLMServer, users: int, latency: float) -> None:
     for _ in range(users):
-        server.script(parse_reply(("FR-01", "Readers search books."), delay=latency))
+        server.script(srs.parse_reply(("FR-01", "Readers search books."), delay=latency))
         for _ in range(ROUNDS):
             server.script(
-                explore_reply(("FR-01", "Readers search books by title."), delay=latency),
-                clarify_reply(FR_01=0),
+                srs.explore_reply(("FR-01", "Readers search books by title."), delay=latency),
+                srs.clarify_reply(FR_01=0),
             )
-        server.script(doc_reply(SRS_TEXT * 20, delay=latency, chunk_delay=0.01))
+        server.script(srs.doc_reply(srs.SRS_TEXT * 20, delay=latency, chunk_delay=0.01))
 
 
 class Peak:
@@ -84,7 +77,7 @@ async def run_users(app: AppProcess, users: int) -> None:
     tabs = [await Tab(app).open() for _ in range(users)]
     await asyncio.gather(*(tab.until_shown("mode is on") for tab in tabs))
     for number, tab in enumerate(tabs):
-        await tab.send(f"System {number}: a library.", attach=E_STORE / "reference.md")
+        await tab.send(f"System {number}: a library.", attach=srs.E_STORE / "reference.md")
     try:
         await asyncio.gather(*(tab.until_shown("✅ Done", timeout=600) for tab in tabs))
     finally:

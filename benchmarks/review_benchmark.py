@@ -14,23 +14,11 @@ intervals, measured by a LangChain callback). Goal: wall time within 10 % of it.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Any
 
-from bench import (
-    PURE_CASE,
-    CallIntervals,
-    Reply,
-    ScriptedLLMServer,
-    conditions,
-    fenced,
-    finish,
-    parser,
-    pure_document,
-    scripted_provider,
-)
+import bench
 
 from agents.review import ReviewRequest, run_review
 from agents.review.events import AuthorToken, RunFinished
@@ -55,24 +43,28 @@ def improvement(agent_id: str, priority: str, topic: str) -> dict[str, str]:
     }
 
 
-def panel(server: ScriptedLLMServer, delay: float, improvements: list[dict], keep: list) -> None:
+def panel(
+    server: bench.ScriptedLLMServer, delay: float, improvements: list[dict], keep: list
+) -> None:
     server.script(
-        Reply(content=fenced({"improvements": improvements, "score": 70}),
+        bench.Reply(content=bench.fenced({"improvements": improvements, "score": 70}),
               match="You are the RED TEAM", delay=delay),
-        Reply(content=fenced({"keep_as_is": keep, "enhancement_suggestions": [], "score": 80}),
+        bench.Reply(content=bench.fenced({"keep_as_is": keep, "enhancement_suggestions": [], "score": 80}),
               match="You are the BLUE TEAM", delay=delay),
-        Reply(content=fenced({"business_gaps": [{"aspect": "timeline", "gap": "no release plan",
+        bench.Reply(content=bench.fenced({"business_gaps": [{"aspect": "timeline", "gap": "no release plan",
               "impact": "cannot budget", "required_info": "milestones by month"}],
               "market_concerns": [], "feasibility_concerns": [], "score": 75}),
               match="You are the CLIENT", delay=delay),
-        Reply(content=fenced({"prioritized_improvements": [{"priority": 1, "agent_id":
+        bench.Reply(content=bench.fenced({"prioritized_improvements": [{"priority": 1, "agent_id":
               improvements[0]["agent_id"], "task": "add the numbers", "rationale": "testable"}],
               "consensus_issues": [], "conflicting_views": [], "score": 75}),
               match="You are the JUDGE", delay=delay),
     )  # fmt: skip
 
 
-def script_run(server: ScriptedLLMServer, delay: float, targets: list[tuple[str, str]]) -> None:
+def script_run(
+    server: bench.ScriptedLLMServer, delay: float, targets: list[tuple[str, str]]
+) -> None:
     panel(
         server,
         delay,
@@ -86,13 +78,15 @@ def script_run(server: ScriptedLLMServer, delay: float, targets: list[tuple[str,
             for n in range(1, 9)
         )
         server.script(
-            Reply(content=body, match=f'<section id="{agent_id}"', delay=delay, chunk_chars=16)
+            bench.Reply(
+                content=body, match=f'<section id="{agent_id}"', delay=delay, chunk_chars=16
+            )
         )
     panel(server, delay, [improvement(targets[0][0], "low", "wording")], [])
 
 
 async def one_run(factory: ModelFactory, document: str, targets) -> dict[str, Any]:
-    intervals, tracker = CallIntervals(), UsageTracker()
+    intervals, tracker = bench.CallIntervals(), UsageTracker()
     factory_for_role = factory.for_role
 
     def for_role(role, *, callbacks=(), **kwargs):
@@ -138,47 +132,32 @@ async def benchmark(delay: float, runs: int, document: Path) -> tuple[list[str],
     text = document.read_text(encoding="utf-8")
     sections = [s for s in parse_markdown(text).sections if len(s.content.strip()) > 200]
     targets = [(s.id, s.title) for s in sections[1:4]]
-    rows = []
-    with scripted_provider() as (server, factory):
-        warm = []
-        for index in range(runs + 1):
+    with bench.scripted_provider() as (server, factory):
+
+        async def run_once() -> dict[str, Any]:
             server.reset()
             script_run(server, delay, targets)
-            stats = await one_run(factory, text, targets)
-            if index == 0:
-                rows.append(row("cold (first run in the process)", stats, delay))
-            else:
-                warm.append(stats)
-        median = sorted(warm, key=lambda s: s["wall"] / s["model"])[len(warm) // 2]
-        rows.append(row(f"warm (median of {runs})", median, delay))
-        worst = max(warm, key=lambda s: s["wall"] / s["model"])
-        rows.append(row(f"warm (worst of {runs})", worst, delay))
-    return rows, {"delay": delay, "median": median, "worst": worst, "runs": warm}
+            return await one_run(factory, text, targets)
+
+        rows, figures = await bench.cold_and_warm(
+            runs, run_once, lambda name, stats: row(name, stats, delay)
+        )
+    return rows, {"delay": delay, **figures}
+
+
+SCENARIO = (
+    "round 1: red team, blue team and client concurrently, the judge, 3 authors concurrently; "
+    "round 2: the panel again, stop (quality_sufficient). 11 calls; on the critical path the "
+    "reviewers count once per round (5 latencies). `model s` = time with at least one model "
+    "call in flight; `app adds` = the rest of the wall time, relative to it."
+)
 
 
 def main() -> int:
-    options = parser(__doc__, "review.md")
-    options.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
-    options.add_argument("--runs", type=int, default=5, help="warm runs")
-    options.add_argument("--document", type=Path, help=f"document (default: PURE {PURE_CASE})")
-    args = options.parse_args()
-    document = pure_document(args.document)
-    rows, figures = asyncio.run(benchmark(args.delay, args.runs, document))
-    table = f"{HEADER}\n" + "\n".join(rows)
-    finish(
-        args,
-        "# Review engine overhead\n\n"
-        f"{conditions()}; "
-        f"document: PURE `{PURE_CASE}` ({document.stat().st_size // 1024} KB); scripted server over "
-        f"HTTP, {args.delay} s latency per model call; round 1: red team, blue team and client "
-        "concurrently, the judge, 3 authors concurrently; round 2: the panel again, stop "
-        "(quality_sufficient). 11 calls; on the critical path the reviewers count once per "
-        "round (5 latencies). `model s` = time with at least one model call in flight; "
-        "`app adds` = the rest of the wall time, relative to it.\n\n" + table,
-        figures,
-        table=table,
+    return bench.run_document_benchmark(
+        __doc__, "review.md", benchmark, role="document", title="Review engine overhead",
+        header=HEADER, scenario=SCENARIO,
     )  # fmt: skip
-    return 0
 
 
 if __name__ == "__main__":
