@@ -10,18 +10,8 @@ from pathlib import Path
 
 import chainlit as cl
 
+from agents.srs import events
 from agents.srs.engine import SrsRequest, run_srs
-from agents.srs.events import (
-    DocumentContinued,
-    DocumentReset,
-    DocumentToken,
-    NodeFinished,
-    NodeStarted,
-    Notice,
-    RunFailed,
-    RunFinished,
-    SrsResult,
-)
 from reqstudio.errors import (
     DATABASE_UNAVAILABLE,
     describe_failure,
@@ -83,12 +73,12 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                 resume=resume,
                 log_dir=interaction_log_dir(),
             ):
-                if isinstance(event, Notice):
+                if isinstance(event, events.Notice):
                     text = (
                         event.message_zh if lang() == "zh" and event.message_zh else event.message
                     )
                     await cl.Message(content=f"ℹ️ {text}").send()
-                elif isinstance(event, NodeStarted):
+                elif isinstance(event, events.NodeStarted):
                     looping = event.agent in ("ReqExplore", "ReqClarify")
                     if looping:
                         rounds_shown = max(rounds_shown, event.round)
@@ -106,19 +96,19 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     if resume and not offer_removed:  # once, as the resumed run starts
                         await remove_taken_offer()
                         offer_removed = True
-                elif isinstance(event, NodeFinished) and open_step is not None:
+                elif isinstance(event, events.NodeFinished) and open_step is not None:
                     await finish_step(open_step, output=node_output(event))
                     open_step = None
-                elif isinstance(event, DocumentToken):
+                elif isinstance(event, events.DocumentToken):
                     await document.stream_token(event.text)
-                elif isinstance(event, DocumentReset):
+                elif isinstance(event, events.DocumentReset):
                     document.content = ""
                     await document.update()
-                elif isinstance(event, DocumentContinued):
+                elif isinstance(event, events.DocumentContinued):
                     log.info("DocGenerate hit the length limit; continued (%d)", event.count)
-                elif isinstance(event, RunFinished):
+                elif isinstance(event, events.RunFinished):
                     await finish_run(document, event.result, rounds_shown)
-                elif isinstance(event, RunFailed):
+                elif isinstance(event, events.RunFailed):
                     reason = (
                         event.message_zh if lang() == "zh" and event.message_zh else event.message
                     )
@@ -146,7 +136,7 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
         await cl.Message(content=text).send()
 
 
-async def show_partial(document: cl.Message, partial: SrsResult | None, note: str) -> None:
+async def show_partial(document: cl.Message, partial: events.SrsResult | None, note: str) -> None:
     body = document.content
     if partial is not None and partial.requirements and not body:
         body = requirement_table(partial.requirements)
@@ -154,7 +144,7 @@ async def show_partial(document: cl.Message, partial: SrsResult | None, note: st
     await document.send()
 
 
-async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int = 0) -> None:
+async def finish_run(document: cl.Message, result: events.SrsResult, rounds_shown: int = 0) -> None:
     cl.user_session.set("srs_last_result", {"srs": result.srs_markdown, "message_id": document.id})
     summary = tr(
         "summary",
