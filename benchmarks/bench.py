@@ -140,18 +140,23 @@ def finish(
 
 async def cold_and_warm(
     runs: int,
-    one_run: Callable[[], Awaitable[dict[str, Any]]],
+    script: Callable[[ScriptedLLMServer], None],
+    one_run: Callable[[ModelFactory], Awaitable[dict[str, Any]]],
     row: Callable[[str, dict[str, Any]], str],
 ) -> tuple[list[str], dict[str, Any]]:
-    """The first run in the process (cold), then `runs` warm ones; the table rows of the cold
-    run and of the warm median and worst (by wall time / model time), and the figures."""
+    """Against the scripted provider, `script`ed afresh for each run: the first run in the
+    process (cold), then `runs` warm ones; the table rows of the cold run and of the warm
+    median and worst (by wall time / model time), and the figures."""
     rows, warm = [], []
-    for index in range(runs + 1):
-        stats = await one_run()
-        if index == 0:
-            rows.append(row("cold (first run in the process)", stats))
-        else:
-            warm.append(stats)
+    with scripted_provider() as (server, factory):
+        for index in range(runs + 1):
+            server.reset()
+            script(server)
+            stats = await one_run(factory)
+            if index == 0:
+                rows.append(row("cold (first run in the process)", stats))
+            else:
+                warm.append(stats)
     by_ratio = sorted(warm, key=lambda s: s["wall"] / s["model"])
     median, worst = by_ratio[len(warm) // 2], by_ratio[-1]
     rows += [row(f"warm (median of {runs})", median), row(f"warm (worst of {runs})", worst)]
@@ -159,18 +164,16 @@ async def cold_and_warm(
 
 
 def run_document_benchmark(
-    doc: str | None,
+    doc: str,
     results: str,
     benchmark: Callable[[float, int, Path], Awaitable[tuple[list[str], dict[str, Any]]]],
-    *,
-    role: str,
-    title: str,
     header: str,
-    scenario: str,
+    role: str,
 ) -> int:
     """The `main` of a benchmark running an engine over one document: its arguments
     (`--delay`, `--runs`, `--document`: `role` says what the document is to the engine), the
-    runs, and the report (`scenario` says what a run does)."""
+    runs, and the report, whose title and description are the benchmark's docstring (its first
+    line, and its second paragraph: what a run does)."""
     options = parser(doc, results)
     options.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
     options.add_argument("--runs", type=int, default=5, help="warm runs")
@@ -178,11 +181,12 @@ def run_document_benchmark(
     args = options.parse_args()
     document = pure_document(args.document)
     rows, figures = asyncio.run(benchmark(args.delay, args.runs, document))
+    title, scenario = [" ".join(part.split()) for part in doc.split("\n\n")[:2]]
     how = (
-        f"{role}: PURE `{PURE_CASE}` ({document.stat().st_size // 1024} KB); scripted server "
-        f"over HTTP, {args.delay} s latency per model call; {scenario}"
+        f"{role}: `{document.name}` ({document.stat().st_size // 1024} KB), "
+        f"{args.delay} s latency per model call. {scenario}"
     )
-    return finish_table(args, title, how, (header, rows), figures)
+    return finish_table(args, title.rstrip("."), how, (header, rows), figures)
 
 
 def finish_table(

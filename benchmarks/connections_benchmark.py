@@ -33,7 +33,7 @@ from tests import test_srs_support as srs  # noqa: E402
 from tests.apps import AppProcess  # noqa: E402
 from tests.browser_support import provider_env  # noqa: E402
 from tests.postgres_support import PostgresServer, postgres_bin_dir  # noqa: E402
-from tests.socket_tabs import ScriptedLLMServer, Tab  # noqa: E402
+from tests.socket_tabs import ScriptedLLMServer, runs_at_once  # noqa: E402
 from tests.test_pools import ConnectionCounter  # noqa: E402
 
 ROUNDS = 2
@@ -73,18 +73,6 @@ class Peak:
         self._thread.join()
 
 
-async def run_users(app: AppProcess, users: int) -> None:
-    tabs = [await Tab(app).open() for _ in range(users)]
-    await asyncio.gather(*(tab.until_shown("mode is on") for tab in tabs))
-    for number, tab in enumerate(tabs):
-        await tab.send(f"System {number}: a library.", attach=srs.E_STORE / "reference.md")
-    try:
-        await asyncio.gather(*(tab.until_shown("✅ Done", timeout=600) for tab in tabs))
-    finally:
-        for tab in tabs:
-            await tab.close()
-
-
 def measure(app: AppProcess, server: ScriptedLLMServer, url: str, users: int, latency: float):
     script_runs(server, users, latency)
     process = psutil.Process(app.process.pid)
@@ -92,7 +80,7 @@ def measure(app: AppProcess, server: ScriptedLLMServer, url: str, users: int, la
     cpu_before = sum(process.cpu_times()[:2])
     with ConnectionCounter(url) as counter, Peak(app.process.pid) as memory:
         started = time.monotonic()
-        asyncio.run(run_users(app, users))
+        asyncio.run(runs_at_once(app, users, srs.E_STORE / "reference.md", timeout=600))
         wall = time.monotonic() - started
     cpu = sum(process.cpu_times()[:2]) - cpu_before
     time.sleep(1.0)

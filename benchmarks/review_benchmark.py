@@ -25,6 +25,7 @@ from agents.review.events import AuthorToken, RunFinished
 from reqstudio.document_model import parse_markdown
 from reqstudio.llm import ModelFactory
 from reqstudio.usage import UsageTracker
+from tests import review_support as review
 
 HEADER = (
     "| run | sections | rounds | LLM calls | tokens | author tokens streamed | wall s "
@@ -43,46 +44,31 @@ def improvement(agent_id: str, priority: str, topic: str) -> dict[str, str]:
     }
 
 
-def panel(
-    server: bench.ScriptedLLMServer, delay: float, improvements: list[dict], keep: list
-) -> None:
-    server.script(
-        bench.Reply(content=bench.fenced({"improvements": improvements, "score": 70}),
-              match="You are the RED TEAM", delay=delay),
-        bench.Reply(content=bench.fenced({"keep_as_is": keep, "enhancement_suggestions": [], "score": 80}),
-              match="You are the BLUE TEAM", delay=delay),
-        bench.Reply(content=bench.fenced({"business_gaps": [{"aspect": "timeline", "gap": "no release plan",
-              "impact": "cannot budget", "required_info": "milestones by month"}],
-              "market_concerns": [], "feasibility_concerns": [], "score": 75}),
-              match="You are the CLIENT", delay=delay),
-        bench.Reply(content=bench.fenced({"prioritized_improvements": [{"priority": 1, "agent_id":
-              improvements[0]["agent_id"], "task": "add the numbers", "rationale": "testable"}],
-              "consensus_issues": [], "conflicting_views": [], "score": 75}),
-              match="You are the JUDGE", delay=delay),
-    )  # fmt: skip
+def panel(delay: float, improvements: list[dict], keep: list[tuple[str, str]]) -> list:
+    """One round's answers, each after `delay`: the red team with `improvements`, the blue
+    team keeping `keep`, the client, and the judge ranking the first improvement first."""
+    judge = review.judge_reply(agent_id=improvements[0]["agent_id"], conflicts=False, delay=delay)
+    return [
+        review.red_reply(*improvements, delay=delay),
+        review.blue_reply(keep, delay=delay),
+        review.client_reply(delay=delay),
+        judge,
+    ]
 
 
 def script_run(
     server: bench.ScriptedLLMServer, delay: float, targets: list[tuple[str, str]]
 ) -> None:
-    panel(
-        server,
-        delay,
-        [improvement(agent_id, "high", title) for agent_id, title in targets],
-        [{"agent_id": targets[0][0], "aspect": "structure", "reason": "clear IEEE 830 layout"}],
-    )
+    improvements = [improvement(agent_id, "high", title) for agent_id, title in targets]
+    server.script(*panel(delay, improvements, [(targets[0][0], "structure")]))
     for agent_id, title in targets:
         body = "".join(
             f"{n}. The E-Store shall meet the {title.lower()} requirement within 2 s for 95 % "
             "of requests under 500 concurrent users, measured monthly.\n"
             for n in range(1, 9)
         )
-        server.script(
-            bench.Reply(
-                content=body, match=f'<section id="{agent_id}"', delay=delay, chunk_chars=16
-            )
-        )
-    panel(server, delay, [improvement(targets[0][0], "low", "wording")], [])
+        server.script(review.author_reply(agent_id, body, delay=delay, chunk_chars=16))
+    server.script(*panel(delay, [improvement(targets[0][0], "low", "wording")], []))
 
 
 async def one_run(factory: ModelFactory, document: str, targets) -> dict[str, Any]:
@@ -132,32 +118,17 @@ async def benchmark(delay: float, runs: int, document: Path) -> tuple[list[str],
     text = document.read_text(encoding="utf-8")
     sections = [s for s in parse_markdown(text).sections if len(s.content.strip()) > 200]
     targets = [(s.id, s.title) for s in sections[1:4]]
-    with bench.scripted_provider() as (server, factory):
-
-        async def run_once() -> dict[str, Any]:
-            server.reset()
-            script_run(server, delay, targets)
-            return await one_run(factory, text, targets)
-
-        rows, figures = await bench.cold_and_warm(
-            runs, run_once, lambda name, stats: row(name, stats, delay)
-        )
+    rows, figures = await bench.cold_and_warm(
+        runs,
+        lambda server: script_run(server, delay, targets),
+        lambda factory: one_run(factory, text, targets),
+        lambda name, stats: row(name, stats, delay),
+    )
     return rows, {"delay": delay, **figures}
 
 
-SCENARIO = (
-    "round 1: red team, blue team and client concurrently, the judge, 3 authors concurrently; "
-    "round 2: the panel again, stop (quality_sufficient). 11 calls; on the critical path the "
-    "reviewers count once per round (5 latencies). `model s` = time with at least one model "
-    "call in flight; `app adds` = the rest of the wall time, relative to it."
-)
-
-
 def main() -> int:
-    return bench.run_document_benchmark(
-        __doc__, "review.md", benchmark, role="document", title="Review engine overhead",
-        header=HEADER, scenario=SCENARIO,
-    )  # fmt: skip
+    return bench.run_document_benchmark(__doc__, "review.md", benchmark, HEADER, "document")
 
 
 if __name__ == "__main__":

@@ -163,31 +163,19 @@ async def benchmark(delay: float, runs: int, document: Path) -> tuple[list[str],
             ClarificationItem(question="Availability target?", answer="99.5 % per month."),
         ],
     )
-    with bench.scripted_provider() as (server, factory):
-
-        async def run_once() -> dict[str, Any]:
-            server.reset()
-            script_run(server, delay)
-            return await one_run(factory, request)
-
-        rows, figures = await bench.cold_and_warm(runs, run_once, row)
+    rows, figures = await bench.cold_and_warm(
+        runs,
+        lambda server: script_run(server, delay),
+        lambda factory: one_run(factory, request),
+        row,
+    )
     spread = statistics.pstdev(s["wall"] for s in figures["runs"])
     print(f"warm wall time spread: {spread * 1000:.1f} ms", file=sys.stderr)
     return rows, {"delay": delay, **figures}
 
 
-SCENARIO = (
-    "6 sections, 2 review rounds, 2 sections patched concurrently (11 calls, 10 on the critical "
-    "path). `model s` = time with at least one model call in flight; `app adds` = the rest of "
-    "the wall time, relative to it."
-)
-
-
 def main() -> int:
-    return bench.run_document_benchmark(
-        __doc__, "rewrite.md", benchmark, role="original", title="Rewrite engine overhead",
-        header=HEADER, scenario=SCENARIO,
-    )  # fmt: skip
+    return bench.run_document_benchmark(__doc__, "rewrite.md", benchmark, HEADER, "original")
 
 
 if __name__ == "__main__":
