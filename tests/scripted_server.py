@@ -123,6 +123,12 @@ class ScriptedLLMServer:
             for reply in replies:
                 self._queue.append(reply if isinstance(reply, Reply) else Reply.from_dict(reply))
 
+    def texts_with(self, marker: str) -> list[str]:
+        """The text of every request received so far whose messages contain `marker` (the
+        messages joined by newlines), in arrival order."""
+        texts = (_message_text(request["messages"]) for request in self.requests)
+        return [text for text in texts if marker in text]
+
     def reset(self) -> None:
         with self._lock:
             self._queue.clear()

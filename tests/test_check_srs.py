@@ -93,12 +93,11 @@ def test_the_ears_style_reaches_req_explore_and_doc_generate(run_cli, llm_server
     for style in ("ears", "plain"):
         llm_server.reset()
         llm_server.script(
-            srs.parse_reply(("FR-01", "Place an order.")),
-            srs.explore_reply(
-                ("FR-01", "When the customer confirms, the system shall place the order.")
+            *srs.one_requirement_run(
+                "Place an order.",
+                "When the customer confirms, the system shall place the order.",
+                GENERATED,
             ),
-            srs.clarify_reply(FR_01=2),
-            srs.doc_reply(GENERATED),
         )
         done = run_cli(
             "generate",

@@ -26,6 +26,17 @@ REQUEST = SrsRequest(
     max_iterations=2,  # one ReqExplore/ReqClarify round (ReqParse is iteration 1)
 )
 PARSED = (("FR-01", "Place an order."), ("FR-02", "Confirm an order by e-mail."))
+
+
+def until_the_document() -> list[Reply]:
+    """A run's answers before DocGenerate: PARSED, explored as they are, scored 0 (one round)."""
+    return [
+        srs.parse_reply(*PARSED),
+        srs.explore_reply(*PARSED),
+        srs.clarify_reply(FR_01=0, FR_02=0),
+    ]
+
+
 TWELVE = tuple(
     (f"FR-{n:02d}", f"Requirement number {n} of the explored list.") for n in range(1, 13)
 )
@@ -88,9 +99,7 @@ async def test_a_complete_answer_holding_a_cut_list_is_reasked_not_repaired_shor
 async def test_a_document_cut_every_time_is_an_error_not_a_shorter_srs(llm_server, factory):
     long_doc = srs.SRS_TEXT + "\n## 2. Overall description\n\n" + "The E-Store ... " * 40
     llm_server.script(
-        srs.parse_reply(*PARSED),
-        srs.explore_reply(*PARSED),
-        srs.clarify_reply(FR_01=0, FR_02=0),
+        *until_the_document(),
         *[srs.doc_reply(long_doc, fault="truncated") for _ in range(5)],
     )
     failure = srs.failed(await srs.collect(REQUEST, factory))
@@ -108,9 +117,7 @@ async def test_a_document_at_the_length_limit_is_continued_and_the_run_says_so(l
     first = "# SRS\n\n## 1. Introduction\nThe library lends books to its readers.\n"
     rest = "## 2. Overall description\nReaders search, reserve and borrow books.\n"
     llm_server.script(
-        srs.parse_reply(*PARSED),
-        srs.explore_reply(*PARSED),
-        srs.clarify_reply(FR_01=0, FR_02=0),
+        *until_the_document(),
         srs.doc_reply(first, finish_reason="length"),
         Reply(content=rest, match="Continue exactly where it stopped"),
     )
@@ -181,9 +188,7 @@ async def test_a_document_filtered_or_empty_every_time_fails_naming_it(
     llm_server, factory, fault, words, words_zh
 ):
     llm_server.script(
-        srs.parse_reply(*PARSED),
-        srs.explore_reply(*PARSED),
-        srs.clarify_reply(FR_01=0, FR_02=0),
+        *until_the_document(),
         *[Reply(**{"content": srs.SRS_TEXT, "match": srs.DOC, **fault}) for _ in range(5)],
     )
     failure = srs.failed(await srs.collect(REQUEST, factory))
@@ -276,10 +281,16 @@ async def test_a_hanging_evaluation_gets_six_tries_within_the_documented_bound(l
 WHOLE = "一个好的需求可测试、无歧义、可追溯，并且只描述一件事。" * 3
 
 
-async def test_chat_answer_cut_short_is_retried_and_only_the_whole_one_is_shown(
-    llm_server, factory
+@pytest.mark.parametrize(
+    "broken",
+    [[Reply(content=WHOLE, fault="truncated")],
+     [Reply(content=WHOLE[:20], finish_reason="content_filter"), Reply(content="")]],
+    ids=["cut_short", "filtered_then_empty"],
+)  # fmt: skip
+async def test_chat_answer_broken_off_is_retried_and_only_the_whole_one_is_shown(
+    llm_server, factory, broken
 ):
-    llm_server.script(Reply(content=WHOLE, fault="truncated"), Reply(content=WHOLE))
+    llm_server.script(*broken, Reply(content=WHOLE))
     shown: list[str] = []
 
     def drop(attempt: int, error: BaseException, wait: float) -> None:
@@ -289,7 +300,7 @@ async def test_chat_answer_cut_short_is_retried_and_only_the_whole_one_is_shown(
         ChatMemory(), "什么是好的需求？", on_token=shown.append, on_retry=drop
     )
     assert answer == WHOLE == "".join(shown)
-    assert len(llm_server.requests) == 2
+    assert len(llm_server.requests) == len(broken) + 1
 
 
 async def test_chat_answer_cut_every_time_is_an_error_keeping_what_arrived(llm_server, factory):
@@ -306,26 +317,6 @@ async def test_chat_length_finish_is_not_a_whole_answer(llm_server, factory):
     with pytest.raises(IncompleteAnswerError) as error:
         await ChatEngine(factory).reply(ChatMemory(), "什么是好的需求？")
     assert error.value.reason == "length" and error.value.partial == WHOLE[:10]
-
-
-async def test_chat_filtered_or_empty_answer_is_retried_and_only_the_whole_one_is_shown(
-    llm_server, factory
-):
-    llm_server.script(
-        Reply(content=WHOLE[:20], finish_reason="content_filter"),
-        Reply(content=""),
-        Reply(content=WHOLE),
-    )
-    shown: list[str] = []
-
-    def drop(attempt: int, error: BaseException, wait: float) -> None:
-        shown.clear()
-
-    answer = await ChatEngine(factory).reply(
-        ChatMemory(), "什么是好的需求？", on_token=shown.append, on_retry=drop
-    )
-    assert answer == WHOLE == "".join(shown)
-    assert len(llm_server.requests) == 3
 
 
 @pytest.mark.parametrize(

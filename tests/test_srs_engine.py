@@ -397,10 +397,7 @@ async def test_embedded_model_is_asked_in_its_own_dialect(llm_server, settings):
         settings, Endpoint(llm_server.base_url, "sk-no-key", "m", embedded=True)
     )
     llm_server.script(
-        srs.parse_reply(("FR-01", "Place an order.")),
-        srs.explore_reply(("FR-01", "Place an order online.")),
-        srs.clarify_reply(FR_01=2),
-        srs.doc_reply(),
+        *srs.one_requirement_run("Place an order.", "Place an order online."),
     )
     result = srs.finished(
         await srs.collect(REQUEST.model_copy(update={"max_iterations": 1}), embedded)
