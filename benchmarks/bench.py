@@ -189,6 +189,11 @@ def run_document_benchmark(
     return finish_table(args, title.rstrip("."), how, (header, rows), figures)
 
 
+def table_row(*cells: object) -> str:
+    """One row of a Markdown table."""
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
 def finish_table(
     args: argparse.Namespace,
     title: str,

@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from tests import test_srs_support as srs  # noqa: E402
 from tests.apps import AppProcess  # noqa: E402
 from tests.browser_support import provider_env  # noqa: E402
 from tests.postgres_support import PostgresServer, postgres_bin_dir  # noqa: E402
+from tests.sampling import PeakSampler  # noqa: E402
 from tests.socket_tabs import ScriptedLLMServer, runs_at_once  # noqa: E402
 from tests.test_pools import ConnectionCounter  # noqa: E402
 
@@ -50,27 +50,15 @@ def script_runs(server: ScriptedLLMServer, users: int, latency: float) -> None:
         server.script(srs.doc_reply(srs.SRS_TEXT * 20, delay=latency, chunk_delay=0.01))
 
 
-class Peak:
+class Peak(PeakSampler):
     """The app process's peak RSS while sampling."""
 
     def __init__(self, pid: int):
+        super().__init__()
         self.process = psutil.Process(pid)
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
 
-    def _sample(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.process.memory_info().rss)
-            time.sleep(0.02)
-
-    def __enter__(self) -> Peak:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+    def sample(self) -> int:
+        return self.process.memory_info().rss
 
 
 def measure(app: AppProcess, server: ScriptedLLMServer, url: str, users: int, latency: float):

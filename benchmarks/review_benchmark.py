@@ -107,11 +107,9 @@ async def one_run(factory: ModelFactory, document: str, targets) -> dict[str, An
 
 def row(name: str, stats: dict[str, Any], delay: float) -> str:
     ratio = stats["wall"] / stats["model"]
-    return (
-        f"| {name} | {stats['sections']} | {stats['rounds']} | {stats['calls']} "
-        f"| {stats['tokens']} | {stats['streamed']} | {stats['wall']:.3f} "
-        f"| {stats['model']:.3f} | {5 * delay:.3f} | {ratio:.3f} | {(ratio - 1) * 100:.1f} % |"
-    )
+    counts = [stats[key] for key in ("sections", "rounds", "calls", "tokens", "streamed")]
+    seconds = [f"{stats['wall']:.3f}", f"{stats['model']:.3f}", f"{5 * delay:.3f}"]
+    return bench.table_row(name, *counts, *seconds, f"{ratio:.3f}", f"{(ratio - 1) * 100:.1f} %")
 
 
 async def benchmark(delay: float, runs: int, document: Path) -> tuple[list[str], dict]:

@@ -148,11 +148,9 @@ async def one_run(factory: ModelFactory, request: RewriteRequest) -> dict[str, A
 
 def row(name: str, stats: dict[str, Any]) -> str:
     ratio = stats["wall"] / stats["model"]
-    return (
-        f"| {name} | {stats['sections']} | {stats['calls']} | {stats['tokens']} "
-        f"| {stats['streamed']} | {stats['wall']:.3f} | {stats['model']:.3f} | {ratio:.3f} "
-        f"| {(ratio - 1) * 100:.1f} % |"
-    )
+    counts = [stats[key] for key in ("sections", "calls", "tokens", "streamed")]
+    seconds = [f"{stats['wall']:.3f}", f"{stats['model']:.3f}"]
+    return bench.table_row(name, *counts, *seconds, f"{ratio:.3f}", f"{(ratio - 1) * 100:.1f} %")
 
 
 async def benchmark(delay: float, runs: int, document: Path) -> tuple[list[str], dict]:

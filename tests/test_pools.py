@@ -5,8 +5,8 @@ counted by the server itself (`pg_stat_activity`)."""
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -22,21 +22,20 @@ from reqstudio.pools import close_pools, data_engine, pool_sizes
 from tests import test_srs_support as srs
 from tests.apps import AppProcess, shared_database_env
 from tests.browser_support import provider_env
+from tests.sampling import PeakSampler
 from tests.socket_tabs import ScriptedLLMServer, runs_at_once
 from tests.test_srs_resume import REQUEST
 
 
-class ConnectionCounter:
+class ConnectionCounter(PeakSampler):
     """Samples, every 20 ms, how many client connections the database `url` has (this
     counter's own excluded), and keeps the highest count seen."""
 
     def __init__(self, url: str):
+        super().__init__()
         self.conninfo = libpq_conninfo(url)
         self.database = url.rsplit("/", 1)[1]
-        self.peak = 0
-        self.samples: list[int] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._conn: psycopg.Connection | None = None
 
     def count(self, conn: psycopg.Connection) -> int:
         return conn.execute(
@@ -45,21 +44,13 @@ class ConnectionCounter:
             (self.database,),
         ).fetchone()[0]
 
-    def _sample(self) -> None:
-        with psycopg.connect(self.conninfo, autocommit=True) as conn:
-            while not self._stop.is_set():
-                value = self.count(conn)
-                self.samples.append(value)
-                self.peak = max(self.peak, value)
-                time.sleep(0.02)
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        with psycopg.connect(self.conninfo, autocommit=True) as self._conn:
+            yield
 
-    def __enter__(self) -> ConnectionCounter:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
+    def sample(self) -> int:
+        return self.count(self._conn)
 
 
 async def test_checkpointers_of_concurrent_runs_share_the_pool(

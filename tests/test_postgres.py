@@ -11,7 +11,7 @@ from chainlit.context import init_http_context
 from chainlit.types import Pagination, ThreadFilter
 from chainlit.user import User
 
-from agents.srs.engine import SrsRequest, pending_resume, run_srs
+from agents.srs.engine import pending_resume, run_srs
 from agents.srs.events import NodeStarted
 from agents.team import EventStore, TeamConfig, TeamRun
 from agents.team.events import RunFinished as TeamFinished
@@ -123,13 +123,7 @@ async def test_srs_run_stopped_on_one_instance_resumes_on_another(
     before = len(llm_server.requests)
     async with open_checkpointer(pg) as saver:  # instance B: its own connection
         assert await pending_resume(saver, "t-pg") == "ReqClarify"
-        events = await srs.collect(
-            SrsRequest(user_input="ignored on resume"),
-            factory,
-            checkpointer=saver,
-            thread_id="t-pg",
-            resume=True,
-        )
+        events = await srs.collect_resumed(factory, saver, "t-pg")
         assert await pending_resume(saver, "t-pg") is None
     assert srs.node_sequence(events) == ["ReqExplore", "ReqClarify", "DocGenerate"]
     assert not srs.prompts_for(llm_server.requests[before:], srs.PARSE)

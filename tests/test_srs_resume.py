@@ -73,14 +73,7 @@ async def test_stopped_run_resumes_without_redoing_completed_nodes(llm_server, f
 
     before = len(llm_server.requests)
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
-        events = await srs.collect(
-            SrsRequest(user_input="ignored on resume"),
-            factory,
-            checkpointer=saver,
-            thread_id="t-1",
-            resume=True,
-            log_dir=logs,
-        )
+        events = await srs.collect_resumed(factory, saver, "t-1", log_dir=logs)
         assert await pending_resume(saver, "t-1") is None
     assert list(logs.iterdir()) == []  # the finished run's log file went with its checkpoints
 

@@ -77,6 +77,14 @@ async def collect(request: SrsRequest, factory, **kwargs: Any) -> list[Any]:
     return [event async for event in run_srs(request, factory, **kwargs)]
 
 
+async def collect_resumed(factory, checkpointer, thread_id: str, **kwargs: Any) -> list[Any]:
+    """The events of the thread's stopped run, resumed from its last checkpoint."""
+    request = SrsRequest(user_input="ignored on resume")
+    return await collect(
+        request, factory, checkpointer=checkpointer, thread_id=thread_id, resume=True, **kwargs
+    )
+
+
 def finished(events: Sequence[Any]) -> SrsResult:
     last = events[-1]
     assert isinstance(last, RunFinished), f"the run did not finish: {last!r}"

@@ -12,6 +12,7 @@ from agents.team.events import ContactAdded, Introduced, MessageDelivered, Refus
 from agents.team.protocol import ROOT_ID, USER_ID, format_delivery
 from agents.team.society import AgentSociety, SocietyLimits
 from reqstudio.prompts import render_prompt
+from tests.test_team_run import PY_BRIEF
 
 SPEC = {
     "services": ["非功能需求分析"],
@@ -22,13 +23,7 @@ SPEC = {
 
 
 def brief(**changes):
-    value = {
-        "objective": "写出校园二手交易平台的功能需求",
-        "constraints": ["静态网页前端", "Python 后端"],
-        "inputs": ["用户的任务描述"],
-        "outputs": ["FR 列表（Markdown）"],
-        "completion_criteria": ["每条需求可测试"],
-    }
+    value = {**PY_BRIEF, "outputs": ["FR 列表（Markdown）"]}
     value.update(changes)
     return {k: v for k, v in value.items() if v is not None}
 
