@@ -10,12 +10,13 @@ project's imports (`agents`, `reqstudio`, and the scripted server in `tests/scri
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import platform
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
@@ -135,3 +136,74 @@ def finish(
     if args.json is not None:
         data = {"conditions": conditions(), **figures}
         args.json.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")
+
+
+async def cold_and_warm(
+    runs: int,
+    script: Callable[[ScriptedLLMServer], None],
+    one_run: Callable[[ModelFactory], Awaitable[dict[str, Any]]],
+    row: Callable[[str, dict[str, Any]], str],
+) -> tuple[list[str], dict[str, Any]]:
+    """Against the scripted provider, `script`ed afresh for each run: the first run in the
+    process (cold), then `runs` warm ones; the table rows of the cold run and of the warm
+    median and worst (by wall time / model time), and the figures."""
+    rows, warm = [], []
+    with scripted_provider() as (server, factory):
+        for index in range(runs + 1):
+            server.reset()
+            script(server)
+            stats = await one_run(factory)
+            if index == 0:
+                rows.append(row("cold (first run in the process)", stats))
+            else:
+                warm.append(stats)
+    by_ratio = sorted(warm, key=lambda s: s["wall"] / s["model"])
+    median, worst = by_ratio[len(warm) // 2], by_ratio[-1]
+    rows += [row(f"warm (median of {runs})", median), row(f"warm (worst of {runs})", worst)]
+    return rows, {"median": median, "worst": worst, "runs": warm}
+
+
+def run_document_benchmark(
+    doc: str,
+    results: str,
+    benchmark: Callable[[float, int, Path], Awaitable[tuple[list[str], dict[str, Any]]]],
+    header: str,
+    role: str,
+) -> int:
+    """The `main` of a benchmark running an engine over one document: its arguments
+    (`--delay`, `--runs`, `--document`: `role` says what the document is to the engine), the
+    runs, and the report, whose title and description are the benchmark's docstring (its first
+    line, and its second paragraph: what a run does)."""
+    options = parser(doc, results)
+    options.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
+    options.add_argument("--runs", type=int, default=5, help="warm runs")
+    options.add_argument("--document", type=Path, help=f"{role} (default: PURE {PURE_CASE})")
+    args = options.parse_args()
+    document = pure_document(args.document)
+    rows, figures = asyncio.run(benchmark(args.delay, args.runs, document))
+    title, scenario = [" ".join(part.split()) for part in doc.split("\n\n")[:2]]
+    how = (
+        f"{role}: `{document.name}` ({document.stat().st_size // 1024} KB), "
+        f"{args.delay} s latency per model call. {scenario}"
+    )
+    return finish_table(args, title.rstrip("."), how, (header, rows), figures)
+
+
+def table_row(*cells: object) -> str:
+    """One row of a Markdown table."""
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
+def finish_table(
+    args: argparse.Namespace,
+    title: str,
+    how: str,
+    table: tuple[str, list[str]],
+    figures: dict[str, Any],
+) -> int:
+    """`finish` with the report `# title`, the conditions, `how` the figures were measured and
+    the table (its header and rows), which is also what is printed; returns the exit code 0."""
+    header, rows = table
+    text = "\n".join([header, *rows])
+    finish(args, f"# {title}\n\n{conditions()}; {how}\n\n{text}", figures, table=text)
+    return 0

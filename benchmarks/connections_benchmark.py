@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -29,67 +28,37 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests import test_srs_support as srs  # noqa: E402
 from tests.apps import AppProcess  # noqa: E402
 from tests.browser_support import provider_env  # noqa: E402
 from tests.postgres_support import PostgresServer, postgres_bin_dir  # noqa: E402
-from tests.socket_tabs import ScriptedLLMServer, Tab  # noqa: E402
+from tests.sampling import PeakSampler  # noqa: E402
+from tests.socket_tabs import ScriptedLLMServer, runs_at_once  # noqa: E402
 from tests.test_pools import ConnectionCounter  # noqa: E402
-from tests.test_srs_support import (  # noqa: E402
-    E_STORE,
-    SRS_TEXT,
-    clarify_reply,
-    doc_reply,
-    explore_reply,
-    parse_reply,
-)
 
 ROUNDS = 2
 
 
 def script_runs(server: ScriptedLLMServer, users: int, latency: float) -> None:
     for _ in range(users):
-        server.script(parse_reply(("FR-01", "Readers search books."), delay=latency))
+        server.script(srs.parse_reply(("FR-01", "Readers search books."), delay=latency))
         for _ in range(ROUNDS):
             server.script(
-                explore_reply(("FR-01", "Readers search books by title."), delay=latency),
-                clarify_reply(FR_01=0),
+                srs.explore_reply(("FR-01", "Readers search books by title."), delay=latency),
+                srs.clarify_reply(FR_01=0),
             )
-        server.script(doc_reply(SRS_TEXT * 20, delay=latency, chunk_delay=0.01))
+        server.script(srs.doc_reply(srs.SRS_TEXT * 20, delay=latency, chunk_delay=0.01))
 
 
-class Peak:
+class Peak(PeakSampler):
     """The app process's peak RSS while sampling."""
 
     def __init__(self, pid: int):
+        super().__init__()
         self.process = psutil.Process(pid)
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
 
-    def _sample(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.process.memory_info().rss)
-            time.sleep(0.02)
-
-    def __enter__(self) -> Peak:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-async def run_users(app: AppProcess, users: int) -> None:
-    tabs = [await Tab(app).open() for _ in range(users)]
-    await asyncio.gather(*(tab.until_shown("mode is on") for tab in tabs))
-    for number, tab in enumerate(tabs):
-        await tab.send(f"System {number}: a library.", attach=E_STORE / "reference.md")
-    try:
-        await asyncio.gather(*(tab.until_shown("✅ Done", timeout=600) for tab in tabs))
-    finally:
-        for tab in tabs:
-            await tab.close()
+    def sample(self) -> int:
+        return self.process.memory_info().rss
 
 
 def measure(app: AppProcess, server: ScriptedLLMServer, url: str, users: int, latency: float):
@@ -99,7 +68,7 @@ def measure(app: AppProcess, server: ScriptedLLMServer, url: str, users: int, la
     cpu_before = sum(process.cpu_times()[:2])
     with ConnectionCounter(url) as counter, Peak(app.process.pid) as memory:
         started = time.monotonic()
-        asyncio.run(run_users(app, users))
+        asyncio.run(runs_at_once(app, users, srs.E_STORE / "reference.md", timeout=600))
         wall = time.monotonic() - started
     cpu = sum(process.cpu_times()[:2]) - cpu_before
     time.sleep(1.0)

@@ -14,29 +14,18 @@ intervals, measured by a LangChain callback). Goal: wall time within 10 % of it.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Any
 
-from bench import (
-    PURE_CASE,
-    CallIntervals,
-    Reply,
-    ScriptedLLMServer,
-    conditions,
-    fenced,
-    finish,
-    parser,
-    pure_document,
-    scripted_provider,
-)
+import bench
 
 from agents.review import ReviewRequest, run_review
 from agents.review.events import AuthorToken, RunFinished
 from reqstudio.document_model import parse_markdown
 from reqstudio.llm import ModelFactory
 from reqstudio.usage import UsageTracker
+from tests import review_support as review
 
 HEADER = (
     "| run | sections | rounds | LLM calls | tokens | author tokens streamed | wall s "
@@ -55,44 +44,35 @@ def improvement(agent_id: str, priority: str, topic: str) -> dict[str, str]:
     }
 
 
-def panel(server: ScriptedLLMServer, delay: float, improvements: list[dict], keep: list) -> None:
-    server.script(
-        Reply(content=fenced({"improvements": improvements, "score": 70}),
-              match="You are the RED TEAM", delay=delay),
-        Reply(content=fenced({"keep_as_is": keep, "enhancement_suggestions": [], "score": 80}),
-              match="You are the BLUE TEAM", delay=delay),
-        Reply(content=fenced({"business_gaps": [{"aspect": "timeline", "gap": "no release plan",
-              "impact": "cannot budget", "required_info": "milestones by month"}],
-              "market_concerns": [], "feasibility_concerns": [], "score": 75}),
-              match="You are the CLIENT", delay=delay),
-        Reply(content=fenced({"prioritized_improvements": [{"priority": 1, "agent_id":
-              improvements[0]["agent_id"], "task": "add the numbers", "rationale": "testable"}],
-              "consensus_issues": [], "conflicting_views": [], "score": 75}),
-              match="You are the JUDGE", delay=delay),
-    )  # fmt: skip
+def panel(delay: float, improvements: list[dict], keep: list[tuple[str, str]]) -> list:
+    """One round's answers, each after `delay`: the red team with `improvements`, the blue
+    team keeping `keep`, the client, and the judge ranking the first improvement first."""
+    judge = review.judge_reply(agent_id=improvements[0]["agent_id"], conflicts=False, delay=delay)
+    return [
+        review.red_reply(*improvements, delay=delay),
+        review.blue_reply(keep, delay=delay),
+        review.client_reply(delay=delay),
+        judge,
+    ]
 
 
-def script_run(server: ScriptedLLMServer, delay: float, targets: list[tuple[str, str]]) -> None:
-    panel(
-        server,
-        delay,
-        [improvement(agent_id, "high", title) for agent_id, title in targets],
-        [{"agent_id": targets[0][0], "aspect": "structure", "reason": "clear IEEE 830 layout"}],
-    )
+def script_run(
+    server: bench.ScriptedLLMServer, delay: float, targets: list[tuple[str, str]]
+) -> None:
+    improvements = [improvement(agent_id, "high", title) for agent_id, title in targets]
+    server.script(*panel(delay, improvements, [(targets[0][0], "structure")]))
     for agent_id, title in targets:
         body = "".join(
             f"{n}. The E-Store shall meet the {title.lower()} requirement within 2 s for 95 % "
             "of requests under 500 concurrent users, measured monthly.\n"
             for n in range(1, 9)
         )
-        server.script(
-            Reply(content=body, match=f'<section id="{agent_id}"', delay=delay, chunk_chars=16)
-        )
-    panel(server, delay, [improvement(targets[0][0], "low", "wording")], [])
+        server.script(review.author_reply(agent_id, body, delay=delay, chunk_chars=16))
+    server.script(*panel(delay, [improvement(targets[0][0], "low", "wording")], []))
 
 
 async def one_run(factory: ModelFactory, document: str, targets) -> dict[str, Any]:
-    intervals, tracker = CallIntervals(), UsageTracker()
+    intervals, tracker = bench.CallIntervals(), UsageTracker()
     factory_for_role = factory.for_role
 
     def for_role(role, *, callbacks=(), **kwargs):
@@ -127,58 +107,26 @@ async def one_run(factory: ModelFactory, document: str, targets) -> dict[str, An
 
 def row(name: str, stats: dict[str, Any], delay: float) -> str:
     ratio = stats["wall"] / stats["model"]
-    return (
-        f"| {name} | {stats['sections']} | {stats['rounds']} | {stats['calls']} "
-        f"| {stats['tokens']} | {stats['streamed']} | {stats['wall']:.3f} "
-        f"| {stats['model']:.3f} | {5 * delay:.3f} | {ratio:.3f} | {(ratio - 1) * 100:.1f} % |"
-    )
+    counts = [stats[key] for key in ("sections", "rounds", "calls", "tokens", "streamed")]
+    seconds = [f"{stats['wall']:.3f}", f"{stats['model']:.3f}", f"{5 * delay:.3f}"]
+    return bench.table_row(name, *counts, *seconds, f"{ratio:.3f}", f"{(ratio - 1) * 100:.1f} %")
 
 
 async def benchmark(delay: float, runs: int, document: Path) -> tuple[list[str], dict]:
     text = document.read_text(encoding="utf-8")
     sections = [s for s in parse_markdown(text).sections if len(s.content.strip()) > 200]
     targets = [(s.id, s.title) for s in sections[1:4]]
-    rows = []
-    with scripted_provider() as (server, factory):
-        warm = []
-        for index in range(runs + 1):
-            server.reset()
-            script_run(server, delay, targets)
-            stats = await one_run(factory, text, targets)
-            if index == 0:
-                rows.append(row("cold (first run in the process)", stats, delay))
-            else:
-                warm.append(stats)
-        median = sorted(warm, key=lambda s: s["wall"] / s["model"])[len(warm) // 2]
-        rows.append(row(f"warm (median of {runs})", median, delay))
-        worst = max(warm, key=lambda s: s["wall"] / s["model"])
-        rows.append(row(f"warm (worst of {runs})", worst, delay))
-    return rows, {"delay": delay, "median": median, "worst": worst, "runs": warm}
+    rows, figures = await bench.cold_and_warm(
+        runs,
+        lambda server: script_run(server, delay, targets),
+        lambda factory: one_run(factory, text, targets),
+        lambda name, stats: row(name, stats, delay),
+    )
+    return rows, {"delay": delay, **figures}
 
 
 def main() -> int:
-    options = parser(__doc__, "review.md")
-    options.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
-    options.add_argument("--runs", type=int, default=5, help="warm runs")
-    options.add_argument("--document", type=Path, help=f"document (default: PURE {PURE_CASE})")
-    args = options.parse_args()
-    document = pure_document(args.document)
-    rows, figures = asyncio.run(benchmark(args.delay, args.runs, document))
-    table = f"{HEADER}\n" + "\n".join(rows)
-    finish(
-        args,
-        "# Review engine overhead\n\n"
-        f"{conditions()}; "
-        f"document: PURE `{PURE_CASE}` ({document.stat().st_size // 1024} KB); scripted server over "
-        f"HTTP, {args.delay} s latency per model call; round 1: red team, blue team and client "
-        "concurrently, the judge, 3 authors concurrently; round 2: the panel again, stop "
-        "(quality_sufficient). 11 calls; on the critical path the reviewers count once per "
-        "round (5 latencies). `model s` = time with at least one model call in flight; "
-        "`app adds` = the rest of the wall time, relative to it.\n\n" + table,
-        figures,
-        table=table,
-    )  # fmt: skip
-    return 0
+    return bench.run_document_benchmark(__doc__, "review.md", benchmark, HEADER, "document")
 
 
 if __name__ == "__main__":

@@ -13,25 +13,13 @@ concurrent patches count once. Goal: wall time within 5 % of it.
 
 from __future__ import annotations
 
-import asyncio
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from bench import (
-    PURE_CASE,
-    CallIntervals,
-    Reply,
-    ScriptedLLMServer,
-    conditions,
-    fenced,
-    finish,
-    parser,
-    pure_document,
-    scripted_provider,
-)
+import bench
 
 from agents.rewrite import RewriteChain, RewriteOptions, RewriteRequest
 from agents.rewrite.models import ClarificationItem
@@ -80,13 +68,15 @@ def section_body(title: str) -> str:
     return "".join(f"{n}. {sentence}" for n in range(1, 13))
 
 
-def script_run(server: ScriptedLLMServer, delay: float) -> None:
+def script_run(server: bench.ScriptedLLMServer, delay: float) -> None:
     plan = {"title": "E-Store Software Requirements Specification",
             "sections": [{"title": t, "goal": g, "level": 2} for t, g in SECTIONS]}  # fmt: skip
-    server.script(Reply(content=fenced(plan), match="senior solution architect", delay=delay))
+    server.script(
+        bench.Reply(content=bench.fenced(plan), match="senior solution architect", delay=delay)
+    )
     for title, _ in SECTIONS:
         server.script(
-            Reply(
+            bench.Reply(
                 content=section_body(title),
                 match="section by section from an agreed outline",
                 delay=delay,
@@ -100,11 +90,15 @@ def script_run(server: ScriptedLLMServer, delay: float) -> None:
          "description": "Availability target missing.", "suggestion": "State 99.5 %."},
     ]  # fmt: skip
     server.script(
-        Reply(content=fenced({"issues": issues}), match="meticulous document reviewer", delay=delay)
+        bench.Reply(
+            content=bench.fenced({"issues": issues}),
+            match="meticulous document reviewer",
+            delay=delay,
+        )
     )
     for title in ("Orders and payment", "Quality requirements"):
         server.script(
-            Reply(
+            bench.Reply(
                 content=section_body(title + " (revised)"),
                 match="Rewrite only this section's body",
                 delay=delay,
@@ -112,12 +106,14 @@ def script_run(server: ScriptedLLMServer, delay: float) -> None:
             )
         )
     server.script(
-        Reply(content=fenced({"issues": []}), match="meticulous document reviewer", delay=delay)
+        bench.Reply(
+            content=bench.fenced({"issues": []}), match="meticulous document reviewer", delay=delay
+        )
     )
 
 
 async def one_run(factory: ModelFactory, request: RewriteRequest) -> dict[str, Any]:
-    intervals, tracker, counter = CallIntervals(), UsageTracker(), StreamCounter()
+    intervals, tracker, counter = bench.CallIntervals(), UsageTracker(), StreamCounter()
     chain = RewriteChain(factory, options=RewriteOptions(max_review_rounds=3))
     reviewer = chain.reviewer  # the reviewer's calls are timed too
     original_review = reviewer.review
@@ -152,11 +148,9 @@ async def one_run(factory: ModelFactory, request: RewriteRequest) -> dict[str, A
 
 def row(name: str, stats: dict[str, Any]) -> str:
     ratio = stats["wall"] / stats["model"]
-    return (
-        f"| {name} | {stats['sections']} | {stats['calls']} | {stats['tokens']} "
-        f"| {stats['streamed']} | {stats['wall']:.3f} | {stats['model']:.3f} | {ratio:.3f} "
-        f"| {(ratio - 1) * 100:.1f} % |"
-    )
+    counts = [stats[key] for key in ("sections", "calls", "tokens", "streamed")]
+    seconds = [f"{stats['wall']:.3f}", f"{stats['model']:.3f}"]
+    return bench.table_row(name, *counts, *seconds, f"{ratio:.3f}", f"{(ratio - 1) * 100:.1f} %")
 
 
 async def benchmark(delay: float, runs: int, document: Path) -> tuple[list[str], dict]:
@@ -167,48 +161,19 @@ async def benchmark(delay: float, runs: int, document: Path) -> tuple[list[str],
             ClarificationItem(question="Availability target?", answer="99.5 % per month."),
         ],
     )
-    rows = []
-    with scripted_provider() as (server, factory):
-        warm = []
-        for index in range(runs + 1):
-            server.reset()
-            script_run(server, delay)
-            stats = await one_run(factory, request)
-            if index == 0:
-                rows.append(row("cold (first run in the process)", stats))
-            else:
-                warm.append(stats)
-        median = sorted(warm, key=lambda s: s["wall"] / s["model"])[len(warm) // 2]
-        rows.append(row(f"warm (median of {runs})", median))
-        worst = max(warm, key=lambda s: s["wall"] / s["model"])
-        rows.append(row(f"warm (worst of {runs})", worst))
-        spread = statistics.pstdev(s["wall"] for s in warm)
-        print(f"warm wall time spread: {spread * 1000:.1f} ms", file=sys.stderr)
-    return rows, {"delay": delay, "median": median, "worst": worst, "runs": warm}
+    rows, figures = await bench.cold_and_warm(
+        runs,
+        lambda server: script_run(server, delay),
+        lambda factory: one_run(factory, request),
+        row,
+    )
+    spread = statistics.pstdev(s["wall"] for s in figures["runs"])
+    print(f"warm wall time spread: {spread * 1000:.1f} ms", file=sys.stderr)
+    return rows, {"delay": delay, **figures}
 
 
 def main() -> int:
-    options = parser(__doc__, "rewrite.md")
-    options.add_argument("--delay", type=float, default=0.2, help="model latency per call (s)")
-    options.add_argument("--runs", type=int, default=5, help="warm runs")
-    options.add_argument("--document", type=Path, help=f"original (default: PURE {PURE_CASE})")
-    args = options.parse_args()
-    document = pure_document(args.document)
-    rows, figures = asyncio.run(benchmark(args.delay, args.runs, document))
-    table = f"{HEADER}\n" + "\n".join(rows)
-    finish(
-        args,
-        "# Rewrite engine overhead\n\n"
-        f"{conditions()}; "
-        f"original: PURE `{PURE_CASE}` ({document.stat().st_size // 1024} KB); scripted server over "
-        f"HTTP, {args.delay} s latency per model call; 6 sections, 2 review rounds, 2 sections "
-        "patched concurrently (11 calls, 10 on the critical path). `model s` = time with at "
-        "least one model call in flight; `app adds` = the rest of the wall time, relative to "
-        "it.\n\n" + table,
-        figures,
-        table=table,
-    )
-    return 0
+    return bench.run_document_benchmark(__doc__, "rewrite.md", benchmark, HEADER, "original")
 
 
 if __name__ == "__main__":

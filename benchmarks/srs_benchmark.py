@@ -16,7 +16,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import ROOT, Reply, ScriptedLLMServer, conditions, finish, parser, scripted_provider
+from bench import (
+    ROOT,
+    Reply,
+    ScriptedLLMServer,
+    finish_table,
+    parser,
+    scripted_provider,
+)
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.srs.engine import SrsRequest, run_srs
@@ -149,17 +156,12 @@ def main() -> int:
     options.add_argument("--iterations", type=int, default=2, help="ReqExplore/ReqClarify rounds")
     args = options.parse_args()
     rows, figures = asyncio.run(benchmark(args.delay, args.iterations))
-    table = f"{HEADER}\n" + "\n".join(rows)
-    finish(
-        args,
-        "# SRS engine overhead\n\n"
-        f"{conditions()}; scripted server over HTTP, {args.delay} s latency per model "
-        f"call, {args.iterations} rounds. `wall/model` = wall time / time spent waiting on "
-        "model calls (UsageTracker); `app adds` is the rest, relative to model time.\n\n" + table,
-        figures,
-        table=table,
+    how = (
+        f"scripted server over HTTP, {args.delay} s latency per model call, {args.iterations} "
+        "rounds. `wall/model` = wall time / time spent waiting on model calls (UsageTracker); "
+        "`app adds` is the rest, relative to model time."
     )
-    return 0
+    return finish_table(args, "SRS engine overhead", how, (HEADER, rows), figures)
 
 
 if __name__ == "__main__":

@@ -25,15 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import (
-    Reply,
-    ScriptedLLMServer,
-    ToolCallScript,
-    busy_seconds,
-    finish,
-    parser,
-    scripted_provider,
-)
+import bench
 
 from agents.team import AgentSociety, EventStore, SocietyLimits, TeamConfig, TeamRun
 from agents.team.protocol import ROOT_ID
@@ -54,38 +46,39 @@ def me(agent_id: str) -> str:
     return f"你的 ID：{agent_id}；"
 
 
-def script(server: ScriptedLLMServer, latency: float) -> None:
+def script(server: bench.ScriptedLLMServer, latency: float) -> None:
     # 1 user message + 7 task assignments + 92 reports = 100 delivered messages
     reports = [13] * (WORKERS - 1) + [14]
     spawns = [
-        ToolCallScript("spawn_agent", {"role": "worker", "brief": BRIEF}) for _ in range(WORKERS)
+        bench.ToolCallScript("spawn_agent", {"role": "worker", "brief": BRIEF})
+        for _ in range(WORKERS)
     ]
-    role = ToolCallScript("create_role", {"name": "worker", "role_prompt": "你整理需求。"})
+    role = bench.ToolCallScript("create_role", {"name": "worker", "role_prompt": "你整理需求。"})
     server.script(
-        Reply(match=me(ROOT_ID), tool_calls=[role, *spawns], delay=latency),
-        *[Reply(match=me(ROOT_ID), content="收到。", delay=latency) for _ in range(60)],
+        bench.Reply(match=me(ROOT_ID), tool_calls=[role, *spawns], delay=latency),
+        *[bench.Reply(match=me(ROOT_ID), content="收到。", delay=latency) for _ in range(60)],
     )
     for number, count in enumerate(reports, start=1):
         sends = [
-            ToolCallScript(
+            bench.ToolCallScript(
                 "send_message",
                 {"to": ROOT_ID, "message_type": "status_report", "content": f"第 {i} 条需求：……"},
             )
             for i in range(count)
         ]
         server.script(
-            Reply(match=me(f"agent-{number}"), tool_calls=sends, delay=latency),
-            Reply(match=me(f"agent-{number}"), content="完成。", delay=latency),
+            bench.Reply(match=me(f"agent-{number}"), tool_calls=sends, delay=latency),
+            bench.Reply(match=me(f"agent-{number}"), content="完成。", delay=latency),
         )
 
 
 def busy_time(intervals: list[tuple[str, float, float]]) -> float:
     """The union of the model-call intervals: parallel calls count once."""
-    return busy_seconds((start, stop) for _, start, stop in intervals)
+    return bench.busy_seconds((start, stop) for _, start, stop in intervals)
 
 
 async def one_team_run(
-    factory: ModelFactory, server: ScriptedLLMServer, latency: float, data: Path
+    factory: ModelFactory, server: bench.ScriptedLLMServer, latency: float, data: Path
 ):
     server.reset()
     script(server, latency)
@@ -133,7 +126,7 @@ def society_only(messages: int, data: Path) -> float:
 
 async def main_async(args: argparse.Namespace) -> tuple[str, dict]:
     os.environ.setdefault("REQSTUDIO_RETRY_BACKOFF_SCALE", "0")
-    with tempfile.TemporaryDirectory() as tmp, scripted_provider(tmp) as (server, factory):
+    with tempfile.TemporaryDirectory() as tmp, bench.scripted_provider(tmp) as (server, factory):
         await one_team_run(factory, server, args.latency, Path(tmp) / "warmup")
         runs = [
             await one_team_run(factory, server, args.latency, Path(tmp) / f"run{i}")
@@ -166,12 +159,12 @@ async def main_async(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def main() -> None:
-    options = parser(__doc__, "team.md")
+    options = bench.parser(__doc__, "team.md")
     options.add_argument("--runs", type=int, default=5)
     options.add_argument("--latency", type=float, default=0.1)
     args = options.parse_args()
     report, figures = asyncio.run(main_async(args))
-    finish(args, report, figures)
+    bench.finish(args, report, figures)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ from typing import Any
 from pwdlib import PasswordHash
 from pwdlib.hashers.argon2 import Argon2Hasher
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+
+from reqstudio.pools import OnDataEngine
 
 ACCOUNTS_TABLE = """CREATE TABLE IF NOT EXISTS accounts (
     "identifier" TEXT PRIMARY KEY, "displayName" TEXT, "provider" TEXT NOT NULL,
@@ -91,26 +92,15 @@ _COLUMNS = (
 )
 
 
-class AccountStore:
+class AccountStore(OnDataEngine):
     """The `accounts` table through one SQLAlchemy async engine."""
 
     def __init__(self, database_url: str, admins: frozenset[str] = frozenset()):
         self.database_url = database_url
         self.admins = admins  # named by REQSTUDIO_ADMINS: administrators whatever the table says
-        self._engine: AsyncEngine | None = None
-
-    @property
-    def engine(self) -> AsyncEngine:
-        if self._engine is None:
-            from reqstudio.pools import data_engine  # the process's data-layer pool
-
-            self._engine = data_engine(self.database_url)
-        return self._engine
 
     async def aclose(self) -> None:
-        if self._engine is not None:
-            await self._engine.dispose()
-            self._engine = None
+        await self.dispose_engine()
 
     async def create_table(self) -> None:
         async with self.engine.begin() as connection:

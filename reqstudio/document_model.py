@@ -14,7 +14,8 @@ rendered from their level and title.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from markdown_it import MarkdownIt
 from pydantic import BaseModel, Field, model_validator
@@ -149,6 +150,26 @@ def without_own_heading(content: str, section: DocumentSection) -> str:
 
 def section_id_for(order: int) -> str:
     return f"sec-{order + 1:02d}"
+
+
+Addressed = TypeVar("Addressed", bound=BaseModel)
+
+
+def place_on_sections(
+    items: Iterable[Addressed], field: str, locate: Callable[[str], str | None]
+) -> tuple[list[Addressed], list[Addressed]]:
+    """(the items whose `field` names a section, each copied with the id `locate` finds for it;
+    the items `locate` finds none for). Review findings and Rewrite issues name their section
+    as models write it: an id in another case, a title, a number."""
+    placed: list[Addressed] = []
+    unplaced: list[Addressed] = []
+    for item in items:
+        section_id = locate(getattr(item, field))
+        if section_id is None:
+            unplaced.append(item)
+        else:
+            placed.append(item.model_copy(update={field: section_id}))
+    return placed, unplaced
 
 
 def _with_trailing_break(content: str, original: DocumentSection, last: bool = False) -> str:

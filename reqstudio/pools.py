@@ -119,6 +119,25 @@ def data_engine(database_url: str) -> AsyncEngine:
     return engine
 
 
+class OnDataEngine:
+    """A store over the history database (`self.database_url`): `engine` is the process's
+    data-layer pool, taken on first use, so a connection is held only while a query runs."""
+
+    database_url: str
+    _engine: AsyncEngine | None = None
+
+    @property
+    def engine(self) -> AsyncEngine:
+        if self._engine is None:
+            self._engine = data_engine(self.database_url)
+        return self._engine
+
+    async def dispose_engine(self) -> None:
+        if self._engine is not None:
+            await self._engine.dispose()
+            self._engine = None
+
+
 async def open_checkpoint_pool(conninfo: str) -> AsyncConnectionPool:
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool

@@ -7,6 +7,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,3 +85,28 @@ class AppProcess:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path else ""
+
+
+SHARED_SECRET = "test-shared-secret-" + "x" * 40  # instances sign with one secret (README)
+
+
+def shared_database_env(env: dict[str, str], database_url: str) -> dict[str, str]:
+    """`env` for instances that share one database and sign sign-ins with one secret."""
+    return env | {"REQSTUDIO_DATABASE_URL": database_url, "CHAINLIT_AUTH_SECRET": SHARED_SECRET}
+
+
+@contextmanager
+def two_instances(folder: Path, env: dict[str, str]) -> Iterator[tuple[AppProcess, AppProcess]]:
+    """Two app processes with `env` (data folders `folder`/a and `folder`/b), both stopped at
+    the end."""
+    first = AppProcess(folder / "a", env).start()
+    try:
+        second = AppProcess(folder / "b", env).start()
+    except BaseException:
+        first.stop()
+        raise
+    try:
+        yield first, second
+    finally:
+        first.stop()
+        second.stop()

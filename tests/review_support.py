@@ -140,9 +140,4 @@ def author_reply(agent_id: str, body: str, **kw: Any) -> Reply:
 
 
 def requests_for(server, marker: str) -> list[str]:
-    found = []
-    for request in server.requests:
-        text = "\n".join(str(m.get("content") or "") for m in request["messages"])
-        if marker in text:
-            found.append(text)
-    return found
+    return server.texts_with(marker)

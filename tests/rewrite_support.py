@@ -4,6 +4,7 @@ progress handler that records every call."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from tests.scripted_server import Reply
@@ -47,6 +48,15 @@ BODIES = [
     "Owners pay by card at the clinic. An SMS reminder goes out 24 hours before.\n",
 ]
 
+# The Chinese pet clinic document as the browser tests rewrite it: its title, outline (title,
+# goal, level) and section bodies.
+_OUTLINE_ZH = json.loads(
+    (Path(__file__).resolve().parent / "data" / "rewrite" / "outline-zh.json").read_text("utf-8")
+)
+TITLE_ZH = _OUTLINE_ZH["title"]
+SECTIONS_ZH = [tuple(section) for section in _OUTLINE_ZH["sections"]]
+BODIES_ZH = _OUTLINE_ZH["bodies"]
+
 
 def fenced(value: Any) -> str:
     return "```json\n" + json.dumps(value, ensure_ascii=False) + "\n```"
@@ -85,12 +95,7 @@ def patch_reply(body: str, match: str = PATCH, **kw: Any) -> Reply:
 
 def prompts_for(server, marker: str) -> list[str]:
     """The user prompt of every request whose messages contain `marker`, in arrival order."""
-    found = []
-    for request in server.requests:
-        text = "\n".join(str(m.get("content") or "") for m in request["messages"])
-        if marker in text:
-            found.append(text)
-    return found
+    return server.texts_with(marker)
 
 
 class RecordingHandler:

@@ -143,6 +143,12 @@ class ScriptedLLMServer:
         for gate in gates:
             gate.set()
 
+    def texts_with(self, marker: str) -> list[str]:
+        """The text of every request received so far whose messages contain `marker` (the
+        messages joined by newlines), in arrival order."""
+        texts = (_message_text(request["messages"]) for request in self.requests)
+        return [text for text in texts if marker in text]
+
     def reset(self) -> None:
         self._open_every_gate()
         with self._lock:

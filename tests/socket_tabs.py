@@ -17,7 +17,7 @@ import socketio
 from tests.apps import AppProcess
 from tests.scripted_server import ScriptedLLMServer
 
-__all__ = ["ScriptedLLMServer", "Tab", "cookie_of"]
+__all__ = ["ScriptedLLMServer", "Tab", "cookie_of", "runs_at_once"]
 
 
 async def cookie_of(base_url: str) -> str:
@@ -161,3 +161,17 @@ class Tab:
     async def close(self) -> None:
         if self.client.connected:
             await self.client.disconnect()
+
+
+async def runs_at_once(app: AppProcess, count: int, attach: Path, timeout: float) -> None:
+    """`count` tabs on `app` each send a system description with `attach` in the mode a new
+    thread starts in (SRS), all before any ends, and wait until every run is done."""
+    tabs = [await Tab(app).open() for _ in range(count)]
+    await asyncio.gather(*(tab.until_shown("mode is on") for tab in tabs))
+    for number, tab in enumerate(tabs):
+        await tab.send(f"System {number}: a library.", attach=attach)
+    try:
+        await asyncio.gather(*(tab.until_shown("✅ Done", timeout=timeout) for tab in tabs))
+    finally:
+        for tab in tabs:
+            await tab.close()

@@ -20,6 +20,14 @@ def run_cli(server: ScriptedLLMServer, tmp_path: Path, *args: str, **env: str):
     )
 
 
+def assert_answered(done, answer: str, *progress: str) -> None:
+    """The run ended well with `answer` on stdout, and stderr shows each of `progress`."""
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == answer + "\n"
+    for line in progress:
+        assert line in done.stderr
+
+
 def test_steps_go_to_stderr_the_answer_to_stdout_and_stats_to_a_file(llm_server, tmp_path):
     llm_server.script(
         Reply(
@@ -43,13 +51,15 @@ def test_steps_go_to_stderr_the_answer_to_stdout_and_stats_to_a_file(llm_server,
         "--stats-json", str(stats_file), "--mcp-config", str(BUNDLED_CONFIG), "--lang", "en",
     )  # fmt: skip
 
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "It is a Saturday in UTC [1].\n"
-    assert "[mcp] time: 2 tool(s)" in done.stderr
-    assert "[thinking · scripted-model · round 1] I will ask the clock." in done.stderr
-    assert '→ get_current_time (mcp) {"timezone": "UTC"}' in done.stderr
-    assert '← get_current_time: { "timezone": "UTC"' in done.stderr
-    assert "[answer · scripted-model]" in done.stderr
+    assert_answered(
+        done,
+        "It is a Saturday in UTC [1].",
+        "[mcp] time: 2 tool(s)",
+        "[thinking · scripted-model · round 1] I will ask the clock.",
+        '→ get_current_time (mcp) {"timezone": "UTC"}',
+        '← get_current_time: { "timezone": "UTC"',
+        "[answer · scripted-model]",
+    )
     stats = json.loads(stats_file.read_text())
     assert stats["ok"] is True
     assert stats["per_model"]["function_call"]["input_tokens"] == 460
@@ -66,9 +76,7 @@ def test_a_broken_mcp_server_is_reported_and_the_agent_still_answers(llm_server,
 
     done = run_cli(llm_server, tmp_path, "Hi", REQSTUDIO_MCP_CONFIG=str(config))
 
-    assert done.returncode == 0, done.stderr
-    assert "[mcp] maps: left out: command not found" in done.stderr
-    assert done.stdout == "Hello.\n"
+    assert_answered(done, "Hello.", "[mcp] maps: left out: command not found")
 
 
 def test_a_missing_mcp_config_is_a_usage_error(llm_server, tmp_path):
@@ -100,12 +108,14 @@ def test_verbose_shows_the_agents_trace_on_stderr(llm_server, tmp_path):
         AGENT_VERBOSE="true", REQSTUDIO_SEARCH_BACKEND="tests.fake_search:five_results",
     )  # fmt: skip
 
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "EARS has five patterns [1].\n"
-    assert "[trace] agent round 1 thought: Look it up." in done.stderr
-    assert '[trace] agent tool call web_search {"query": "EARS"}' in done.stderr
-    assert "[trace] agent tool result web_search ok=True" in done.stderr
-    assert "[trace] agent answer: EARS has five patterns [1]." in done.stderr
+    assert_answered(
+        done,
+        "EARS has five patterns [1].",
+        "[trace] agent round 1 thought: Look it up.",
+        '[trace] agent tool call web_search {"query": "EARS"}',
+        "[trace] agent tool result web_search ok=True",
+        "[trace] agent answer: EARS has five patterns [1].",
+    )
 
     # (a real answer: the server's default echo would give back the answer prompt, no answer)
     llm_server.script(Reply(content="No tools."), Reply(content="Hello.", match="final answer"))

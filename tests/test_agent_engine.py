@@ -84,6 +84,11 @@ def en(**kwargs: Any) -> AgentConfig:
     return AgentConfig(language="en", **kwargs)
 
 
+def searching_agent(factory: ModelFactory, config: AgentConfig, **kwargs: Any) -> ReactAgent:
+    """An agent whose one tool is web search over the fake backend's results."""
+    return ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], config, **kwargs)
+
+
 # --- the loop ---------------------------------------------------------------------------
 
 
@@ -141,7 +146,7 @@ async def test_model_answers_without_tools_when_none_needed(llm_server, factory)
         Reply(content="This is general knowledge; no search needed."),
         answer_reply("A functional requirement states what the system does."),
     )
-    agent = ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], en())
+    agent = searching_agent(factory, en())
 
     events = await collect(agent, "What is a functional requirement?")
 
@@ -220,7 +225,7 @@ async def test_iteration_limit_stops_the_loop_and_says_so(llm_server, factory):
         Reply(tool_calls=[search_call("query three")], match=REASONING_PROMPT_MARK),
         answer_reply("Here is what I found [1]."),
     )
-    agent = ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], en(max_iterations=2))
+    agent = searching_agent(factory, en(max_iterations=2))
 
     events = await collect(agent, "Tell me everything.")
 
@@ -284,9 +289,7 @@ async def test_time_limit_while_the_model_is_thinking(llm_server, factory):
         Reply(content="Thinking very slowly", tool_calls=[search_call("x")], delay=5),
         answer_reply("Answer without research."),
     )
-    agent = ReactAgent(
-        factory, [WebSearch(FakeSearchBackend()).as_tool()], en(max_execution_time=0.5)
-    )
+    agent = searching_agent(factory, en(max_execution_time=0.5))
 
     events = await asyncio.wait_for(collect(agent, "Quick?"), timeout=20)
 
@@ -336,7 +339,7 @@ async def test_bad_arguments_and_unknown_tools_come_back_as_errors(llm_server, f
         Reply(content="Giving up on tools."),
         answer_reply("Sorry."),
     )
-    agent = ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], en())
+    agent = searching_agent(factory, en())
 
     events = await collect(agent, "Go")
 
@@ -391,9 +394,7 @@ async def test_an_unexpected_error_keeps_results_and_suggests_chat_mode(llm_serv
         raise KeyError("bug in a custom check")
 
     llm_server.script(Reply(tool_calls=[search_call("kept query")]))
-    agent = ReactAgent(
-        factory, [WebSearch(FakeSearchBackend()).as_tool()], en(result_check=broken_check)
-    )
+    agent = searching_agent(factory, en(result_check=broken_check))
 
     events = await collect(agent, "Anything")
 
@@ -444,7 +445,7 @@ async def test_single_model_mode_uses_one_model_for_both_phases(llm_server, fact
     )
     config = en()
     assert config.single_model
-    agent = ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], config)
+    agent = searching_agent(factory, config)
 
     events = await collect(agent, "Q")
 
@@ -461,7 +462,7 @@ async def test_two_model_mode_calls_each_model_in_its_phase(llm_server, factory)
         function_call_spec=ModelSpec(model="tool-caller-mini", temperature=0.0),
         answer_spec=ModelSpec(model="writer-large", temperature=0.3),
     )
-    agent = ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], config)
+    agent = searching_agent(factory, config)
 
     events = await collect(agent, "Q")
 
@@ -489,9 +490,7 @@ async def test_statistics_per_model_match_the_providers_usage(llm_server, factor
         prices={"fc": (0.001, 0.002), "writer": (0.01, 0.03)},
     )
     session_tracker = UsageTracker()
-    agent = ReactAgent(
-        factory, [WebSearch(FakeSearchBackend()).as_tool()], config, tracker=session_tracker
-    )
+    agent = searching_agent(factory, config, tracker=session_tracker)
 
     events = await collect(agent, "Q")
 
@@ -576,11 +575,7 @@ async def test_a_custom_result_check_can_end_the_tool_phase(llm_server, factory)
         return CheckOutcome(continue_=False, reason="One good source is enough here.")
 
     llm_server.script(Reply(tool_calls=[search_call("q")]), answer_reply("Done [1]."))
-    agent = ReactAgent(
-        factory,
-        [WebSearch(FakeSearchBackend()).as_tool()],
-        en(result_check=stop_after_first_hit),
-    )
+    agent = searching_agent(factory, en(result_check=stop_after_first_hit))
 
     events = await collect(agent, "Q")
 
@@ -592,9 +587,7 @@ async def test_a_custom_result_check_can_end_the_tool_phase(llm_server, factory)
 
 async def test_enough_result_text_ends_the_tool_phase_early(llm_server, factory):
     llm_server.script(Reply(tool_calls=[search_call("q")]), answer_reply("Done [1]."))
-    agent = ReactAgent(
-        factory, [WebSearch(FakeSearchBackend()).as_tool()], en(enough_result_chars=100)
-    )
+    agent = searching_agent(factory, en(enough_result_chars=100))
 
     events = await collect(agent, "Q")
 
@@ -728,7 +721,7 @@ async def test_the_react_prompt_lists_every_tool_with_its_description(llm_server
 
 async def test_the_react_prompt_states_the_rules(llm_server, factory):
     llm_server.script(Reply(content="no tools"), answer_reply("Hi."))
-    agent = ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], en(max_iterations=4))
+    agent = searching_agent(factory, en(max_iterations=4))
     await collect(agent, "Hi")
     system = llm_server.requests[0]["messages"][0]["content"]
     assert "at most 4 tool calls in all" in system
@@ -750,9 +743,7 @@ async def test_events_survive_a_json_round_trip(llm_server, factory):
         Reply(content="ok"),
         answer_reply("Done [1]."),
     )
-    events = await collect(
-        ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], en()), "Q"
-    )
+    events = await collect(searching_agent(factory, en()), "Q")
     for event in events:
         assert AgentEventAdapter.validate_json(event.model_dump_json()) == event
 
@@ -777,9 +768,7 @@ async def test_a_stream_cut_during_the_answer_keeps_what_arrived(llm_server, tmp
 
 async def test_notices_are_in_chinese_by_default(llm_server, factory):
     llm_server.script(Reply(tool_calls=[search_call("q")]), answer_reply("好的 [1]。"))
-    agent = ReactAgent(
-        factory, [WebSearch(FakeSearchBackend()).as_tool()], AgentConfig(max_iterations=1)
-    )
+    agent = searching_agent(factory, AgentConfig(max_iterations=1))
     events = await collect(agent, "问题")
     hand_over = of_type(events, HandOver)[0]
     assert hand_over.limit == "iterations"
@@ -842,7 +831,7 @@ async def test_a_reasoning_models_thinking_is_shown_in_the_thinking_step(llm_ser
         answer_reply("EARS has five patterns [1].", reasoning="private musing of the writer"),
     )  # fmt: skip
     config = en(function_call_spec=deepseek_spec(llm_server))
-    agent = ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], config)
+    agent = searching_agent(factory, config)
 
     events = await collect(agent, "What is EARS?")
 
@@ -984,11 +973,7 @@ async def test_a_result_check_that_runs_past_the_limit_hands_over_to_the_answer(
         await asyncio.Event().wait()
 
     llm_server.script(Reply(tool_calls=[search_call("q")]), answer_reply("Answer [1]."))
-    agent = ReactAgent(
-        factory,
-        [WebSearch(FakeSearchBackend()).as_tool()],
-        en(max_execution_time=1.0, result_check=never_decides),
-    )
+    agent = searching_agent(factory, en(max_execution_time=1.0, result_check=never_decides))
 
     events = await asyncio.wait_for(collect(agent, "Q"), timeout=20)
 
@@ -1005,7 +990,7 @@ async def test_the_time_limit_bounds_the_answer_too_and_keeps_what_was_written(l
         answer_reply(full, chunk_chars=6, chunk_delay=0.4),
     )
     config = en(max_execution_time=1.0, answer_grace=0.5)
-    agent = ReactAgent(factory, [WebSearch(FakeSearchBackend()).as_tool()], config)
+    agent = searching_agent(factory, config)
 
     # The run must end by the limit plus its grace; the guard fails the test if it does not.
     events = await asyncio.wait_for(collect(agent, "Q"), timeout=10)

@@ -11,16 +11,9 @@ import shutil
 import pytest
 
 from agents.check.engine import check_document
+from tests import test_srs_support as srs
 from tests.scripted_server import Reply
 from tests.test_srs_cli import EVALUATION, run_cli  # noqa: F401  (the fixture)
-from tests.test_srs_support import (
-    E_STORE,
-    EVALUATE,
-    clarify_reply,
-    doc_reply,
-    explore_reply,
-    parse_reply,
-)
 
 GENERATED = (
     "# Software Requirements Specification\n\n"
@@ -33,16 +26,16 @@ GENERATED = (
 
 def test_the_generate_log_carries_the_checkers_summary(run_cli, llm_server, tmp_path):  # noqa: F811
     llm_server.script(
-        parse_reply(("FR-01", "Place an order."), ("FR-02", "See product details.")),
-        explore_reply(("FR-01", "Place an order."), ("FR-02", "See product details.")),
-        clarify_reply(FR_01=2, FR_02=1),
-        doc_reply(GENERATED),
+        srs.parse_reply(("FR-01", "Place an order."), ("FR-02", "See product details.")),
+        srs.explore_reply(("FR-01", "Place an order."), ("FR-02", "See product details.")),
+        srs.clarify_reply(FR_01=2, FR_02=1),
+        srs.doc_reply(GENERATED),
     )
     log = tmp_path / "log.json"
     done = run_cli(
         "generate",
-        "--input", str(E_STORE / "input.md"),
-        "--reference", str(E_STORE / "reference.md"),
+        "--input", str(srs.E_STORE / "input.md"),
+        "--reference", str(srs.E_STORE / "reference.md"),
         "--max-iterations", "1",
         "--out", str(tmp_path / "srs.md"),
         "--log", str(log),
@@ -52,7 +45,7 @@ def test_the_generate_log_carries_the_checkers_summary(run_cli, llm_server, tmp_
     check = data["check"]
     # the SRS as written (the document and its traceability matrix), checked with the request
     written = (tmp_path / "srs.md").read_text(encoding="utf-8")
-    request = (E_STORE / "input.md").read_text(encoding="utf-8")
+    request = (srs.E_STORE / "input.md").read_text(encoding="utf-8")
     assert check == check_document(written, request=request).summary()
     assert check["requirements"] == 3 and check["with_findings"] == 2
     untraced = check["by_rule"].pop("SRS-untraced-request")
@@ -65,11 +58,11 @@ def test_the_generate_log_carries_the_checkers_summary(run_cli, llm_server, tmp_
 
 def test_the_experiment_csv_has_the_checkers_columns(run_cli, llm_server, tmp_path):  # noqa: F811
     cases = tmp_path / "cases"
-    shutil.copytree(E_STORE, cases / "e-store")
+    shutil.copytree(srs.E_STORE, cases / "e-store")
     llm_server.script(
-        parse_reply(("FR-01", "Place an order.")),
-        doc_reply(GENERATED),
-        Reply(content=json.dumps(EVALUATION), match=EVALUATE),
+        srs.parse_reply(("FR-01", "Place an order.")),
+        srs.doc_reply(GENERATED),
+        Reply(content=json.dumps(EVALUATION), match=srs.EVALUATE),
     )
     out = tmp_path / "runs.csv"
     done = run_cli(
@@ -105,17 +98,16 @@ def test_the_ears_style_reaches_req_explore_and_doc_generate(run_cli, llm_server
     for style in ("ears", "plain"):
         llm_server.reset()
         llm_server.script(
-            parse_reply(("FR-01", "Place an order.")),
-            explore_reply(
-                ("FR-01", "When the customer confirms, the system shall place the order.")
+            *srs.one_requirement_run(
+                "Place an order.",
+                "When the customer confirms, the system shall place the order.",
+                GENERATED,
             ),
-            clarify_reply(FR_01=2),
-            doc_reply(GENERATED),
         )
         done = run_cli(
             "generate",
-            "--input", str(E_STORE / "input.md"),
-            "--reference", str(E_STORE / "reference.md"),
+            "--input", str(srs.E_STORE / "input.md"),
+            "--reference", str(srs.E_STORE / "reference.md"),
             "--max-iterations", "2",
             "--out", str(tmp_path / f"srs-{style}.md"),
             SRS_REQUIREMENT_STYLE=style,
@@ -135,7 +127,7 @@ def test_the_ears_style_reaches_req_explore_and_doc_generate(run_cli, llm_server
 
 # --- the experiment's summary on a fixed CSV --------------------------------------------
 
-FIXED_CSV = E_STORE.parent / "experiment-fixed.csv"
+FIXED_CSV = srs.E_STORE.parent / "experiment-fixed.csv"
 
 
 def test_the_summary_of_a_fixed_csv():

@@ -17,26 +17,8 @@ from agents.srs.evaluation import evaluate_srs
 from agents.srs.events import DocumentContinued, NodeFinished
 from reqstudio.calls import IncompleteAnswerError
 from reqstudio.llm import ModelFactory
+from tests import test_srs_support as srs
 from tests.scripted_server import Reply, ScriptedLLMServer
-from tests.test_srs_support import (
-    CLARIFY,
-    DOC,
-    EVALUATE,
-    EXPLORE,
-    PARSE,
-    SRS_TEXT,
-    clarify_reply,
-    collect,
-    doc_reply,
-    explore_reply,
-    failed,
-    fenced,
-    finished,
-    items,
-    parse_reply,
-    prompts_for,
-    scored,
-)
 
 REQUEST = SrsRequest(
     user_input="Customers buy products online and get an e-mail confirmation.",
@@ -44,13 +26,24 @@ REQUEST = SrsRequest(
     max_iterations=2,  # one ReqExplore/ReqClarify round (ReqParse is iteration 1)
 )
 PARSED = (("FR-01", "Place an order."), ("FR-02", "Confirm an order by e-mail."))
+
+
+def until_the_document() -> list[Reply]:
+    """A run's answers before DocGenerate: PARSED, explored as they are, scored 0 (one round)."""
+    return [
+        srs.parse_reply(*PARSED),
+        srs.explore_reply(*PARSED),
+        srs.clarify_reply(FR_01=0, FR_02=0),
+    ]
+
+
 TWELVE = tuple(
     (f"FR-{n:02d}", f"Requirement number {n} of the explored list.") for n in range(1, 13)
 )
 
 
 def requests_for(server: ScriptedLLMServer, marker: str) -> int:
-    return len(prompts_for(server, marker))
+    return len(srs.prompts_for(server, marker))
 
 
 # --- streams that end before their finish reason ---------------------------------------------
@@ -58,61 +51,61 @@ def requests_for(server: ScriptedLLMServer, marker: str) -> int:
 
 async def test_an_explore_list_cut_short_is_asked_again_and_arrives_whole(llm_server, factory):
     llm_server.script(
-        parse_reply(*PARSED),
-        explore_reply(*TWELVE, fault="truncated"),  # closes cleanly after half: no [DONE]
-        explore_reply(*TWELVE),
-        clarify_reply(FR_01=0),
-        doc_reply(),
+        srs.parse_reply(*PARSED),
+        srs.explore_reply(*TWELVE, fault="truncated"),  # closes cleanly after half: no [DONE]
+        srs.explore_reply(*TWELVE),
+        srs.clarify_reply(FR_01=0),
+        srs.doc_reply(),
     )
-    result = finished(await collect(REQUEST, factory))
+    result = srs.finished(await srs.collect(REQUEST, factory))
     assert [r.id for r in result.requirements] == [rid for rid, _ in TWELVE]
-    assert requests_for(llm_server, EXPLORE) == 2
+    assert requests_for(llm_server, srs.EXPLORE) == 2
     assert result.logs[1]["attempts"] == 2
 
 
 async def test_an_explore_list_cut_every_time_fails_clearly_and_keeps_the_parsed_list(
     llm_server, factory
 ):
-    llm_server.script(parse_reply(*PARSED), *[explore_reply(*TWELVE, fault="truncated")] * 3)
-    failure = failed(await collect(REQUEST, factory))
+    llm_server.script(
+        srs.parse_reply(*PARSED), *[srs.explore_reply(*TWELVE, fault="truncated")] * 3
+    )
+    failure = srs.failed(await srs.collect(REQUEST, factory))
     assert failure.agent == "ReqExplore"
     assert "broke off before it finished" in failure.message
     assert "中断" in failure.message_zh
     # what was produced before is kept: ReqParse's list, not a shortened explored one
     assert [(r.id, r.content) for r in failure.partial.requirements] == list(PARSED)
-    assert requests_for(llm_server, EXPLORE) == 3  # the seed's three tries, counted once
+    assert requests_for(llm_server, srs.EXPLORE) == 3  # the seed's three tries, counted once
 
 
 async def test_a_complete_answer_holding_a_cut_list_is_reasked_not_repaired_shorter(
     llm_server, factory
 ):
-    whole = fenced(items(*TWELVE))
+    whole = srs.fenced(srs.items(*TWELVE))
     cut_inside = whole[: len(whole) // 2]  # finish reason "stop", but the list stops midway
     llm_server.script(
-        parse_reply(*PARSED),
-        Reply(content=cut_inside, match=EXPLORE),
-        explore_reply(*TWELVE),
-        clarify_reply(FR_01=0),
-        doc_reply(),
+        srs.parse_reply(*PARSED),
+        Reply(content=cut_inside, match=srs.EXPLORE),
+        srs.explore_reply(*TWELVE),
+        srs.clarify_reply(FR_01=0),
+        srs.doc_reply(),
     )
-    result = finished(await collect(REQUEST, factory))
+    result = srs.finished(await srs.collect(REQUEST, factory))
     assert len(result.requirements) == 12
     reask = llm_server.requests[2]["messages"][-1]["content"]
     assert "cut off" in reask
 
 
 async def test_a_document_cut_every_time_is_an_error_not_a_shorter_srs(llm_server, factory):
-    long_doc = SRS_TEXT + "\n## 2. Overall description\n\n" + "The E-Store ... " * 40
+    long_doc = srs.SRS_TEXT + "\n## 2. Overall description\n\n" + "The E-Store ... " * 40
     llm_server.script(
-        parse_reply(*PARSED),
-        explore_reply(*PARSED),
-        clarify_reply(FR_01=0, FR_02=0),
-        *[doc_reply(long_doc, fault="truncated") for _ in range(5)],
+        *until_the_document(),
+        *[srs.doc_reply(long_doc, fault="truncated") for _ in range(5)],
     )
-    failure = failed(await collect(REQUEST, factory))
+    failure = srs.failed(await srs.collect(REQUEST, factory))
     assert failure.agent == "DocGenerate"
     assert "broke off" in failure.message
-    assert requests_for(llm_server, DOC) == 5  # DocGenerate: the seed's five tries
+    assert requests_for(llm_server, srs.DOC) == 5  # DocGenerate: the seed's five tries
     assert failure.partial.srs_markdown == "" and not failure.partial.completed
     assert [r.id for r in failure.partial.requirements] == ["FR-01", "FR-02"]
 
@@ -124,14 +117,12 @@ async def test_a_document_at_the_length_limit_is_continued_and_the_run_says_so(l
     first = "# SRS\n\n## 1. Introduction\nThe library lends books to its readers.\n"
     rest = "## 2. Overall description\nReaders search, reserve and borrow books.\n"
     llm_server.script(
-        parse_reply(*PARSED),
-        explore_reply(*PARSED),
-        clarify_reply(FR_01=0, FR_02=0),
-        doc_reply(first, finish_reason="length"),
+        *until_the_document(),
+        srs.doc_reply(first, finish_reason="length"),
         Reply(content=rest, match="Continue exactly where it stopped"),
     )
-    events = await collect(REQUEST, factory)
-    result = finished(events)
+    events = await srs.collect(REQUEST, factory)
+    result = srs.finished(events)
     assert result.srs_markdown == first + rest
     assert [e.count for e in events if isinstance(e, DocumentContinued)] == [1]
     assert result.continuations == 1
@@ -139,15 +130,15 @@ async def test_a_document_at_the_length_limit_is_continued_and_the_run_says_so(l
 
 
 async def test_scores_cut_at_the_length_limit_are_asked_again(llm_server, factory):
-    whole = fenced(scored(FR_01=2, FR_02=0))
+    whole = srs.fenced(srs.scored(FR_01=2, FR_02=0))
     llm_server.script(
-        parse_reply(*PARSED),
-        explore_reply(*PARSED),
-        Reply(content=whole[:30], finish_reason="length", match=CLARIFY),
-        Reply(content=whole, match=CLARIFY),
-        doc_reply(),
+        srs.parse_reply(*PARSED),
+        srs.explore_reply(*PARSED),
+        Reply(content=whole[:30], finish_reason="length", match=srs.CLARIFY),
+        Reply(content=whole, match=srs.CLARIFY),
+        srs.doc_reply(),
     )
-    events = await collect(REQUEST, factory)
+    events = await srs.collect(REQUEST, factory)
     clarify = next(e for e in events if isinstance(e, NodeFinished) and e.agent == "ReqClarify")
     assert {(s.id, s.score) for s in clarify.scores} == {("FR-01", 2), ("FR-02", 0)}
     assert "length limit" in llm_server.requests[3]["messages"][-1]["content"]
@@ -156,12 +147,12 @@ async def test_scores_cut_at_the_length_limit_are_asked_again(llm_server, factor
 async def test_a_list_cut_at_the_length_limit_every_time_names_the_finish_reason(
     llm_server, factory
 ):
-    whole = fenced(items(*TWELVE))
+    whole = srs.fenced(srs.items(*TWELVE))
     llm_server.script(
-        parse_reply(*PARSED),
-        *[Reply(content=whole[:40], finish_reason="length", match=EXPLORE) for _ in range(3)],
+        srs.parse_reply(*PARSED),
+        *[Reply(content=whole[:40], finish_reason="length", match=srs.EXPLORE) for _ in range(3)],
     )
-    failure = failed(await collect(REQUEST, factory))
+    failure = srs.failed(await srs.collect(REQUEST, factory))
     assert failure.agent == "ReqExplore"
     assert "finish_reason: length" in failure.message and "length" in failure.message_zh
     assert "unparseable" not in failure.message  # it was cut, not unreadable
@@ -173,16 +164,16 @@ async def test_a_list_cut_at_the_length_limit_every_time_names_the_finish_reason
 
 async def test_a_filtered_or_empty_list_is_asked_again_and_arrives_whole(llm_server, factory):
     llm_server.script(
-        parse_reply(*PARSED, finish_reason="content_filter"),  # the whole list, but filtered
-        parse_reply(*PARSED),
-        Reply(content="", match=EXPLORE),  # no text, no tool call
-        explore_reply(*TWELVE),
-        clarify_reply(FR_01=0),
-        doc_reply(),
+        srs.parse_reply(*PARSED, finish_reason="content_filter"),  # the whole list, but filtered
+        srs.parse_reply(*PARSED),
+        Reply(content="", match=srs.EXPLORE),  # no text, no tool call
+        srs.explore_reply(*TWELVE),
+        srs.clarify_reply(FR_01=0),
+        srs.doc_reply(),
     )
-    result = finished(await collect(REQUEST, factory))
+    result = srs.finished(await srs.collect(REQUEST, factory))
     assert [r.id for r in result.requirements] == [rid for rid, _ in TWELVE]
-    assert requests_for(llm_server, PARSE) == 2 and requests_for(llm_server, EXPLORE) == 2
+    assert requests_for(llm_server, srs.PARSE) == 2 and requests_for(llm_server, srs.EXPLORE) == 2
 
 
 @pytest.mark.parametrize(
@@ -197,15 +188,13 @@ async def test_a_document_filtered_or_empty_every_time_fails_naming_it(
     llm_server, factory, fault, words, words_zh
 ):
     llm_server.script(
-        parse_reply(*PARSED),
-        explore_reply(*PARSED),
-        clarify_reply(FR_01=0, FR_02=0),
-        *[Reply(**{"content": SRS_TEXT, "match": DOC, **fault}) for _ in range(5)],
+        *until_the_document(),
+        *[Reply(**{"content": srs.SRS_TEXT, "match": srs.DOC, **fault}) for _ in range(5)],
     )
-    failure = failed(await collect(REQUEST, factory))
+    failure = srs.failed(await srs.collect(REQUEST, factory))
     assert failure.agent == "DocGenerate"
     assert words in failure.message and words_zh in failure.message_zh
-    assert requests_for(llm_server, DOC) == 5  # retried as transient, the seed's five tries
+    assert requests_for(llm_server, srs.DOC) == 5  # retried as transient, the seed's five tries
     assert failure.partial.srs_markdown == "" and not failure.partial.completed
 
 
@@ -214,26 +203,26 @@ async def test_a_document_filtered_or_empty_every_time_fails_naming_it(
 
 async def test_a_burst_within_the_tries_is_absorbed(llm_server, factory):
     llm_server.script(
-        Reply(fault="429", match=PARSE),
-        Reply(fault="500", match=PARSE),
-        parse_reply(*PARSED),
-        Reply(content="x", fault="malformed", match=EXPLORE),  # a chunk that is not JSON
-        explore_reply(*PARSED),
-        clarify_reply(FR_01=1, FR_02=0),
-        *[Reply(fault="500", match=DOC) for _ in range(4)],  # DocGenerate has five tries
-        doc_reply(),
+        Reply(fault="429", match=srs.PARSE),
+        Reply(fault="500", match=srs.PARSE),
+        srs.parse_reply(*PARSED),
+        Reply(content="x", fault="malformed", match=srs.EXPLORE),  # a chunk that is not JSON
+        srs.explore_reply(*PARSED),
+        srs.clarify_reply(FR_01=1, FR_02=0),
+        *[Reply(fault="500", match=srs.DOC) for _ in range(4)],  # DocGenerate has five tries
+        srs.doc_reply(),
     )
-    result = finished(await collect(REQUEST, factory))
-    assert result.srs_markdown == SRS_TEXT
-    assert requests_for(llm_server, PARSE) == 3 and requests_for(llm_server, DOC) == 5
+    result = srs.finished(await srs.collect(REQUEST, factory))
+    assert result.srs_markdown == srs.SRS_TEXT
+    assert requests_for(llm_server, srs.PARSE) == 3 and requests_for(llm_server, srs.DOC) == 5
 
 
 async def test_a_burst_longer_than_the_tries_fails_clearly_after_exactly_those_tries(
     llm_server, factory, caplog
 ):
-    llm_server.script(*[Reply(fault="429", match=PARSE) for _ in range(5)])
+    llm_server.script(*[Reply(fault="429", match=srs.PARSE) for _ in range(5)])
     with caplog.at_level(logging.WARNING, logger="reqstudio.calls"):
-        failure = failed(await collect(REQUEST, factory))
+        failure = srs.failed(await srs.collect(REQUEST, factory))
     assert failure.agent == "ReqParse"
     assert "429" in failure.message and "429" in failure.message_zh
     assert len(llm_server.requests) == 3
@@ -257,18 +246,18 @@ def impatient(factory: ModelFactory) -> ModelFactory:
 
 
 @pytest.mark.parametrize(
-    ("role", "marker", "tries"), [("ReqParse", PARSE, 3), ("DocGenerate", DOC, 5)]
+    ("role", "marker", "tries"), [("ReqParse", srs.PARSE, 3), ("DocGenerate", srs.DOC, 5)]
 )
 async def test_a_hanging_provider_gets_the_seeds_tries_within_the_documented_bound(
     llm_server, factory, role, marker, tries
 ):
     factory = impatient(factory)
     if role == "DocGenerate":
-        llm_server.script(parse_reply(*PARSED))
+        llm_server.script(srs.parse_reply(*PARSED))
     llm_server.script(*[Reply(content="late", delay=30, match=marker) for _ in range(tries + 2)])
     request = REQUEST.model_copy(update={"ablation": "no-explore-clarify"})
     started = time.monotonic()
-    failure = failed(await collect(request, factory))
+    failure = srs.failed(await srs.collect(request, factory))
     elapsed = time.monotonic() - started
     assert failure.agent == role
     assert "超时" in failure.message_zh and "timed out" in failure.message
@@ -278,10 +267,10 @@ async def test_a_hanging_provider_gets_the_seeds_tries_within_the_documented_bou
 
 async def test_a_hanging_evaluation_gets_six_tries_within_the_documented_bound(llm_server, factory):
     factory = impatient(factory)
-    llm_server.script(*[Reply(content="late", delay=30, match=EVALUATE) for _ in range(8)])
+    llm_server.script(*[Reply(content="late", delay=30, match=srs.EVALUATE) for _ in range(8)])
     started = time.monotonic()
     with pytest.raises(openai.APITimeoutError):
-        await evaluate_srs("# Reference", SRS_TEXT, factory)
+        await evaluate_srs("# Reference", srs.SRS_TEXT, factory)
     elapsed = time.monotonic() - started
     assert len(llm_server.requests) == 6
     assert elapsed <= factory.policy("evaluation").worst_case_seconds(TIMEOUT) + SLACK
@@ -292,10 +281,16 @@ async def test_a_hanging_evaluation_gets_six_tries_within_the_documented_bound(l
 WHOLE = "一个好的需求可测试、无歧义、可追溯，并且只描述一件事。" * 3
 
 
-async def test_chat_answer_cut_short_is_retried_and_only_the_whole_one_is_shown(
-    llm_server, factory
+@pytest.mark.parametrize(
+    "broken",
+    [[Reply(content=WHOLE, fault="truncated")],
+     [Reply(content=WHOLE[:20], finish_reason="content_filter"), Reply(content="")]],
+    ids=["cut_short", "filtered_then_empty"],
+)  # fmt: skip
+async def test_chat_answer_broken_off_is_retried_and_only_the_whole_one_is_shown(
+    llm_server, factory, broken
 ):
-    llm_server.script(Reply(content=WHOLE, fault="truncated"), Reply(content=WHOLE))
+    llm_server.script(*broken, Reply(content=WHOLE))
     shown: list[str] = []
 
     def drop(attempt: int, error: BaseException, wait: float) -> None:
@@ -305,7 +300,7 @@ async def test_chat_answer_cut_short_is_retried_and_only_the_whole_one_is_shown(
         ChatMemory(), "什么是好的需求？", on_token=shown.append, on_retry=drop
     )
     assert answer == WHOLE == "".join(shown)
-    assert len(llm_server.requests) == 2
+    assert len(llm_server.requests) == len(broken) + 1
 
 
 async def test_chat_answer_cut_every_time_is_an_error_keeping_what_arrived(llm_server, factory):
@@ -322,26 +317,6 @@ async def test_chat_length_finish_is_not_a_whole_answer(llm_server, factory):
     with pytest.raises(IncompleteAnswerError) as error:
         await ChatEngine(factory).reply(ChatMemory(), "什么是好的需求？")
     assert error.value.reason == "length" and error.value.partial == WHOLE[:10]
-
-
-async def test_chat_filtered_or_empty_answer_is_retried_and_only_the_whole_one_is_shown(
-    llm_server, factory
-):
-    llm_server.script(
-        Reply(content=WHOLE[:20], finish_reason="content_filter"),
-        Reply(content=""),
-        Reply(content=WHOLE),
-    )
-    shown: list[str] = []
-
-    def drop(attempt: int, error: BaseException, wait: float) -> None:
-        shown.clear()
-
-    answer = await ChatEngine(factory).reply(
-        ChatMemory(), "什么是好的需求？", on_token=shown.append, on_retry=drop
-    )
-    assert answer == WHOLE == "".join(shown)
-    assert len(llm_server.requests) == 3
 
 
 @pytest.mark.parametrize(

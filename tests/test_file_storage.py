@@ -23,16 +23,11 @@ import socketio
 
 from reqstudio.local_model import free_port
 from reqstudio.settings import SettingsError, load_settings
-from tests.apps import AppProcess
+from tests import test_srs_support as srs
+from tests.apps import AppProcess, shared_database_env, two_instances
 from tests.browser_support import provider_env
 from tests.scripted_server import ScriptedLLMServer
 from tests.test_srs_support import (
-    E_STORE,
-    SRS_TEXT,
-    clarify_reply,
-    doc_reply,
-    explore_reply,
-    parse_reply,
     without_matrix,
 )
 from tests.test_team_run import answer
@@ -44,17 +39,16 @@ from ui.storage import (
     storage_kind,
 )
 
-SHARED_SECRET = "test-shared-secret-" + "x" * 40  # instances sign with one secret (README)
-REFERENCE = E_STORE / "reference.md"
+REFERENCE = srs.E_STORE / "reference.md"
 RUN_FILES = {"srs.md", "srs-log.json", "reference.md"}
 
 
 def script_srs_run(llm_server: ScriptedLLMServer) -> None:
     llm_server.script(
-        parse_reply(("FR-01", "Readers search books."), ("FR-02", "Readers reserve books.")),
-        explore_reply(("FR-01", "Readers search books by title."), ("FR-02", "Reserve.")),
-        clarify_reply(FR_01=2, FR_02=2),
-        doc_reply(SRS_TEXT),
+        srs.parse_reply(("FR-01", "Readers search books."), ("FR-02", "Readers reserve books.")),
+        srs.explore_reply(("FR-01", "Readers search books by title."), ("FR-02", "Reserve.")),
+        srs.clarify_reply(FR_01=2, FR_02=2),
+        srs.doc_reply(srs.SRS_TEXT),
     )
 
 
@@ -197,9 +191,9 @@ def download(app: AppProcess, url: str) -> httpx.Response:
 
 def assert_run_files_served(app: AppProcess, files: dict[str, dict]) -> None:
     assert files.keys() >= RUN_FILES, sorted(files)
-    srs = download(app, files["srs.md"]["url"])
-    assert srs.status_code == 200 and without_matrix(srs.text) == SRS_TEXT
-    assert srs.headers["content-type"].startswith("text/markdown")
+    document = download(app, files["srs.md"]["url"])
+    assert document.status_code == 200 and without_matrix(document.text) == srs.SRS_TEXT
+    assert document.headers["content-type"].startswith("text/markdown")
     log = download(app, files["srs-log.json"]["url"])
     assert log.status_code == 200 and '"usage"' in log.text
     reference = download(app, files["reference.md"]["url"])
@@ -212,16 +206,11 @@ def assert_run_files_served(app: AppProcess, files: dict[str, dict]) -> None:
 def test_second_instance_serves_the_files_the_first_wrote_from_postgres(
     llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path
 ):
-    env = provider_env(llm_server) | {
-        "REQSTUDIO_DATABASE_URL": postgres_url,
-        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
-    }
-    first = AppProcess(tmp_path / "a", env).start()
-    second = AppProcess(tmp_path / "b", env).start()
-    try:
+    env = shared_database_env(provider_env(llm_server), postgres_url)
+    with two_instances(tmp_path, env) as (first, second):
         script_srs_run(llm_server)
         thread_id, live = asyncio.run(run_srs_with_reference(first))
-        assert without_matrix(live.decode()) == SRS_TEXT
+        assert without_matrix(live.decode()) == srs.SRS_TEXT
         files = stored_files(second, thread_id, RUN_FILES)
         first.stop()  # the instance that wrote them is gone
         assert all(f["url"].startswith("/reqstudio/files/") for f in files.values())
@@ -238,9 +227,6 @@ def test_second_instance_serves_the_files_the_first_wrote_from_postgres(
         assert download(second, url.replace("signature=", "signature=0")).status_code == 403
         expired = url.split("?")[0] + "?expires=1&signature=" + url.split("signature=")[1]
         assert download(second, expired).status_code == 403
-    finally:
-        first.stop()
-        second.stop()
 
 
 def test_a_team_record_written_on_one_instance_downloads_from_another(
@@ -248,13 +234,8 @@ def test_a_team_record_written_on_one_instance_downloads_from_another(
 ):
     """Team keeps its record as a download (Review and Rewrite keep theirs the same way, as
     elements of their closing message): nothing per mode, Chainlit stores it."""
-    env = provider_env(llm_server) | {
-        "REQSTUDIO_DATABASE_URL": postgres_url,
-        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
-    }
-    first = AppProcess(tmp_path / "a", env).start()
-    second = AppProcess(tmp_path / "b", env).start()
-    try:
+    env = shared_database_env(provider_env(llm_server), postgres_url)
+    with two_instances(tmp_path, env) as (first, second):
         llm_server.script(answer("Login: FR-1 users sign in.", "List the login requirements"))
         thread_id, live = asyncio.run(
             run_in_mode(first, "Team", "List the login requirements", {"team-record.json"})
@@ -264,21 +245,13 @@ def test_a_team_record_written_on_one_instance_downloads_from_another(
         record = download(second, files["team-record.json"]["url"])
         assert record.status_code == 200 and record.content == live["team-record.json"]
         assert record.json()["reason"] == "answered"
-    finally:
-        first.stop()
-        second.stop()
 
 
 def test_a_reference_uploaded_when_asked_is_one_chip_on_another_instance(
     llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path
 ):
-    env = provider_env(llm_server) | {
-        "REQSTUDIO_DATABASE_URL": postgres_url,
-        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
-    }
-    first = AppProcess(tmp_path / "a", env).start()
-    second = AppProcess(tmp_path / "b", env).start()
-    try:
+    env = shared_database_env(provider_env(llm_server), postgres_url)
+    with two_instances(tmp_path, env) as (first, second):
         script_srs_run(llm_server)
         thread_id, _ = asyncio.run(
             run_in_mode(
@@ -299,9 +272,6 @@ def test_a_reference_uploaded_when_asked_is_one_chip_on_another_instance(
             and ("” read" in s["output"] or "已读取" in s["output"])
         )  # fmt: skip
         assert len(chips) == 1 and chips[0]["forId"] == read["id"]  # on the "read" message
-    finally:
-        first.stop()
-        second.stop()
 
 
 # --- s3: a real S3-compatible server (moto) -------------------------------------------------
@@ -379,17 +349,10 @@ def test_second_instance_serves_from_s3_what_the_first_wrote(
     llm_server: ScriptedLLMServer, postgres_url: str, moto: MotoServer, tmp_path: Path
 ):
     moto.client().create_bucket(Bucket="reqstudio-files")
-    env = (
-        provider_env(llm_server)
-        | aws_env(moto, "reqstudio-files")
-        | {
-            "REQSTUDIO_DATABASE_URL": postgres_url,
-            "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
-        }
+    env = shared_database_env(
+        provider_env(llm_server) | aws_env(moto, "reqstudio-files"), postgres_url
     )
-    first = AppProcess(tmp_path / "a", env).start()
-    second = AppProcess(tmp_path / "b", env).start()
-    try:
+    with two_instances(tmp_path, env) as (first, second):
         script_srs_run(llm_server)
         thread_id, _ = asyncio.run(run_srs_with_reference(first))
         files = stored_files(second, thread_id, RUN_FILES)
@@ -402,9 +365,6 @@ def test_second_instance_serves_from_s3_what_the_first_wrote(
         ]
         assert {k.rsplit("/", 1)[-1] for k in keys} >= RUN_FILES
         assert "thread files stored in: s3" in second.log()
-    finally:
-        first.stop()
-        second.stop()
 
 
 def test_s3_store_down_costs_one_log_line_a_file_and_the_live_download_stays(
@@ -418,7 +378,7 @@ def test_s3_store_down_costs_one_log_line_a_file_and_the_live_download_stays(
         script_srs_run(llm_server)
         _, live = asyncio.run(run_srs_with_reference(app))
         assert (
-            without_matrix(live.decode()) == SRS_TEXT
+            without_matrix(live.decode()) == srs.SRS_TEXT
         )  # the running session still offers what it made
     finally:
         app.stop()

@@ -5,8 +5,8 @@ counted by the server itself (`pg_stat_activity`)."""
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -19,31 +19,23 @@ from reqstudio.persistence import (
     prepare_checkpoints,
 )
 from reqstudio.pools import close_pools, data_engine, pool_sizes
-from tests.apps import AppProcess
+from tests import test_srs_support as srs
+from tests.apps import AppProcess, shared_database_env
 from tests.browser_support import provider_env
-from tests.socket_tabs import ScriptedLLMServer, Tab
+from tests.sampling import PeakSampler
+from tests.socket_tabs import ScriptedLLMServer, runs_at_once
 from tests.test_srs_resume import REQUEST
-from tests.test_srs_support import (
-    E_STORE,
-    SRS_TEXT,
-    clarify_reply,
-    doc_reply,
-    explore_reply,
-    parse_reply,
-)
 
 
-class ConnectionCounter:
+class ConnectionCounter(PeakSampler):
     """Samples, every 20 ms, how many client connections the database `url` has (this
     counter's own excluded), and keeps the highest count seen."""
 
     def __init__(self, url: str):
+        super().__init__()
         self.conninfo = libpq_conninfo(url)
         self.database = url.rsplit("/", 1)[1]
-        self.peak = 0
-        self.samples: list[int] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._conn: psycopg.Connection | None = None
 
     def count(self, conn: psycopg.Connection) -> int:
         return conn.execute(
@@ -52,21 +44,13 @@ class ConnectionCounter:
             (self.database,),
         ).fetchone()[0]
 
-    def _sample(self) -> None:
-        with psycopg.connect(self.conninfo, autocommit=True) as conn:
-            while not self._stop.is_set():
-                value = self.count(conn)
-                self.samples.append(value)
-                self.peak = max(self.peak, value)
-                time.sleep(0.02)
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        with psycopg.connect(self.conninfo, autocommit=True) as self._conn:
+            yield
 
-    def __enter__(self) -> ConnectionCounter:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
+    def sample(self) -> int:
+        return self.count(self._conn)
 
 
 async def test_checkpointers_of_concurrent_runs_share_the_pool(
@@ -80,10 +64,7 @@ async def test_checkpointers_of_concurrent_runs_share_the_pool(
     runs = 6
     for _ in range(runs):
         llm_server.script(
-            parse_reply(("FR-01", "Place an order.")),
-            explore_reply(("FR-01", "Place an order."), delay=0.5),
-            clarify_reply(FR_01=2),
-            doc_reply(),
+            *srs.one_requirement_run("Place an order.", "Place an order.", explore_delay=0.5)
         )
     await open_pools(pg)
     try:
@@ -124,48 +105,25 @@ async def test_data_layer_users_share_one_engine(postgres_url, tmp_path):
         await close_pools()
 
 
-SHARED_SECRET = "test-shared-secret-" + "x" * 40
-
-
 def test_an_instance_stays_within_its_pools_while_runs_go(
     llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path
 ):
     sizes = {"REQSTUDIO_DB_POOL_SIZE": "2", "REQSTUDIO_DB_POOL_OVERFLOW": "1",
              "REQSTUDIO_CHECKPOINT_POOL_SIZE": "2"}  # fmt: skip
     allowed = 2 + 1 + 2
-    env = (
-        provider_env(llm_server)
-        | sizes
-        | {
-            "REQSTUDIO_DATABASE_URL": postgres_url,
-            "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
-        }
-    )
+    env = shared_database_env(provider_env(llm_server) | sizes, postgres_url)
     app = AppProcess(tmp_path / "a", env).start()
     runs = 6
     for _ in range(runs):
         llm_server.script(
-            parse_reply(("FR-01", "Readers search books.")),
-            explore_reply(("FR-01", "Readers search books by title."), delay=2),
-            clarify_reply(FR_01=2),
-            doc_reply(SRS_TEXT),
+            *srs.one_requirement_run(
+                "Readers search books.", "Readers search books by title.", explore_delay=2
+            )
         )
-
-    async def scenario() -> list[Tab]:
-        tabs = [await Tab(app).open() for _ in range(runs)]
-        await asyncio.gather(*(tab.until_shown("mode is on") for tab in tabs))
-        for number, tab in enumerate(tabs):
-            await tab.send(f"System {number}: a library.", attach=E_STORE / "reference.md")
-        try:
-            await asyncio.gather(*(tab.until_shown("✅ Done", timeout=180) for tab in tabs))
-        finally:
-            for tab in tabs:
-                await tab.close()
-        return tabs
 
     try:
         with ConnectionCounter(postgres_url) as counter:
-            asyncio.run(scenario())
+            asyncio.run(runs_at_once(app, runs, srs.E_STORE / "reference.md", timeout=180))
     finally:
         app.stop()
     assert len([r for r in llm_server.requests if "Document Generation Agent" in str(r)]) == runs

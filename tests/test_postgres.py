@@ -11,26 +11,15 @@ from chainlit.context import init_http_context
 from chainlit.types import Pagination, ThreadFilter
 from chainlit.user import User
 
-from agents.srs.engine import SrsRequest, pending_resume, run_srs
+from agents.srs.engine import pending_resume, run_srs
 from agents.srs.events import NodeStarted
 from agents.team import EventStore, TeamConfig, TeamRun
 from agents.team.events import RunFinished as TeamFinished
 from reqstudio.persistence import libpq_conninfo, open_checkpointer, prepare_checkpoints
 from reqstudio.settings import load_settings
+from tests import test_srs_support as srs
 from tests.postgres_support import PostgresServer
 from tests.test_srs_resume import REQUEST, stop_when
-from tests.test_srs_support import (
-    PARSE,
-    SRS_TEXT,
-    clarify_reply,
-    collect,
-    doc_reply,
-    explore_reply,
-    finished,
-    node_sequence,
-    parse_reply,
-    prompts_for,
-)
 from tests.test_team_run import answer
 from ui.history import HistoryDataLayer, create_schema
 
@@ -114,13 +103,13 @@ async def test_srs_run_stopped_on_one_instance_resumes_on_another(
     pg = pg_settings(settings, postgres_url)
     await prepare_checkpoints(pg)
     llm_server.script(
-        parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
-        explore_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
-        clarify_reply(FR_01=2, FR_02=0),
-        explore_reply(("FR-02", "never seen"), delay=1),  # round 2 is running at stop
-        explore_reply(("FR-02", "Cancel an order before it ships."), ("NFR-01", "Log it.")),
-        clarify_reply(FR_02=1, NFR_01=0),
-        doc_reply(),
+        srs.parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        srs.explore_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        srs.clarify_reply(FR_01=2, FR_02=0),
+        srs.explore_reply(("FR-02", "never seen"), delay=1),  # round 2 is running at stop
+        srs.explore_reply(("FR-02", "Cancel an order before it ships."), ("NFR-01", "Log it.")),
+        srs.clarify_reply(FR_02=1, NFR_01=0),
+        srs.doc_reply(),
     )
     async with open_checkpointer(pg) as saver:  # instance A
         assert type(saver).__name__ == "AsyncPostgresSaver"
@@ -129,23 +118,17 @@ async def test_srs_run_stopped_on_one_instance_resumes_on_another(
             lambda e: isinstance(e, NodeStarted) and e.agent == "ReqExplore" and e.round == 2,
             then=lambda: len(llm_server.requests) == 4,
         )
-    assert node_sequence(seen) == ["ReqParse", "ReqExplore", "ReqClarify"]
+    assert srs.node_sequence(seen) == ["ReqParse", "ReqExplore", "ReqClarify"]
 
     before = len(llm_server.requests)
     async with open_checkpointer(pg) as saver:  # instance B: its own connection
         assert await pending_resume(saver, "t-pg") == "ReqClarify"
-        events = await collect(
-            SrsRequest(user_input="ignored on resume"),
-            factory,
-            checkpointer=saver,
-            thread_id="t-pg",
-            resume=True,
-        )
+        events = await srs.collect_resumed(factory, saver, "t-pg")
         assert await pending_resume(saver, "t-pg") is None
-    assert node_sequence(events) == ["ReqExplore", "ReqClarify", "DocGenerate"]
-    assert not prompts_for(llm_server.requests[before:], PARSE)
-    result = finished(events)
-    assert result.srs_markdown == SRS_TEXT
+    assert srs.node_sequence(events) == ["ReqExplore", "ReqClarify", "DocGenerate"]
+    assert not srs.prompts_for(llm_server.requests[before:], srs.PARSE)
+    result = srs.finished(events)
+    assert result.srs_markdown == srs.SRS_TEXT
     assert [r.id for r in result.requirements] == ["FR-01", "FR-02", "NFR-01"]
 
 

@@ -54,6 +54,15 @@ def sections(markdown: str) -> dict[str, str]:
     return {s.id: s.render() for s in parse_markdown(markdown).sections}
 
 
+def round_fixing_booking_and_reminders(**panel_changes) -> list:
+    """A round finding high-priority issues in sections 3 and 4, and their authors' revisions."""
+    return [
+        *panel(improvement("sec-03"), improvement("sec-04"), **panel_changes),
+        author_reply("sec-03", NEW_BOOKING),
+        author_reply("sec-04", "Reminders go out by SMS 24 h before a visit.\n"),
+    ]
+
+
 async def test_no_high_priority_issue_stops_with_quality_sufficient(factory, llm_server):
     llm_server.script(*panel(improvement("sec-03", "medium"), improvement("sec-04", "low")))
     _events, last = await run(factory, ReviewRequest(document=DOCUMENT))
@@ -113,9 +122,7 @@ async def test_a_round_revises_only_the_sections_in_focus(factory, llm_server):
 
 async def test_issue_count_that_does_not_fall_stops_with_no_convergence(factory, llm_server):
     llm_server.script(
-        *panel(improvement("sec-03"), improvement("sec-04")),
-        author_reply("sec-03", NEW_BOOKING),
-        author_reply("sec-04", "Reminders go out by SMS 24 h before a visit.\n"),
+        *round_fixing_booking_and_reminders(),
         *panel(improvement("sec-03"), improvement("sec-02")),
     )
     _, last = await run(factory, ReviewRequest(document=DOCUMENT, max_rounds=5))
@@ -128,9 +135,7 @@ async def test_issue_count_that_does_not_fall_stops_with_no_convergence(factory,
 
 async def test_a_falling_score_stops_with_score_declined(factory, llm_server):
     llm_server.script(
-        *panel(improvement("sec-03"), improvement("sec-04"), score=70),
-        author_reply("sec-03", NEW_BOOKING),
-        author_reply("sec-04", "Reminders go out by SMS 24 h before a visit.\n"),
+        *round_fixing_booking_and_reminders(score=70),
         # A new high-priority issue (a repeated one would stop with no_new_high_priority).
         *panel(improvement("sec-02"), score=60),
     )
@@ -141,9 +146,7 @@ async def test_a_falling_score_stops_with_score_declined(factory, llm_server):
 
 async def test_the_round_limit_stops_with_max_rounds(factory, llm_server):
     llm_server.script(
-        *panel(improvement("sec-03"), improvement("sec-04")),
-        author_reply("sec-03", NEW_BOOKING),
-        author_reply("sec-04", "Reminders go out by SMS 24 h before a visit.\n"),
+        *round_fixing_booking_and_reminders(),
         *panel(improvement("sec-02")),  # new, so the round limit is what stops
     )
     _, last = await run(factory, ReviewRequest(document=DOCUMENT, max_rounds=2))
@@ -213,9 +216,7 @@ async def test_an_interrupted_run_keeps_its_finished_rounds_and_resumes(
     factory, llm_server, tmp_path
 ):
     llm_server.script(
-        *panel(improvement("sec-03"), improvement("sec-04")),
-        author_reply("sec-03", NEW_BOOKING),
-        author_reply("sec-04", "Reminders go out by SMS 24 h before a visit.\n"),
+        *round_fixing_booking_and_reminders(),
         # Round 2: the red team and the judge never answer (every try a 500).
         *[Reply(fault="500", match=RED)] * 3,
         blue_reply(),

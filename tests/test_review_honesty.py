@@ -6,6 +6,7 @@ document's text."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -13,22 +14,7 @@ from agents.review import ReviewRequest, run_review
 from agents.review.events import ReviewerFailed, RunFinished
 from reqstudio.document_model import parse_markdown
 from reqstudio.llm import Endpoint, ModelFactory
-from tests.review_support import (
-    AUTHOR,
-    BLUE,
-    CLIENT,
-    DOCUMENT,
-    JUDGE,
-    RED,
-    author_reply,
-    blue_reply,
-    client_reply,
-    fenced,
-    improvement,
-    panel,
-    red_reply,
-    requests_for,
-)
+from tests import review_support as review
 from tests.scripted_server import Reply
 
 PLACEMENT = "SECTION IDS NEEDED"
@@ -56,7 +42,7 @@ ORDERING_FIXED = """- FR-1: A customer adds a product to the cart from the produ
 """
 
 
-async def run(factory, document: str = DOCUMENT, **request):
+async def run(factory, document: str = review.DOCUMENT, **request):
     events = [e async for e in run_review(ReviewRequest(document=document, **request), factory)]
     return events, events[-1]
 
@@ -71,7 +57,21 @@ def judge_low(agent_id: str = "sec-03", score: int = 75) -> Reply:
         "conflicting_views": [],
         "score": score,
     }
-    return Reply(content=fenced(body), match=JUDGE)
+    return Reply(content=review.fenced(body), match=review.JUDGE)
+
+
+def red_team_fails(every_try: Reply, judge: Reply | None = None) -> list[Reply]:
+    """A round whose red team answers `every_try` on each of its three tries, while the blue
+    team and the client answer and the judge ranks (default: `judge_low`)."""
+    failing = replace(every_try, match=review.RED)
+    return [
+        failing,
+        failing,
+        failing,
+        review.blue_reply(),
+        review.client_reply(),
+        judge or judge_low(),
+    ]
 
 
 def factory_in_mode(settings, llm_server, mode: str) -> ModelFactory:
@@ -92,9 +92,7 @@ def body_of(markdown: str, agent_id: str) -> str:
 async def test_unrelated_or_empty_json_from_the_red_team_is_a_failed_review(
     factory, llm_server, garbage
 ):
-    llm_server.script(
-        *[Reply(content=fenced(garbage), match=RED)] * 3, blue_reply(), client_reply(), judge_low()
-    )
+    llm_server.script(*red_team_fails(Reply(content=review.fenced(garbage))))
     events, last = await run(factory)
     assert isinstance(last, RunFinished)
     result = last.result
@@ -105,26 +103,31 @@ async def test_unrelated_or_empty_json_from_the_red_team_is_a_failed_review(
     assert "carries none of the red team's fields (improvements)" in failed[0].reason
     assert result.stop_detail.startswith("red_team: ")
     assert "improvements" in result.stop_detail
-    assert len(requests_for(llm_server, RED)) == 3  # re-asked within the policy, then failed
+    assert (
+        len(review.requests_for(llm_server, review.RED)) == 3
+    )  # re-asked within the policy, then failed
     assert result.reviews_json()["stop_detail"] == result.stop_detail
     assert "not a pass" in result.trajectory_text("en")
 
 
 async def test_an_empty_answer_is_re_asked_and_a_real_one_then_counts(factory, llm_server):
-    llm_server.script(Reply(content=fenced({}), match=RED), *panel(improvement("sec-03", "low")))
+    llm_server.script(
+        Reply(content=review.fenced({}), match=review.RED),
+        *review.panel(review.improvement("sec-03", "low")),
+    )
     _, last = await run(factory)
     assert last.result.stop_reason == "quality_sufficient"
-    asks = requests_for(llm_server, RED)
+    asks = review.requests_for(llm_server, review.RED)
     assert len(asks) == 2
     assert "carries none of the red team's fields" in asks[1]  # the re-ask says what was wrong
 
 
 async def test_other_reviewers_answering_nothing_are_failed_too(factory, llm_server):
     llm_server.script(
-        red_reply(improvement("sec-03", "low")),
-        *[Reply(content=fenced({"verdict": "fine"}), match=BLUE)] * 3,
-        *[Reply(content=fenced({"ok": True}), match=CLIENT)] * 3,
-        *[Reply(content=fenced({}), match=JUDGE)] * 3,
+        review.red_reply(review.improvement("sec-03", "low")),
+        *[Reply(content=review.fenced({"verdict": "fine"}), match=review.BLUE)] * 3,
+        *[Reply(content=review.fenced({"ok": True}), match=review.CLIENT)] * 3,
+        *[Reply(content=review.fenced({}), match=review.JUDGE)] * 3,
     )
     events, last = await run(factory)
     failed = sorted(e.reviewer for e in events if isinstance(e, ReviewerFailed))
@@ -137,13 +140,13 @@ async def test_other_reviewers_answering_nothing_are_failed_too(factory, llm_ser
 
 async def test_findings_on_unknown_sections_are_asked_about_once_and_placed(factory, llm_server):
     llm_server.script(
-        red_reply(
-            improvement("agent_id-07", issue="booking search speed has no number"),
-            improvement("agent_id-07", issue="no statement of the clinic's opening hours"),
+        review.red_reply(
+            review.improvement("agent_id-07", issue="booking search speed has no number"),
+            review.improvement("agent_id-07", issue="no statement of the clinic's opening hours"),
         ),
         # The re-ask: the first finding is Booking's, the second fits no single section.
         Reply(
-            content=fenced(
+            content=review.fenced(
                 {
                     "placements": [
                         {"finding": 1, "agent_id": "sec-03"},
@@ -153,16 +156,16 @@ async def test_findings_on_unknown_sections_are_asked_about_once_and_placed(fact
             ),
             match=PLACEMENT,
         ),
-        blue_reply(),
-        client_reply(),
+        review.blue_reply(),
+        review.client_reply(),
         judge_low(),
-        author_reply("sec-03", NEW_BOOKING),
-        *panel(improvement("sec-04", "low")),
+        review.author_reply("sec-03", NEW_BOOKING),
+        *review.panel(review.improvement("sec-04", "low")),
     )
     _events, last = await run(factory)
     result = last.result
     first = result.rounds[0]
-    asked = requests_for(llm_server, PLACEMENT)
+    asked = review.requests_for(llm_server, PLACEMENT)
     assert len(asked) == 1
     assert "- sec-03: 2. Booking" in asked[0]  # the valid ids and their titles
     assert [i.agent_id for i in first.improvements] == ["sec-03"]
@@ -179,10 +182,13 @@ async def test_findings_on_unknown_sections_are_asked_about_once_and_placed(fact
 async def test_unplaceable_high_findings_block_a_pass(factory, llm_server):
     """The offline-style answer that used to end `quality_sufficient` after round 1."""
     llm_server.script(
-        red_reply(improvement("agent_id-07"), improvement("agent_id-07", issue="no audit log")),
-        Reply(content=fenced({"placements": []}), match=PLACEMENT),
-        blue_reply(),
-        client_reply(),
+        review.red_reply(
+            review.improvement("agent_id-07"),
+            review.improvement("agent_id-07", issue="no audit log"),
+        ),
+        Reply(content=review.fenced({"placements": []}), match=PLACEMENT),
+        review.blue_reply(),
+        review.client_reply(),
         judge_low(),
     )
     _, last = await run(factory)
@@ -190,16 +196,20 @@ async def test_unplaceable_high_findings_block_a_pass(factory, llm_server):
     assert result.stop_reason == "unplaced_issues"
     assert len(result.rounds[0].document_wide) == 2
     assert result.improvement_trajectory["round_1"]["by_priority"]["high"] == 2
-    assert not requests_for(llm_server, AUTHOR)
+    assert not review.requests_for(llm_server, review.AUTHOR)
 
 
 async def test_a_finding_naming_a_section_title_is_placed_without_asking(factory, llm_server):
-    llm_server.script(*panel(improvement("2. Booking", "medium"), improvement("REMINDERS", "low")))
+    llm_server.script(
+        *review.panel(
+            review.improvement("2. Booking", "medium"), review.improvement("REMINDERS", "low")
+        )
+    )
     _, last = await run(factory)
     record = last.result.rounds[0]
     assert [i.agent_id for i in record.improvements] == ["sec-03", "sec-04"]
     assert record.document_wide == []
-    assert not requests_for(llm_server, PLACEMENT)
+    assert not review.requests_for(llm_server, PLACEMENT)
 
 
 # --- item 3: a failed red team is never a pass; scores compared like with like ----------
@@ -208,9 +218,7 @@ async def test_a_finding_naming_a_section_title_is_placed_without_asking(factory
 async def test_a_failed_red_team_stops_with_reviewer_failed_not_quality_sufficient(
     factory, llm_server
 ):
-    llm_server.script(
-        *[Reply(fault="500", match=RED)] * 3, blue_reply(), client_reply(), judge_low()
-    )
+    llm_server.script(*red_team_fails(Reply(fault="500")))
     _, last = await run(factory)
     result = last.result
     assert result.stop_reason == "reviewer_failed"
@@ -224,12 +232,9 @@ async def test_a_failed_red_team_with_high_judge_tasks_still_iterates(factory, l
     from tests.review_support import judge_reply
 
     llm_server.script(
-        *[Reply(fault="500", match=RED)] * 3,
-        blue_reply(),
-        client_reply(),
-        judge_reply(),  # rank 1 on sec-03: high
-        author_reply("sec-03", NEW_BOOKING),
-        *panel(improvement("sec-04", "low")),
+        *red_team_fails(Reply(fault="500"), judge_reply()),  # the judge: rank 1 on sec-03, high
+        review.author_reply("sec-03", NEW_BOOKING),
+        *review.panel(review.improvement("sec-04", "low")),
     )
     _, last = await run(factory)
     assert [r.decision.action for r in last.result.rounds] == ["iterate", "approve"]
@@ -239,23 +244,23 @@ async def test_a_failed_red_team_with_high_judge_tasks_still_iterates(factory, l
 def scored(reply: Reply, score: int) -> Reply:
     body = json.loads(reply.content.removeprefix("```json\n").removesuffix("\n```"))
     body["score"] = score
-    return Reply(content=fenced(body), match=reply.match)
+    return Reply(content=review.fenced(body), match=reply.match)
 
 
 async def test_the_score_rule_skips_rounds_scored_by_other_reviewers(factory, llm_server):
     # Round 1: blue 95 lifts the mean to 71.25. Round 2: blue fails, the others score 65
     # (mean 65): the old rule stopped with score_declined although no one scored lower.
     llm_server.script(
-        scored(red_reply(improvement("sec-03"), improvement("sec-04")), 60),
-        scored(blue_reply(), 95),
-        scored(client_reply(), 65),
-        scored(panel()[3], 65),
-        author_reply("sec-03", NEW_BOOKING),
-        author_reply("sec-04", "Reminders go out by SMS 24 h before a visit.\n"),
-        scored(red_reply(improvement("sec-02")), 65),
-        *[Reply(fault="500", match=BLUE)] * 3,
-        scored(client_reply(), 65),
-        scored(panel()[3], 65),
+        scored(review.red_reply(review.improvement("sec-03"), review.improvement("sec-04")), 60),
+        scored(review.blue_reply(), 95),
+        scored(review.client_reply(), 65),
+        scored(review.panel()[3], 65),
+        review.author_reply("sec-03", NEW_BOOKING),
+        review.author_reply("sec-04", "Reminders go out by SMS 24 h before a visit.\n"),
+        scored(review.red_reply(review.improvement("sec-02")), 65),
+        *[Reply(fault="500", match=review.BLUE)] * 3,
+        scored(review.client_reply(), 65),
+        scored(review.panel()[3], 65),
     )
     _, last = await run(factory, max_rounds=2)
     result = last.result
@@ -265,11 +270,11 @@ async def test_the_score_rule_skips_rounds_scored_by_other_reviewers(factory, ll
 
 async def test_the_score_rule_still_fires_when_the_same_reviewers_score_lower(factory, llm_server):
     llm_server.script(
-        *panel(improvement("sec-03"), improvement("sec-04"), score=70),
-        author_reply("sec-03", NEW_BOOKING),
-        author_reply("sec-04", "Reminders go out by SMS 24 h before a visit.\n"),
+        *review.panel(review.improvement("sec-03"), review.improvement("sec-04"), score=70),
+        review.author_reply("sec-03", NEW_BOOKING),
+        review.author_reply("sec-04", "Reminders go out by SMS 24 h before a visit.\n"),
         # A new high-priority issue: a repeated one would stop first, with no_new_high_priority.
-        *panel(improvement("sec-02"), score=60),
+        *review.panel(review.improvement("sec-02"), score=60),
     )
     _, last = await run(factory, max_rounds=5)
     assert last.result.stop_reason == "score_declined"
@@ -279,12 +284,12 @@ async def test_the_score_rule_still_fires_when_the_same_reviewers_score_lower(fa
 
 
 async def test_unchanged_and_failed_authors_are_not_reported_as_fixed(factory, llm_server):
-    unchanged = body_of(DOCUMENT, "sec-03")
+    unchanged = body_of(review.DOCUMENT, "sec-03")
     llm_server.script(
-        *panel(improvement("sec-03"), improvement("sec-04")),
-        author_reply("sec-03", unchanged),
+        *review.panel(review.improvement("sec-03"), review.improvement("sec-04")),
+        review.author_reply("sec-03", unchanged),
         *[Reply(fault="500", match='<section id="sec-04"')] * 5,
-        *panel(improvement("sec-03", "low")),
+        *review.panel(review.improvement("sec-03", "low")),
     )
     _, last = await run(factory)
     result = last.result
@@ -302,15 +307,15 @@ async def test_unchanged_and_failed_authors_are_not_reported_as_fixed(factory, l
     }  # fmt: skip
     data = result.reviews_json()
     assert [r["outcome"] for r in data["rounds"][0]["revisions"]] == ["unchanged", "failed"]
-    assert result.improved_markdown == DOCUMENT
+    assert result.improved_markdown == review.DOCUMENT
 
 
 async def test_partly_fixed_rounds_say_how_many(factory, llm_server):
     llm_server.script(
-        *panel(improvement("sec-03"), improvement("sec-04")),
-        author_reply("sec-03", NEW_BOOKING),
+        *review.panel(review.improvement("sec-03"), review.improvement("sec-04")),
+        review.author_reply("sec-03", NEW_BOOKING),
         *[Reply(fault="500", match='<section id="sec-04"')] * 5,
-        *panel(improvement("sec-04", "low")),
+        *review.panel(review.improvement("sec-04", "low")),
     )
     _, last = await run(factory)
     assert last.result.trajectory_text("en").startswith(
@@ -328,15 +333,13 @@ async def test_a_reviewer_cut_or_filtered_every_time_fails_clearly(
 ):
     factory = factory_in_mode(settings, llm_server, mode)
     cut = Reply(content='{"improvements": [{"agent_id": "sec-03", "cat', finish_reason=reason)
-    llm_server.script(
-        *[Reply(**{**cut.__dict__, "match": RED})] * 3, blue_reply(), client_reply(), judge_low()
-    )
+    llm_server.script(*red_team_fails(cut))
     events, last = await run(factory)
     assert isinstance(last, RunFinished)
     assert last.result.stop_reason == "reviewer_failed"
     failure = next(e for e in events if isinstance(e, ReviewerFailed))
     assert reason.replace("_", " ") in failure.reason.replace("_", " ")
-    assert len(requests_for(llm_server, RED)) == 3
+    assert len(review.requests_for(llm_server, review.RED)) == 3
     if mode == "json_schema":
         assert llm_server.requests[0]["response_format"]["type"] == "json_schema"
 
@@ -346,13 +349,13 @@ async def test_a_reviewer_cut_or_filtered_every_time_fails_clearly(
 async def test_a_reviewer_cut_or_filtered_once_is_asked_again(settings, llm_server, mode, reason):
     factory = factory_in_mode(settings, llm_server, mode)
     llm_server.script(
-        Reply(content='{"improvements": [', finish_reason=reason, match=RED),
-        *panel(improvement("sec-03", "low")),
+        Reply(content='{"improvements": [', finish_reason=reason, match=review.RED),
+        *review.panel(review.improvement("sec-03", "low")),
     )
     _, last = await run(factory)
     assert last.result.stop_reason == "quality_sufficient"
     assert last.result.rounds[0].red_team.improvements[0].agent_id == "sec-03"
-    assert len(requests_for(llm_server, RED)) == 2
+    assert len(review.requests_for(llm_server, review.RED)) == 2
 
 
 @pytest.mark.parametrize("mode", ["auto", "json_schema", "prompt"])
@@ -365,16 +368,16 @@ async def test_an_author_cut_or_filtered_every_time_fails_clearly(
     # length: the answer and its two continuations; content_filter: the five tries.
     tries = 3 if reason == "length" else 5
     llm_server.script(
-        *panel(improvement("sec-03"), improvement("sec-04", "medium")),
+        *review.panel(review.improvement("sec-03"), review.improvement("sec-04", "medium")),
         *[bad] * tries,
-        *panel(improvement("sec-04", "low")),
+        *review.panel(review.improvement("sec-04", "low")),
     )
     _, last = await run(factory)
     result = last.result
     revision = result.rounds[0].revisions[0]
     assert revision.outcome == "failed"
     assert f"finish reason: {reason}" in revision.failed
-    assert body_of(result.improved_markdown, "sec-03") == body_of(DOCUMENT, "sec-03")
+    assert body_of(result.improved_markdown, "sec-03") == body_of(review.DOCUMENT, "sec-03")
     assert "Owners book a visit\n" not in result.improved_markdown.replace(
         "Owners book a visit with", ""
     )
@@ -384,10 +387,10 @@ async def test_an_author_cut_or_filtered_every_time_fails_clearly(
 async def test_an_author_filtered_once_is_tried_again(settings, llm_server, mode):
     factory = factory_in_mode(settings, llm_server, mode)
     llm_server.script(
-        *panel(improvement("sec-03")),
+        *review.panel(review.improvement("sec-03")),
         Reply(content="Owners", finish_reason="content_filter", match='<section id="sec-03"'),
-        author_reply("sec-03", NEW_BOOKING),
-        *panel(improvement("sec-04", "low")),
+        review.author_reply("sec-03", NEW_BOOKING),
+        *review.panel(review.improvement("sec-04", "low")),
     )
     _, last = await run(factory)
     assert last.result.rounds[0].revisions[0].outcome == "changed"
@@ -399,10 +402,10 @@ async def test_an_author_filtered_once_is_tried_again(settings, llm_server, mode
 
 async def test_an_author_answering_json_is_asked_again_then_rejected(factory, llm_server):
     llm_server.script(
-        *panel(improvement("sec-01"), improvement("sec-04", "medium")),
-        author_reply("sec-01", '{"improvements": []}'),
-        Reply(content=fenced({"improvements": []}), match=REASK),
-        *panel(improvement("sec-04", "low")),
+        *review.panel(review.improvement("sec-01"), review.improvement("sec-04", "medium")),
+        review.author_reply("sec-01", '{"improvements": []}'),
+        Reply(content=review.fenced({"improvements": []}), match=REASK),
+        *review.panel(review.improvement("sec-04", "low")),
     )
     _, last = await run(factory)
     result = last.result
@@ -410,8 +413,8 @@ async def test_an_author_answering_json_is_asked_again_then_rejected(factory, ll
     revision = result.rounds[0].revisions[0]
     assert revision.outcome == "rejected"
     assert revision.rejected == "the answer is JSON, not the section's text"
-    assert result.improved_markdown == DOCUMENT  # the section kept its text
-    assert len(requests_for(llm_server, REASK)) == 1
+    assert result.improved_markdown == review.DOCUMENT  # the section kept its text
+    assert len(review.requests_for(llm_server, REASK)) == 1
     data = result.reviews_json()
     assert data["rounds"][0]["revisions"][0]["outcome"] == "rejected"
     assert data["rounds"][0]["revisions"][0]["rejected"].startswith("the answer is JSON")
@@ -423,14 +426,14 @@ async def test_an_author_dropping_a_requirement_id_is_asked_again(factory, llm_s
         "- FR-3: The checkout completes", "- The checkout completes"
     )
     llm_server.script(
-        *panel(improvement("sec-02"), improvement("sec-01", "medium")),
-        author_reply("sec-02", without_fr3),
+        *review.panel(review.improvement("sec-02"), review.improvement("sec-01", "medium")),
+        review.author_reply("sec-02", without_fr3),
         Reply(content=ORDERING_FIXED, match=REASK),
-        *panel(improvement("sec-01", "low")),
+        *review.panel(review.improvement("sec-01", "low")),
     )
     _, last = await run(factory, document=REQUIREMENTS)
     result = last.result
-    reask = requests_for(llm_server, REASK)
+    reask = review.requests_for(llm_server, REASK)
     assert len(reask) == 1
     assert "requirement id(s) FR-3 were dropped" in reask[0]
     assert result.rounds[0].revisions[0].outcome == "changed"
@@ -442,10 +445,10 @@ async def test_an_author_dropping_a_requirement_twice_is_rejected(factory, llm_s
         line for line in ORDERING_FIXED.splitlines() if not line.startswith("- FR-3")
     )
     llm_server.script(
-        *panel(improvement("sec-02"), improvement("sec-01", "medium")),
-        author_reply("sec-02", without_fr3),
+        *review.panel(review.improvement("sec-02"), review.improvement("sec-01", "medium")),
+        review.author_reply("sec-02", without_fr3),
         Reply(content=without_fr3, match=REASK),
-        *panel(improvement("sec-01", "low")),
+        *review.panel(review.improvement("sec-01", "low")),
     )
     _, last = await run(factory, document=REQUIREMENTS)
     revision = last.result.rounds[0].revisions[0]
@@ -458,28 +461,28 @@ async def test_a_finding_that_asks_to_remove_a_requirement_lets_it_go(factory, l
     without_fr3 = "\n".join(
         line for line in ORDERING_FIXED.splitlines() if not line.startswith("- FR-3")
     )
-    removal = improvement(
+    removal = review.improvement(
         "sec-02",
         issue="FR-3 duplicates the performance section",
         expected="remove FR-3; the checkout time belongs in the performance section",
     )
     llm_server.script(
-        *panel(removal, improvement("sec-01", "medium")),
-        author_reply("sec-02", without_fr3 + "\n"),
-        *panel(improvement("sec-01", "low")),
+        *review.panel(removal, review.improvement("sec-01", "medium")),
+        review.author_reply("sec-02", without_fr3 + "\n"),
+        *review.panel(review.improvement("sec-01", "low")),
     )
     _, last = await run(factory, document=REQUIREMENTS)
     assert last.result.rounds[0].revisions[0].outcome == "changed"
     assert "FR-3" not in last.result.improved_markdown
-    assert not requests_for(llm_server, REASK)
+    assert not review.requests_for(llm_server, REASK)
 
 
 async def test_a_fragment_is_asked_again_then_rejected(factory, llm_server):
     llm_server.script(
-        *panel(improvement("sec-02"), improvement("sec-01", "medium")),
-        author_reply("sec-02", "- FR-1, FR-2, FR-3, FR-4: see above."),
+        *review.panel(review.improvement("sec-02"), review.improvement("sec-01", "medium")),
+        review.author_reply("sec-02", "- FR-1, FR-2, FR-3, FR-4: see above."),
         Reply(content="FR-1 FR-2 FR-3 FR-4", match=REASK),
-        *panel(improvement("sec-01", "low")),
+        *review.panel(review.improvement("sec-01", "low")),
     )
     _, last = await run(factory, document=REQUIREMENTS)
     revision = last.result.rounds[0].revisions[0]
@@ -494,9 +497,7 @@ async def test_a_fragment_is_asked_again_then_rejected(factory, llm_server):
 async def test_the_closing_message_has_no_tick_when_a_reviewer_failed(factory, llm_server):
     from ui.review import final_text, round_details
 
-    llm_server.script(
-        *[Reply(fault="500", match=RED)] * 3, blue_reply(), client_reply(), judge_low()
-    )
+    llm_server.script(*red_team_fails(Reply(fault="500")))
     _, red_failed = await run(factory)
     text = final_text(red_failed.result)
     assert "✅" not in text
@@ -505,9 +506,9 @@ async def test_the_closing_message_has_no_tick_when_a_reviewer_failed(factory, l
 
     llm_server.reset()
     llm_server.script(
-        red_reply(improvement("sec-03", "low")),
-        blue_reply(),
-        *[Reply(fault="500", match=CLIENT)] * 3,
+        review.red_reply(review.improvement("sec-03", "low")),
+        review.blue_reply(),
+        *[Reply(fault="500", match=review.CLIENT)] * 3,
         judge_low(),
     )
     _, client_failed = await run(factory)
@@ -518,10 +519,10 @@ async def test_the_closing_message_has_no_tick_when_a_reviewer_failed(factory, l
 
     llm_server.reset()
     llm_server.script(
-        *panel(improvement("sec-01"), improvement("sec-04", "medium")),
-        author_reply("sec-01", '{"improvements": []}'),
+        *review.panel(review.improvement("sec-01"), review.improvement("sec-04", "medium")),
+        review.author_reply("sec-01", '{"improvements": []}'),
         Reply(content='{"improvements": []}', match=REASK),
-        *panel(improvement("sec-04", "low")),
+        *review.panel(review.improvement("sec-04", "low")),
     )
     _, clean = await run(factory)
     assert final_text(clean.result).startswith("✅ Review finished: no high-priority issue left")

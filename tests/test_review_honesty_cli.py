@@ -6,22 +6,12 @@ from __future__ import annotations
 
 import json
 
-from tests.review_support import (
-    DOCUMENT,
-    JUDGE,
-    RED,
-    author_reply,
-    blue_reply,
-    client_reply,
-    fenced,
-    improvement,
-    panel,
-)
+from tests import review_support as review
 from tests.scripted_server import Reply
 from tests.test_review_cli import document, run  # noqa: F401
 
 LOW_JUDGE = Reply(
-    content=fenced(
+    content=review.fenced(
         {
             "prioritized_improvements": [
                 {"priority": 3, "agent_id": "sec-03", "task": "polish", "rationale": "x"}
@@ -31,19 +21,24 @@ LOW_JUDGE = Reply(
             "score": 70,
         }
     ),
-    match=JUDGE,
+    match=review.JUDGE,
 )
 
 
 def test_a_failed_red_team_is_written_out_but_exits_1(run, llm_server, document, tmp_path):
-    llm_server.script(*[Reply(fault="500", match=RED)] * 3, blue_reply(), client_reply(), LOW_JUDGE)
+    llm_server.script(
+        *[Reply(fault="500", match=review.RED)] * 3,
+        review.blue_reply(),
+        review.client_reply(),
+        LOW_JUDGE,
+    )
     out, reviews = tmp_path / "improved.md", tmp_path / "reviews.json"
     done = run("--doc", document, "--out", out, "--json", reviews)
     assert done.returncode == 1, done.stderr
     assert "INFO: Round 1: 1 issue(s); stop (reviewer_failed: red_team: " in done.stderr
     assert "ERROR: The review stopped without a verdict: red_team: " in done.stderr
     assert "quality_sufficient" not in done.stderr
-    assert out.read_text(encoding="utf-8") == DOCUMENT
+    assert out.read_text(encoding="utf-8") == review.DOCUMENT
     data = json.loads(reviews.read_text(encoding="utf-8"))
     assert data["stop_reason"] == "reviewer_failed"
     assert data["stop_detail"].startswith("red_team: ")
@@ -57,15 +52,15 @@ def test_a_rejected_revision_is_reported_and_the_run_ends_by_its_rule(
     tmp_path,
 ):
     llm_server.script(
-        *panel(improvement("sec-01"), improvement("sec-04", "medium")),
-        author_reply("sec-01", '{"improvements": []}'),
+        *review.panel(review.improvement("sec-01"), review.improvement("sec-04", "medium")),
+        review.author_reply("sec-01", '{"improvements": []}'),
         Reply(content='{"improvements": []}', match="YOUR REVISION COULD NOT BE USED"),
-        *panel(improvement("sec-04", "low")),
+        *review.panel(review.improvement("sec-04", "low")),
     )
     reviews = tmp_path / "reviews.json"
     done = run("--doc", document, "--json", reviews)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == DOCUMENT
+    assert done.stdout == review.DOCUMENT
     assert (
         "WARNING: Round 1: sec-01 rejected: the answer is JSON, not the section's text"
         in done.stderr.splitlines()

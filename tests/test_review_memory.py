@@ -15,17 +15,8 @@ from agents.review import ReviewRequest, run_review
 from agents.review.events import Paused, RunFinished
 from agents.review.models import Improvement, NextAction, RedTeamReview, ReviewRound
 from agents.review.versions import best_version
+from tests import review_support as review
 from tests.cli_support import QUICK, run_reqstudio
-from tests.review_support import (
-    DOCUMENT,
-    JUDGE,
-    RED,
-    author_reply,
-    blue_reply,
-    client_reply,
-    fenced,
-    requests_for,
-)
 from tests.scripted_server import Reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +86,7 @@ def red(*findings: dict, resolved: list[str] | None = None, checks: list[dict] |
         body["resolved_issues"] = resolved
     if checks is not None:
         body["checks"] = checks
-    return Reply(content=fenced(body), match=RED)
+    return Reply(content=review.fenced(body), match=review.RED)
 
 
 def judge(ranked: list[dict] = (), conflicts: list[dict] = ()) -> Reply:
@@ -105,11 +96,28 @@ def judge(ranked: list[dict] = (), conflicts: list[dict] = ()) -> Reply:
         "conflicting_views": list(conflicts),
         "score": 70,
     }
-    return Reply(content=fenced(body), match=JUDGE)
+    return Reply(content=review.fenced(body), match=review.JUDGE)
 
 
 def others(keep: list[tuple[str, str]] = ()) -> list[Reply]:
-    return [blue_reply(keep), client_reply()]
+    return [review.blue_reply(keep), review.client_reply()]
+
+
+def conflict(aspect: str, agent_id: str, red_team: str, blue_team: str, ruling: str, upheld: str):
+    """One of the judge's `conflicting_views`: the two teams' positions and its ruling."""
+    return {
+        "aspect": aspect,
+        "agent_id": agent_id,
+        "red_team": red_team,
+        "blue_team": blue_team,
+        "ruling": ruling,
+        "upheld": upheld,
+    }
+
+
+def glossary_round() -> list[Reply]:
+    """A round that finds only the low-priority glossary issue: the run ends."""
+    return [red(GLOSSARY), *others(), judge()]
 
 
 async def run(factory, request: ReviewRequest):
@@ -136,8 +144,8 @@ def three_rounds() -> list[Reply]:
                 {"priority": 2, "agent_id": "sec-03", "task": "speed", "issue_ids": ["I-1"]},
             ]
         ),
-        author_reply("sec-03", NEW_BOOKING),
-        author_reply("sec-04", NEW_REMINDERS),
+        review.author_reply("sec-03", NEW_BOOKING),
+        review.author_reply("sec-04", NEW_REMINDERS),
         # Round 2: I-1 named again, the roles issue said again without its id, a new issue;
         # I-2 resolved; the speed fix's validation does not hold, the kept flow does.
         red(
@@ -153,8 +161,8 @@ def three_rounds() -> list[Reply]:
         ),
         *others(),
         judge([{"priority": 1, "agent_id": "sec-02", "task": "age"}]),
-        author_reply("sec-02", NEW_USERS),
-        author_reply("sec-03", NEW_BOOKING.replace("2 s", "2 s for 95 % of searches")),
+        review.author_reply("sec-02", NEW_USERS),
+        review.author_reply("sec-03", NEW_BOOKING.replace("2 s", "2 s for 95 % of searches")),
         # Round 3: I-1 resolved by the red team's word; one new low issue.
         red(OPT_OUT, resolved=["I-1"]),
         *others(),
@@ -164,7 +172,7 @@ def three_rounds() -> list[Reply]:
 
 def test_issues_keep_their_ids_across_three_rounds_in_the_json(llm_server, tmp_path):
     document = tmp_path / "clinic.md"
-    document.write_text(DOCUMENT, encoding="utf-8")
+    document.write_text(review.DOCUMENT, encoding="utf-8")
     llm_server.script(*three_rounds())
     reviews = tmp_path / "reviews.json"
     done = run_reqstudio(
@@ -214,15 +222,15 @@ def test_issues_keep_their_ids_across_three_rounds_in_the_json(llm_server, tmp_p
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "```json\n" + readme_excerpt(data) + "\n```" in readme
     # What the reviewers and authors were told.
-    red_prompts = requests_for(llm_server, RED)
+    red_prompts = review.requests_for(llm_server, review.RED)
     assert "<earlier_issues>" not in red_prompts[0]
     assert '"issue_id": "I-1"' in red_prompts[1] and '"check_id": "C-3"' in red_prompts[1]
     assert '"text": "booking_flow"' in red_prompts[1]
     assert '"issue_id": "I-5"' in red_prompts[2]
-    judge_prompt = requests_for(llm_server, JUDGE)[0]
+    judge_prompt = review.requests_for(llm_server, review.JUDGE)[0]
     assert '"issue_id": "I-2"' in judge_prompt
     assert '"priority": "medium",\n    "issue_id": "I-3"' in judge_prompt  # with its priority
-    author = requests_for(llm_server, '<section id="sec-03"')[0]
+    author = review.requests_for(llm_server, '<section id="sec-03"')[0]
     assert '"example": "Free slots are listed within 2 s for 95 % of searches."' in author
     assert '"issue_id": "I-1"' in author
 
@@ -235,13 +243,13 @@ async def test_a_repeated_issue_without_ids_persists_and_stops_the_loop(factory,
         red(SPEED, REMINDER, ROLES),  # the seed's fields only: no ids, no checks
         *others(),
         judge(),
-        author_reply("sec-03", NEW_BOOKING),
-        author_reply("sec-04", NEW_REMINDERS),
+        review.author_reply("sec-03", NEW_BOOKING),
+        review.author_reply("sec-04", NEW_REMINDERS),
         red({**SPEED, "issue": "The search for free slots is still 'fast' with no time"}),
         *others(),
         judge(),
     )
-    result = await run(factory, ReviewRequest(document=DOCUMENT, max_rounds=3))
+    result = await run(factory, ReviewRequest(document=review.DOCUMENT, max_rounds=3))
     assert result.stop_reason == "no_new_high_priority"
     second = result.rounds[1]
     assert [(e.issue_id, e.status, e.basis) for e in second.issue_statuses] == [
@@ -263,8 +271,8 @@ async def test_ids_and_checks_that_do_not_exist_are_noted_not_trusted(factory, l
         red({**SPEED, "issue_id": "I-9"}, REMINDER, ROLES),  # round 1: there is no earlier issue
         *others(keep=[("sec-03", "booking_flow")]),
         judge(),
-        author_reply("sec-03", NEW_BOOKING),
-        author_reply("sec-04", NEW_REMINDERS),
+        review.author_reply("sec-03", NEW_BOOKING),
+        review.author_reply("sec-04", NEW_REMINDERS),
         red(
             {**AGE, "issue_id": "I-7"},  # no such issue
             {**OPT_OUT, "issue_id": "I-2", "priority": "high"},  # claims I-2 ...
@@ -275,7 +283,7 @@ async def test_ids_and_checks_that_do_not_exist_are_noted_not_trusted(factory, l
         *others(),
         judge(),
     )
-    result = await run(factory, ReviewRequest(document=DOCUMENT, max_rounds=2))
+    result = await run(factory, ReviewRequest(document=review.DOCUMENT, max_rounds=2))
     first, second = result.rounds
     assert [i.issue_id for i in first.improvements] == ["I-1", "I-2", "I-3"]
     assert first.tracking_notes == [
@@ -308,8 +316,8 @@ async def test_a_regression_returns_the_best_version_and_says_why(factory, llm_s
         red(SPEED, REMINDER, ROLES),
         *others(keep=[("sec-03", "booking_flow")]),
         judge(),
-        author_reply("sec-03", "Owners call the clinic; slots are listed within 2 s.\n"),
-        author_reply("sec-04", NEW_REMINDERS),
+        review.author_reply("sec-03", "Owners call the clinic; slots are listed within 2 s.\n"),
+        review.author_reply("sec-04", NEW_REMINDERS),
         red(
             ROLES,
             resolved=["I-1", "I-2"],
@@ -318,7 +326,7 @@ async def test_a_regression_returns_the_best_version_and_says_why(factory, llm_s
         *others(),
         judge(),
     )
-    result = await run(factory, ReviewRequest(document=DOCUMENT, max_rounds=2))
+    result = await run(factory, ReviewRequest(document=review.DOCUMENT, max_rounds=2))
     second = result.rounds[1]
     assert [(c.check_id, c.kind, c.holds) for c in second.checks] == [
         ("C-1", "validation", None),
@@ -332,7 +340,7 @@ async def test_a_regression_returns_the_best_version_and_says_why(factory, llm_s
     assert result.stop_reason == "max_rounds"
     # Round 2's version has a regression: round 1's version (the original) is the result.
     assert result.best_round == 1
-    assert result.improved_markdown == DOCUMENT
+    assert result.improved_markdown == review.DOCUMENT
     assert result.best_version_note("en") == (
         "The result is the version reviewed in round 1, not the last one: round 2 found a "
         "regression (I-4)."
@@ -349,14 +357,14 @@ async def test_more_high_priority_issues_keep_the_earlier_version(factory, llm_s
         red(SPEED, {**ROLES, "priority": "low"}, GLOSSARY, OPT_OUT),
         *others(),
         judge(),
-        author_reply("sec-03", NEW_BOOKING),
+        review.author_reply("sec-03", NEW_BOOKING),
         red(REMINDER, AGE, {**GLOSSARY, "issue": "Nobody says what a 'slot' is"}),
         *others(),
         judge(),
     )
-    result = await run(factory, ReviewRequest(document=DOCUMENT, max_rounds=2))
+    result = await run(factory, ReviewRequest(document=review.DOCUMENT, max_rounds=2))
     assert [r.count_by_priority()["high"] for r in result.rounds] == [1, 2]
-    assert result.best_round == 1 and result.improved_markdown == DOCUMENT
+    assert result.best_round == 1 and result.improved_markdown == review.DOCUMENT
     assert "round 2 found more high-priority issues (2 against 1 in round 1)" in (
         result.best_version_note("en")
     )
@@ -377,32 +385,21 @@ async def test_the_judges_order_and_rulings_decide_what_the_authors_do(factory, 
                 {"priority": 3, "agent_id": "sec-02", "task": "roles", "issue_ids": ["I-3"]},
             ],
             conflicts=[
-                {
-                    "aspect": "booking_flow",
-                    "agent_id": "sec-03",
-                    "issue_id": "I-1",
-                    "red_team": "add cancellation",
-                    "blue_team": "the flow is clear",
-                    "ruling": "keep the flow as it is",
-                    "upheld": "blue_team",
-                },
-                {
-                    "aspect": "reminder_channel",
-                    "agent_id": "sec-04",
-                    "red_team": "no channel",
-                    "blue_team": "e-mail is fine",
-                    "ruling": "name SMS",
-                    "upheld": "red_team",
-                },
+                conflict(
+                    "booking_flow", "sec-03", "add cancellation", "the flow is clear",
+                    "keep the flow as it is", "blue_team",
+                ) | {"issue_id": "I-1"},
+                conflict(
+                    "reminder_channel", "sec-04", "no channel", "e-mail is fine", "name SMS",
+                    "red_team",
+                ),
             ],
         ),
-        author_reply("sec-02", NEW_USERS),
-        author_reply("sec-04", NEW_REMINDERS),
-        red(GLOSSARY),
-        *others(),
-        judge(),
-    )
-    result = await run(factory, ReviewRequest(document=DOCUMENT, max_rounds=2))
+        review.author_reply("sec-02", NEW_USERS),
+        review.author_reply("sec-04", NEW_REMINDERS),
+        *glossary_round(),
+    )  # fmt: skip
+    result = await run(factory, ReviewRequest(document=review.DOCUMENT, max_rounds=2))
     record = result.rounds[0]
     assert [i.issue_id for i in record.improvements] == ["I-4", "I-2", "I-3", "I-1"]
     assert [(o.issue_id, o.aspect) for o in record.overruled] == [("I-1", "booking_flow")]
@@ -415,7 +412,7 @@ async def test_the_judges_order_and_rulings_decide_what_the_authors_do(factory, 
     assert all(t.category != "judge_priority" for t in tasks)  # named its findings: no extra task
     assert record.decision.focus_on == ["sec-02", "sec-04"]
     assert [v.agent_id for v in record.revisions] == ["sec-02", "sec-04"]
-    assert not requests_for(llm_server, '<section id="sec-03"')
+    assert not review.requests_for(llm_server, '<section id="sec-03"')
     assert result.stop_reason == "quality_sufficient"
 
 
@@ -425,27 +422,20 @@ async def test_a_blue_keep_the_judge_upholds_becomes_avoid_changes_to(factory, l
         *others(),
         judge(
             conflicts=[
-                {
-                    "aspect": "search_wording",
-                    "agent_id": "sec-03",
-                    "red_team": "x",
-                    "blue_team": "keep the wording",
-                    "ruling": "keep it",
-                    "upheld": "blue_team",
-                }
+                conflict(
+                    "search_wording", "sec-03", "x", "keep the wording", "keep it", "blue_team"
+                )
             ]
         ),
-        author_reply("sec-03", NEW_BOOKING),
-        author_reply("sec-04", NEW_REMINDERS),
-        red(GLOSSARY),
-        *others(),
-        judge(),
+        review.author_reply("sec-03", NEW_BOOKING),
+        review.author_reply("sec-04", NEW_REMINDERS),
+        *glossary_round(),
     )
-    result = await run(factory, ReviewRequest(document=DOCUMENT))
+    result = await run(factory, ReviewRequest(document=review.DOCUMENT))
     first = result.rounds[0]
     assert first.feedback["sec-03"].avoid_changes_to == ["search_wording"]
     assert not first.overruled  # the conflict named no finding of the red team
-    assert "keep: search_wording" in requests_for(llm_server, '<section id="sec-03"')[0]
+    assert "keep: search_wording" in review.requests_for(llm_server, '<section id="sec-03"')[0]
     assert result.stop_reason == "quality_sufficient"
 
 
@@ -457,12 +447,12 @@ async def test_a_version_older_than_the_users_edit_is_not_brought_back(
         red(SPEED, {**ROLES, "priority": "low"}),
         *others(),
         judge(),
-        author_reply("sec-03", NEW_BOOKING),
+        review.author_reply("sec-03", NEW_BOOKING),
         red(REMINDER, {**AGE, "agent_id": "sec-03"}),  # more high-priority issues than round 1
         *others(),
         judge(),
     )
-    request = ReviewRequest(document=DOCUMENT, max_rounds=2, pause_after_round=True)
+    request = ReviewRequest(document=review.DOCUMENT, max_rounds=2, pause_after_round=True)
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "review.db")) as saver:
         paused = [e async for e in run_review(request, factory, checkpointer=saver, thread_id="p")]
         assert isinstance(paused[-1], Paused)

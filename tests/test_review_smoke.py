@@ -7,33 +7,24 @@ quality."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from reqstudio.document_model import parse_markdown
+from tests.cli_support import run_with_embedded_model
 
 pytestmark = pytest.mark.smoke
 
-REQSTUDIO = Path(sys.executable).with_name("reqstudio")
 DOCUMENT = Path(__file__).resolve().parent / "data" / "review" / "clinic.md"
 
 
 def test_one_review_round_with_the_embedded_model(tmp_path):
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama_cpp is not importable: install '.[local]' to run the embedded model")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
-    env.update(REQSTUDIO_DATA_DIR=str(tmp_path / "data"), PYTHONIOENCODING="utf-8")
     out, reviews = tmp_path / "improved.md", tmp_path / "reviews.json"
-    done = subprocess.run(
-        [str(REQSTUDIO), "review", "--doc", str(DOCUMENT), "--max-rounds", "1",
-         "--out", str(out), "--json", str(reviews)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8", timeout=1500,
+    done = run_with_embedded_model(
+        tmp_path, "review", "--doc", DOCUMENT, "--max-rounds", "1", "--out", out,
+        "--json", reviews, timeout=1500,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     data = json.loads(reviews.read_text(encoding="utf-8"))

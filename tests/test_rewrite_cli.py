@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_support import QUICK, REQSTUDIO, cli_env
+from tests.cli_support import QUICK, REQSTUDIO, cli_env, run_reqstudio
 from tests.rewrite_support import (
     BODIES,
     CLARIFICATIONS,
@@ -75,15 +75,7 @@ def run(llm_server, tmp_path):
 
     def run_command(*args: str, module: bool = False) -> subprocess.CompletedProcess:
         command = [sys.executable, "-m", "agents.rewrite"] if module else [*REQSTUDIO, "rewrite"]
-        return subprocess.run(
-            [*command, *[str(a) for a in args]],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=120,
-        )
+        return run_reqstudio(llm_server.base_url, tmp_path, *args, env=env, command=command)
 
     return run_command
 
@@ -129,22 +121,23 @@ def test_markdown_to_stdout_without_output_flags(run, inputs, llm_server, module
     assert lines[-1].startswith("INFO: Done: 3 sections, 1 review round(s), 0 issue(s) fixed")
 
 
-def test_output_md_only(run, inputs, llm_server, tmp_path):
+def rewrite_quietly_to(run, inputs, llm_server, option: str, out: Path) -> Path:
+    """A rewrite written to `out` by `option` alone: nothing on stdout."""
     script_rewrite(llm_server)
-    out = tmp_path / "new.md"
-    done = run("--original-doc", inputs[0], "--clarifications", inputs[1], "--output-md", out)
+    done = run("--original-doc", inputs[0], "--clarifications", inputs[1], option, out)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
+    return out
+
+
+def test_output_md_only(run, inputs, llm_server, tmp_path):
+    out = rewrite_quietly_to(run, inputs, llm_server, "--output-md", tmp_path / "new.md")
     assert out.read_text(encoding="utf-8") == EXPECTED_MD
     assert not (tmp_path / "new.json").exists()
 
 
 def test_output_json_only(run, inputs, llm_server, tmp_path):
-    script_rewrite(llm_server)
-    out = tmp_path / "structure.json"
-    done = run("--original-doc", inputs[0], "--clarifications", inputs[1], "--output-json", out)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == ""
+    out = rewrite_quietly_to(run, inputs, llm_server, "--output-json", tmp_path / "structure.json")
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["rewritten_content"] == EXPECTED_MD
     document = data["structured_document"]

@@ -17,34 +17,13 @@ from agents.rewrite import (
     RewriteStageError,
 )
 from reqstudio.calls import policy_for
-from tests.rewrite_support import (
-    BODIES,
-    CLARIFICATIONS,
-    FILL,
-    FILL_ZH,
-    ORIGINAL_EN,
-    ORIGINAL_ZH,
-    OUTLINE,
-    OUTLINE_ZH,
-    PATCH,
-    PLACE,
-    REVIEW,
-    REVIEW_ZH,
-    SECTIONS,
-    RecordingHandler,
-    fill_replies,
-    outline_reply,
-    patch_reply,
-    placement_reply,
-    prompts_for,
-    review_reply,
-)
+from tests import rewrite_support as rewrite
 from tests.scripted_server import Reply
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUEST = RewriteRequest(
-    original_content=ORIGINAL_EN,
-    clarifications=[ClarificationItem(**c) for c in CLARIFICATIONS],
+    original_content=rewrite.ORIGINAL_EN,
+    clarifications=[ClarificationItem(**c) for c in rewrite.CLARIFICATIONS],
 )
 
 
@@ -53,19 +32,20 @@ def chain(factory, **options) -> RewriteChain:
 
 
 async def test_outline_is_parsed_into_the_document_model(factory, llm_server):
-    llm_server.script(outline_reply(), *fill_replies(), review_reply())
+    llm_server.script(rewrite.outline_reply(), *rewrite.fill_replies(), rewrite.review_reply())
     result = await chain(factory).ainvoke(REQUEST)
     document = result.structured_document
     assert document.title == "Pet Clinic Booking System"
     assert [(s.id, s.title, s.goal, s.level, s.order) for s in document.sections] == [
-        (f"sec-0{i + 1}", title, goal, level, i) for i, (title, goal, level) in enumerate(SECTIONS)
+        (f"sec-0{i + 1}", title, goal, level, i)
+        for i, (title, goal, level) in enumerate(rewrite.SECTIONS)
     ]
-    assert [s.content for s in document.sections] == BODIES
+    assert [s.content for s in document.sections] == rewrite.BODIES
     assert result.rewritten_content == document.to_markdown()
     assert result.rewritten_content.startswith("# Pet Clinic Booking System\n\n## Overview\n\n")
     dumped = result.model_dump(mode="json")
     assert dumped["rewritten_content"] == result.rewritten_content  # serialised from the document
-    assert dumped["structured_document"]["sections"][1]["goal"] == SECTIONS[1][1]
+    assert dumped["structured_document"]["sections"][1]["goal"] == rewrite.SECTIONS[1][1]
     assert result.rounds == 1 and result.issues_fixed == 0
     assert result.usage["calls"] == 5
     assert llm_server.pending == 0
@@ -74,85 +54,98 @@ async def test_outline_is_parsed_into_the_document_model(factory, llm_server):
 async def test_each_filling_call_carries_exactly_the_earlier_sections_and_its_goal(
     factory, llm_server
 ):
-    llm_server.script(outline_reply(), *fill_replies(), review_reply())
+    llm_server.script(rewrite.outline_reply(), *rewrite.fill_replies(), rewrite.review_reply())
     await chain(factory).ainvoke(REQUEST)
-    fills = prompts_for(llm_server, FILL)
+    fills = rewrite.prompts_for(llm_server, rewrite.FILL)
     assert len(fills) == 3
     for index, prompt in enumerate(fills):
-        assert ORIGINAL_EN.strip() in prompt  # the whole background
-        assert all(c["answer"] in prompt for c in CLARIFICATIONS)
-        assert f"Section {index + 1}/3: {SECTIONS[index][0]}" in prompt
-        assert f"Goal: {SECTIONS[index][1]}" in prompt
+        assert rewrite.ORIGINAL_EN.strip() in prompt  # the whole background
+        assert all(c["answer"] in prompt for c in rewrite.CLARIFICATIONS)
+        assert f"Section {index + 1}/3: {rewrite.SECTIONS[index][0]}" in prompt
+        assert f"Goal: {rewrite.SECTIONS[index][1]}" in prompt
         for earlier in range(index):
-            assert f"## {SECTIONS[earlier][0]}\n\n{BODIES[earlier].strip()}" in prompt
+            assert (
+                f"## {rewrite.SECTIONS[earlier][0]}\n\n{rewrite.BODIES[earlier].strip()}" in prompt
+            )
         for later in range(index, 3):
-            assert BODIES[later].strip() not in prompt
+            assert rewrite.BODIES[later].strip() not in prompt
             if later > index:
-                assert SECTIONS[later][1] not in prompt  # no other section's goal
+                assert rewrite.SECTIONS[later][1] not in prompt  # no other section's goal
 
 
 async def test_a_review_issue_patches_only_its_section(factory, llm_server):
     patched_body = "Owners pick a vet and a free slot, and see the clinic's opening hours.\n"
     llm_server.script(
-        outline_reply(),
-        *fill_replies(),
-        review_reply(("sec-02", "Opening hours are missing.")),
-        patch_reply(patched_body),
-        review_reply(),
+        rewrite.outline_reply(),
+        *rewrite.fill_replies(),
+        rewrite.review_reply(("sec-02", "Opening hours are missing.")),
+        rewrite.patch_reply(patched_body),
+        rewrite.review_reply(),
     )
-    handler = RecordingHandler()
+    handler = rewrite.RecordingHandler()
     result = await chain(factory).ainvoke(REQUEST, handler)
     sections = result.structured_document.sections
-    assert [s.content for s in sections] == [BODIES[0], patched_body, BODIES[2]]
-    unpatched = result.structured_document.with_content("sec-02", BODIES[1]).to_markdown()
-    assert result.rewritten_content.replace(patched_body, BODIES[1]) == unpatched
-    patch_prompt = prompts_for(llm_server, PATCH)
+    assert [s.content for s in sections] == [rewrite.BODIES[0], patched_body, rewrite.BODIES[2]]
+    unpatched = result.structured_document.with_content("sec-02", rewrite.BODIES[1]).to_markdown()
+    assert result.rewritten_content.replace(patched_body, rewrite.BODIES[1]) == unpatched
+    patch_prompt = rewrite.prompts_for(llm_server, rewrite.PATCH)
     assert len(patch_prompt) == 1
     assert "Opening hours are missing." in patch_prompt[0]
     assert "[sec-02] Booking" in patch_prompt[0]
     assert [r.round for r in result.review_rounds] == [1, 2]
     [patch] = result.review_rounds[0].patches
-    assert (patch.section_id, patch.before, patch.after) == ("sec-02", BODIES[1], patched_body)
+    assert (patch.section_id, patch.before, patch.after) == (
+        "sec-02",
+        rewrite.BODIES[1],
+        patched_body,
+    )
     assert result.issues_fixed == 1
-    assert len(prompts_for(llm_server, REVIEW)) == 2  # the review ran again after the patch
-    assert "opening hours" in prompts_for(llm_server, REVIEW)[1]  # on the patched draft
+    assert (
+        len(rewrite.prompts_for(llm_server, rewrite.REVIEW)) == 2
+    )  # the review ran again after the patch
+    assert (
+        "opening hours" in rewrite.prompts_for(llm_server, rewrite.REVIEW)[1]
+    )  # on the patched draft
 
 
 async def test_independent_sections_are_patched_concurrently(factory, llm_server):
     llm_server.script(
-        outline_reply(),
-        *fill_replies(),
-        review_reply(("sec-01", "Too vague."), ("sec-03", "SMS provider unnamed.")),
-        patch_reply("Overview, sharper.\n", delay=0.3),
-        patch_reply("Payment by card; SMS via the clinic's provider.\n", delay=0.3),
-        review_reply(),
+        rewrite.outline_reply(),
+        *rewrite.fill_replies(),
+        rewrite.review_reply(("sec-01", "Too vague."), ("sec-03", "SMS provider unnamed.")),
+        rewrite.patch_reply("Overview, sharper.\n", delay=0.3),
+        rewrite.patch_reply("Payment by card; SMS via the clinic's provider.\n", delay=0.3),
+        rewrite.review_reply(),
     )
     patch_requests_when_first_done: list[int] = []
 
-    class Handler(RecordingHandler):
+    class Handler(rewrite.RecordingHandler):
         def on_stage_progress(self, stage_name, message, **kwargs):
             if "patch" in kwargs and not patch_requests_when_first_done:
-                patch_requests_when_first_done.append(len(prompts_for(llm_server, PATCH)))
+                patch_requests_when_first_done.append(
+                    len(rewrite.prompts_for(llm_server, rewrite.PATCH))
+                )
             super().on_stage_progress(stage_name, message, **kwargs)
 
     result = await chain(factory).ainvoke(REQUEST, Handler())
     # Both patch requests had reached the server before the first patch came back.
     assert patch_requests_when_first_done == [2]
     contents = [s.content for s in result.structured_document.sections]
-    assert contents[1] == BODIES[1]
+    assert contents[1] == rewrite.BODIES[1]
     assert contents[0] == "Overview, sharper.\n"
     assert result.issues_fixed == 2
 
 
 async def test_review_loop_stops_at_the_limit(factory, llm_server):
-    llm_server.script(outline_reply(), *fill_replies())
+    llm_server.script(rewrite.outline_reply(), *rewrite.fill_replies())
     for n in range(2):
         llm_server.script(
-            review_reply(("sec-03", f"Still unclear ({n}).")), patch_reply(f"Try {n}.\n")
+            rewrite.review_reply(("sec-03", f"Still unclear ({n}).")),
+            rewrite.patch_reply(f"Try {n}.\n"),
         )
     result = await chain(factory, max_review_rounds=2).ainvoke(REQUEST)
-    assert len(prompts_for(llm_server, REVIEW)) == 2
-    assert len(prompts_for(llm_server, PATCH)) == 2
+    assert len(rewrite.prompts_for(llm_server, rewrite.REVIEW)) == 2
+    assert len(rewrite.prompts_for(llm_server, rewrite.PATCH)) == 2
     assert result.rounds == 2
     assert result.structured_document.sections[2].content == "Try 1.\n"
     assert llm_server.pending == 0
@@ -164,42 +157,44 @@ def test_review_rounds_default_to_the_setting(factory):
 
 
 async def test_review_switched_off_with_zero_rounds(factory, llm_server):
-    llm_server.script(outline_reply(), *fill_replies())
-    handler = RecordingHandler()
+    llm_server.script(rewrite.outline_reply(), *rewrite.fill_replies())
+    handler = rewrite.RecordingHandler()
     result = await chain(factory, max_review_rounds=0).ainvoke(REQUEST, handler)
-    assert prompts_for(llm_server, REVIEW) == []
+    assert rewrite.prompts_for(llm_server, rewrite.REVIEW) == []
     assert result.rounds == 0
     assert handler.lines()[-2:] == ["start:review_revision", "end:review_revision"]
 
 
 async def test_issue_naming_no_section_is_not_patched(factory, llm_server):
     llm_server.script(
-        outline_reply(),
-        *fill_replies(),
-        review_reply(("sec-99", "Nowhere.")),
-        placement_reply((1, "none")),
-        review_reply(),
+        rewrite.outline_reply(),
+        *rewrite.fill_replies(),
+        rewrite.review_reply(("sec-99", "Nowhere.")),
+        rewrite.placement_reply((1, "none")),
+        rewrite.review_reply(),
     )
     result = await chain(factory).ainvoke(REQUEST)
-    assert prompts_for(llm_server, PATCH) == []
-    assert len(prompts_for(llm_server, PLACE)) == 1  # asked again once, with the valid ids
+    assert rewrite.prompts_for(llm_server, rewrite.PATCH) == []
+    assert (
+        len(rewrite.prompts_for(llm_server, rewrite.PLACE)) == 1
+    )  # asked again once, with the valid ids
     assert result.review_rounds[0].ignored[0].section_id == "sec-99"
-    assert [s.content for s in result.structured_document.sections] == BODIES
+    assert [s.content for s in result.structured_document.sections] == rewrite.BODIES
 
 
 async def test_format_repair_succeeds_on_the_second_answer(factory, llm_server):
     llm_server.script(
-        Reply(content="Here is the outline: Overview, Booking, Payment.", match=OUTLINE),
-        outline_reply(),
-        *fill_replies(),
-        review_reply(),
+        Reply(content="Here is the outline: Overview, Booking, Payment.", match=rewrite.OUTLINE),
+        rewrite.outline_reply(),
+        *rewrite.fill_replies(),
+        rewrite.review_reply(),
     )
     result = await chain(factory).ainvoke(REQUEST)
     assert len(result.structured_document.sections) == 3
-    outline_calls = [r for r in llm_server.requests if OUTLINE in str(r["messages"][0])]
+    outline_calls = [r for r in llm_server.requests if rewrite.OUTLINE in str(r["messages"][0])]
     assert len(outline_calls) == 2
     repair = outline_calls[1]["messages"]
-    assert OUTLINE in repair[0]["content"]  # the original request goes back
+    assert rewrite.OUTLINE in repair[0]["content"]  # the original request goes back
     assert repair[1]["content"] == "Here is the outline: Overview, Booking, Payment."
     assert "could not be used" in repair[2]["content"]  # with what was wrong
 
@@ -207,64 +202,73 @@ async def test_format_repair_succeeds_on_the_second_answer(factory, llm_server):
 async def test_outline_stage_fails_by_name_after_the_repair_limit(factory, llm_server):
     tries = policy_for("RewriteOutline", factory.settings).attempts
     assert tries == 3  # the first answer and two repairs
-    llm_server.script(*[Reply(content="no JSON, sorry", match=OUTLINE) for _ in range(tries)])
+    llm_server.script(
+        *[Reply(content="no JSON, sorry", match=rewrite.OUTLINE) for _ in range(tries)]
+    )
     with pytest.raises(RewriteStageError) as failure:
         await chain(factory).ainvoke(REQUEST)
     assert failure.value.stage == "outline_generation"
     assert "outline_generation" in str(failure.value)
     assert "3 attempts" in failure.value.reason
-    assert len(prompts_for(llm_server, OUTLINE)) == 3
+    assert len(rewrite.prompts_for(llm_server, rewrite.OUTLINE)) == 3
     assert failure.value.partial is None
-    assert prompts_for(llm_server, FILL) == []  # nothing written from a failed outline
+    assert (
+        rewrite.prompts_for(llm_server, rewrite.FILL) == []
+    )  # nothing written from a failed outline
 
 
 async def test_review_stage_fails_by_name_and_keeps_the_draft(factory, llm_server):
     llm_server.script(
-        outline_reply(), *fill_replies(), *[Reply(content="LGTM", match=REVIEW) for _ in range(3)]
+        rewrite.outline_reply(),
+        *rewrite.fill_replies(),
+        *[Reply(content="LGTM", match=rewrite.REVIEW) for _ in range(3)],
     )
     with pytest.raises(RewriteStageError) as failure:
         await chain(factory).ainvoke(REQUEST)
     assert failure.value.stage == "review_revision"
-    assert [s.content for s in failure.value.partial.sections] == BODIES
+    assert [s.content for s in failure.value.partial.sections] == rewrite.BODIES
 
 
 async def test_a_cut_stream_is_retried_not_accepted(factory, llm_server):
     full = "Owners pick a vet and a free slot; the booking is confirmed by e-mail at once.\n"
     llm_server.script(
-        outline_reply(),
-        Reply(content=BODIES[0], match=FILL),
-        Reply(content=full, match=FILL, fault="cut", chunk_chars=10),
-        Reply(content=full, match=FILL),
-        Reply(content=BODIES[2], match=FILL),
-        review_reply(),
+        rewrite.outline_reply(),
+        Reply(content=rewrite.BODIES[0], match=rewrite.FILL),
+        Reply(content=full, match=rewrite.FILL, fault="cut", chunk_chars=10),
+        Reply(content=full, match=rewrite.FILL),
+        Reply(content=rewrite.BODIES[2], match=rewrite.FILL),
+        rewrite.review_reply(),
     )
-    handler = RecordingHandler()
+    handler = rewrite.RecordingHandler()
     result = await chain(factory).ainvoke(REQUEST, handler)
     assert result.structured_document.sections[1].content == full
     assert handler.resets == ["sec-02"]  # the streamed part was discarded
     assert handler.tokens["sec-02"] == full
-    assert len(prompts_for(llm_server, FILL)) == 4
+    assert len(rewrite.prompts_for(llm_server, rewrite.FILL)) == 4
 
 
 async def test_a_stream_cut_on_every_attempt_fails_the_filling_stage(factory, llm_server):
     attempts = policy_for("RewriteFill", factory.settings).attempts
     assert attempts == 5
     llm_server.script(
-        outline_reply(),
-        Reply(content=BODIES[0], match=FILL),
-        *[Reply(content=BODIES[1] * 3, match=FILL, fault="cut") for _ in range(attempts)],
+        rewrite.outline_reply(),
+        Reply(content=rewrite.BODIES[0], match=rewrite.FILL),
+        *[
+            Reply(content=rewrite.BODIES[1] * 3, match=rewrite.FILL, fault="cut")
+            for _ in range(attempts)
+        ],
     )
     with pytest.raises(RewriteStageError) as failure:
         await chain(factory).ainvoke(REQUEST)
     error = failure.value
     assert (error.stage, error.section_id) == ("content_filling", "sec-02")
-    assert [s.content for s in error.partial.sections] == [BODIES[0], "", ""]
-    assert len(prompts_for(llm_server, FILL)) == 1 + attempts
+    assert [s.content for s in error.partial.sections] == [rewrite.BODIES[0], "", ""]
+    assert len(rewrite.prompts_for(llm_server, rewrite.FILL)) == 1 + attempts
 
 
 async def test_callbacks_are_called_in_order_with_progress_messages(factory, llm_server):
-    llm_server.script(outline_reply(), *fill_replies(), review_reply())
-    handler = RecordingHandler()
+    llm_server.script(rewrite.outline_reply(), *rewrite.fill_replies(), rewrite.review_reply())
+    handler = rewrite.RecordingHandler()
     await chain(factory).ainvoke(REQUEST, handler)
     assert handler.lines() == [
         "start:outline_generation",
@@ -279,13 +283,15 @@ async def test_callbacks_are_called_in_order_with_progress_messages(factory, llm
         "progress:review_revision:Review round 1: 0 issue(s) found",
         "end:review_revision",
     ]
-    assert handler.tokens == {f"sec-0{i + 1}": BODIES[i] for i in range(3)}
+    assert handler.tokens == {f"sec-0{i + 1}": rewrite.BODIES[i] for i in range(3)}
     outline_end = handler.calls[1][3]
-    assert [s.title for s in outline_end["document"].sections] == [t for t, _, _ in SECTIONS]
+    assert [s.title for s in outline_end["document"].sections] == [
+        t for t, _, _ in rewrite.SECTIONS
+    ]
 
 
 async def test_async_handlers_are_awaited(factory, llm_server):
-    llm_server.script(outline_reply(), *fill_replies(), review_reply())
+    llm_server.script(rewrite.outline_reply(), *rewrite.fill_replies(), rewrite.review_reply())
     seen: list[str] = []
 
     class AsyncHandler:
@@ -298,25 +304,27 @@ async def test_async_handlers_are_awaited(factory, llm_server):
 
 async def test_a_chinese_original_gets_chinese_prompts_and_sections(factory, llm_server):
     llm_server.script(
-        outline_reply(
+        rewrite.outline_reply(
             [("概述", "说明系统用途。", 2), ("预约", "说明预约流程。", 2)],
             title="宠物医院预约系统",
-            match=OUTLINE_ZH,
+            match=rewrite.OUTLINE_ZH,
         ),
-        *fill_replies(["系统供宠物主人在线预约。\n", "主人选择兽医和时段。\n"], match=FILL_ZH),
-        review_reply(match=REVIEW_ZH),
+        *rewrite.fill_replies(
+            ["系统供宠物主人在线预约。\n", "主人选择兽医和时段。\n"], match=rewrite.FILL_ZH
+        ),
+        rewrite.review_reply(match=rewrite.REVIEW_ZH),
     )
     request = RewriteRequest(
-        original_content=ORIGINAL_ZH,
+        original_content=rewrite.ORIGINAL_ZH,
         clarifications=[ClarificationItem(question="如何支付？", answer="仅到店刷卡。")],
     )
     result = await chain(factory).ainvoke(request)
     assert result.rewritten_content.startswith("# 宠物医院预约系统\n\n## 概述\n\n系统供宠物主人")
     assert result.structured_document.metadata["language"] == "zh"
-    fills = prompts_for(llm_server, FILL_ZH)
+    fills = rewrite.prompts_for(llm_server, rewrite.FILL_ZH)
     assert "答：仅到店刷卡。" in fills[0]
     assert "第 2/2 节：预约" in fills[1] and "## 概述\n\n系统供宠物主人在线预约。" in fills[1]
-    assert prompts_for(llm_server, FILL) == []
+    assert rewrite.prompts_for(llm_server, rewrite.FILL) == []
 
 
 INVOKE_TWICE = """
@@ -337,7 +345,7 @@ for _ in range(2):
 def test_invoke_works_twice_in_one_process(llm_server, tmp_path):
     # A process of its own: the synchronous entry point owns its event loop there.
     for _ in range(2):
-        llm_server.script(outline_reply(), *fill_replies(), review_reply())
+        llm_server.script(rewrite.outline_reply(), *rewrite.fill_replies(), rewrite.review_reply())
     done = subprocess.run(
         [sys.executable, "-c", INVOKE_TWICE, llm_server.base_url],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
@@ -359,9 +367,9 @@ async def test_questions_answered_one_at_a_time_reach_the_background(factory, ll
 
     asked = ["How do owners pay?", "Which vets use it?", "When are reminders sent?", "Extra?"]
     llm_server.script(Reply(content=fenced({"questions": asked}), match=QUESTIONS))
-    questions = await propose_questions(ORIGINAL_EN, factory, max_questions=3)
+    questions = await propose_questions(rewrite.ORIGINAL_EN, factory, max_questions=3)
     assert questions == asked[:3]  # at most N
-    assert "at most 3 clarifying" in prompts_for(llm_server, QUESTIONS)[0]
+    assert "at most 3 clarifying" in rewrite.prompts_for(llm_server, QUESTIONS)[0]
 
     replies = iter(
         [
@@ -380,11 +388,11 @@ async def test_questions_answered_one_at_a_time_reach_the_background(factory, ll
     assert seen == [(i + 1, 3, q) for i, q in enumerate(questions)]
     assert outcome.skipped == ["Which vets use it?"]
 
-    llm_server.script(outline_reply(), *fill_replies(), review_reply())
+    llm_server.script(rewrite.outline_reply(), *rewrite.fill_replies(), rewrite.review_reply())
     await chain(factory).ainvoke(
-        RewriteRequest(original_content=ORIGINAL_EN, clarifications=outcome.clarifications)
+        RewriteRequest(original_content=rewrite.ORIGINAL_EN, clarifications=outcome.clarifications)
     )
-    background = prompts_for(llm_server, FILL)[0]
+    background = rewrite.prompts_for(llm_server, rewrite.FILL)[0]
     assert "1. Q: How do owners pay?\n   A: By card at the clinic." in background
     assert "2. Q: When are reminders sent?\n   A: SMS, a day before." in background
     assert "Which vets use it?" not in background  # skipped
@@ -421,12 +429,16 @@ async def test_another_reviewer_plugs_in_and_only_named_sections_are_patched(fac
             return []
 
     panel = PanelLike()
-    llm_server.script(outline_reply(), *fill_replies(), patch_reply("Card at the clinic only.\n"))
+    llm_server.script(
+        rewrite.outline_reply(),
+        *rewrite.fill_replies(),
+        rewrite.patch_reply("Card at the clinic only.\n"),
+    )
     result = await RewriteChain(factory, reviewer=panel).ainvoke(REQUEST)
     assert panel.seen == [1, 2]
     assert [s.content for s in result.structured_document.sections] == [
-        BODIES[0],
-        BODIES[1],
+        rewrite.BODIES[0],
+        rewrite.BODIES[1],
         "Card at the clinic only.\n",
     ]
 
@@ -440,24 +452,28 @@ def test_panel_setting_picks_review_modes_four_perspective_panel(settings, facto
 
 
 async def test_an_empty_section_fails_the_filling_stage_with_a_plain_reason(factory, llm_server):
-    llm_server.script(outline_reply(), *[Reply(content="\n\n", match=FILL) for _ in range(5)])
+    llm_server.script(
+        rewrite.outline_reply(), *[Reply(content="\n\n", match=rewrite.FILL) for _ in range(5)]
+    )
     with pytest.raises(RewriteStageError) as failure:
         await chain(factory).ainvoke(REQUEST)
     assert (failure.value.stage, failure.value.section_id) == ("content_filling", "sec-01")
     assert failure.value.reason == "the model's answer was empty (no text), also after 5 tries"
     assert failure.value.finish_reason == "empty"
-    assert len(prompts_for(llm_server, FILL)) == 5  # retried within the policy, not accepted
+    assert (
+        len(rewrite.prompts_for(llm_server, rewrite.FILL)) == 5
+    )  # retried within the policy, not accepted
 
 
 async def test_a_section_cut_at_the_length_limit_is_continued_not_shortened(factory, llm_server):
     first, rest = "Owners pick a vet and a free slot; ", "the booking is confirmed by e-mail.\n"
     llm_server.script(
-        outline_reply(),
-        Reply(content=BODIES[0], match=FILL),
-        Reply(content=first, match=FILL, finish_reason="length"),
+        rewrite.outline_reply(),
+        Reply(content=rewrite.BODIES[0], match=rewrite.FILL),
+        Reply(content=first, match=rewrite.FILL, finish_reason="length"),
         Reply(content=rest, match="Continue exactly where it stopped"),
-        Reply(content=BODIES[2], match=FILL),
-        review_reply(),
+        Reply(content=rewrite.BODIES[2], match=rewrite.FILL),
+        rewrite.review_reply(),
     )
-    result = await chain(factory).ainvoke(REQUEST, RecordingHandler())
+    result = await chain(factory).ainvoke(REQUEST, rewrite.RecordingHandler())
     assert result.structured_document.sections[1].content.strip() == (first + rest).strip()

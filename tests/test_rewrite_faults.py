@@ -17,29 +17,12 @@ from agents.rewrite import (
     RewriteTooLarge,
 )
 from reqstudio.llm import ModelFactory
-from tests.rewrite_support import (
-    BODIES,
-    CLARIFICATIONS,
-    FILL,
-    ORIGINAL_EN,
-    ORIGINAL_ZH,
-    OUTLINE,
-    PATCH,
-    PLACE,
-    REVIEW,
-    RecordingHandler,
-    fill_replies,
-    outline_reply,
-    patch_reply,
-    placement_reply,
-    prompts_for,
-    review_reply,
-)
+from tests import rewrite_support as rewrite
 from tests.scripted_server import Reply
 
 REQUEST = RewriteRequest(
-    original_content=ORIGINAL_EN,
-    clarifications=[ClarificationItem(**c) for c in CLARIFICATIONS],
+    original_content=rewrite.ORIGINAL_EN,
+    clarifications=[ClarificationItem(**c) for c in rewrite.CLARIFICATIONS],
 )
 CUT_TEXT = "Owners pick a vet and a free"  # what a filtered answer looks like: cut mid-sentence
 
@@ -48,7 +31,7 @@ def chain(factory, **options) -> RewriteChain:
     return RewriteChain(factory, options=RewriteOptions(**options))
 
 
-def assert_every_stage_ended(handler: RecordingHandler) -> None:
+def assert_every_stage_ended(handler: rewrite.RecordingHandler) -> None:
     """Each start is followed by its end or error before the next start."""
     open_stage = None
     for kind, stage, _, _ in handler.calls:
@@ -76,10 +59,10 @@ def assert_every_stage_ended(handler: RecordingHandler) -> None:
 async def test_a_section_that_never_ends_with_stop_fails_naming_section_and_reason(
     factory, llm_server, fault, words
 ):
-    reply = {"content": CUT_TEXT, "match": FILL, **fault}
-    llm_server.script(outline_reply(), Reply(content=BODIES[0], match=FILL))
+    reply = {"content": CUT_TEXT, "match": rewrite.FILL, **fault}
+    llm_server.script(rewrite.outline_reply(), Reply(content=rewrite.BODIES[0], match=rewrite.FILL))
     llm_server.script(*[Reply(**reply) for _ in range(5)])
-    handler = RecordingHandler()
+    handler = rewrite.RecordingHandler()
     with pytest.raises(RewriteStageError) as failure:
         await chain(factory).ainvoke(REQUEST, handler)
     error = failure.value
@@ -90,8 +73,14 @@ async def test_a_section_that_never_ends_with_stop_fails_naming_section_and_reas
     )
     assert words in str(error) and "sec-02 “Booking”" in str(error)
     assert "after 5 tries" in error.reason
-    assert len(prompts_for(llm_server, FILL)) == 6  # retried within the policy, then failed
-    assert [s.content for s in error.partial.sections] == [BODIES[0], "", ""]  # nothing cut kept
+    assert (
+        len(rewrite.prompts_for(llm_server, rewrite.FILL)) == 6
+    )  # retried within the policy, then failed
+    assert [s.content for s in error.partial.sections] == [
+        rewrite.BODIES[0],
+        "",
+        "",
+    ]  # nothing cut kept
     assert handler.calls[-1][:2] == ("error", "content_filling")
     assert_every_stage_ended(handler)
 
@@ -100,15 +89,15 @@ async def test_a_filtered_section_is_asked_again_and_only_the_whole_answer_kept(
     factory, llm_server
 ):
     llm_server.script(
-        outline_reply(),
-        Reply(content=BODIES[0], match=FILL),
-        Reply(content=CUT_TEXT, match=FILL, finish_reason="content_filter"),
-        *fill_replies(BODIES[1:]),
-        review_reply(),
+        rewrite.outline_reply(),
+        Reply(content=rewrite.BODIES[0], match=rewrite.FILL),
+        Reply(content=CUT_TEXT, match=rewrite.FILL, finish_reason="content_filter"),
+        *rewrite.fill_replies(rewrite.BODIES[1:]),
+        rewrite.review_reply(),
     )
-    handler = RecordingHandler()
+    handler = rewrite.RecordingHandler()
     result = await chain(factory).ainvoke(REQUEST, handler)
-    assert [s.content for s in result.structured_document.sections] == BODIES
+    assert [s.content for s in result.structured_document.sections] == rewrite.BODIES
     assert handler.resets == ["sec-02"]  # the filtered text shown was taken back
     assert result.complete
 
@@ -117,8 +106,11 @@ async def test_a_section_at_the_length_limit_after_every_continuation_fails_nami
     factory, llm_server
 ):
     llm_server.script(
-        outline_reply(),
-        *[Reply(content="Owners pick ", match=FILL, finish_reason="length") for _ in range(3)],
+        rewrite.outline_reply(),
+        *[
+            Reply(content="Owners pick ", match=rewrite.FILL, finish_reason="length")
+            for _ in range(3)
+        ],
     )
     with pytest.raises(RewriteStageError) as failure:
         await chain(factory).ainvoke(REQUEST)
@@ -127,41 +119,40 @@ async def test_a_section_at_the_length_limit_after_every_continuation_fails_nami
     assert "(finish reason: length)" in failure.value.reason
 
 
-async def test_a_filtered_outline_fails_the_outline_stage_naming_the_reason(factory, llm_server):
-    outline = outline_reply()
-    llm_server.script(
-        *[
-            Reply(content=outline.content[:40], match=OUTLINE, finish_reason="content_filter")
-            for _ in range(3)
-        ]
-    )
-    handler = RecordingHandler()
+def filtered_every_try(content: str, match: str) -> list[Reply]:
+    """The answer to the prompt containing `match`, cut by the content filter on each of the
+    three tries a stage has."""
+    return [Reply(content=content, match=match, finish_reason="content_filter")] * 3
+
+
+async def filtered_stage(factory, stage: str) -> tuple[RewriteStageError, rewrite.RecordingHandler]:
+    """The run's failure, in `stage`, naming the content filter; and what the handler saw."""
+    handler = rewrite.RecordingHandler()
     with pytest.raises(RewriteStageError) as failure:
         await chain(factory).ainvoke(REQUEST, handler)
-    assert failure.value.stage == "outline_generation"
+    assert failure.value.stage == stage
     assert "finish reason: content_filter" in failure.value.reason
-    assert prompts_for(llm_server, FILL) == []
+    return failure.value, handler
+
+
+async def test_a_filtered_outline_fails_the_outline_stage_naming_the_reason(factory, llm_server):
+    llm_server.script(*filtered_every_try(rewrite.outline_reply().content[:40], rewrite.OUTLINE))
+    failure, handler = await filtered_stage(factory, "outline_generation")
+    assert rewrite.prompts_for(llm_server, rewrite.FILL) == []
     assert handler.lines() == [
         "start:outline_generation",
-        f"error:outline_generation:{failure.value.reason}",
+        f"error:outline_generation:{failure.reason}",
     ]
 
 
 async def test_a_filtered_review_fails_the_review_stage_and_keeps_the_draft(factory, llm_server):
     llm_server.script(
-        outline_reply(),
-        *fill_replies(),
-        *[
-            Reply(content='```json\n{"issues": [', match=REVIEW, finish_reason="content_filter")
-            for _ in range(3)
-        ],
+        rewrite.outline_reply(),
+        *rewrite.fill_replies(),
+        *filtered_every_try('```json\n{"issues": [', rewrite.REVIEW),
     )
-    handler = RecordingHandler()
-    with pytest.raises(RewriteStageError) as failure:
-        await chain(factory).ainvoke(REQUEST, handler)
-    assert failure.value.stage == "review_revision"
-    assert "finish reason: content_filter" in failure.value.reason
-    assert [s.content for s in failure.value.partial.sections] == BODIES
+    failure, handler = await filtered_stage(factory, "review_revision")
+    assert [s.content for s in failure.partial.sections] == rewrite.BODIES
     assert_every_stage_ended(handler)
 
 
@@ -178,9 +169,9 @@ async def test_a_failed_patch_leaves_its_section_as_drafted_and_keeps_the_others
 ):
     sharper = "The system lets owners book visits; vets see their schedule; nothing else.\n"
     llm_server.script(
-        outline_reply(),
-        *fill_replies(),
-        review_reply(("sec-01", "Too vague."), ("sec-03", "SMS provider unnamed.")),
+        rewrite.outline_reply(),
+        *rewrite.fill_replies(),
+        rewrite.review_reply(("sec-01", "Too vague."), ("sec-03", "SMS provider unnamed.")),
         Reply(content=sharper, match="[sec-01] Overview (heading"),
         *[
             Reply(
@@ -189,13 +180,13 @@ async def test_a_failed_patch_leaves_its_section_as_drafted_and_keeps_the_others
             for _ in range(5)
         ],
     )
-    handler = RecordingHandler()
+    handler = rewrite.RecordingHandler()
     result = await chain(factory).ainvoke(REQUEST, handler)
     assert not result.complete
     assert [s.content for s in result.structured_document.sections] == [
         sharper,
-        BODIES[1],
-        BODIES[2],
+        rewrite.BODIES[1],
+        rewrite.BODIES[2],
     ]
     [failed] = result.failed_patches
     assert (failed.section_id, failed.title, failed.finish_reason) == (
@@ -207,8 +198,10 @@ async def test_a_failed_patch_leaves_its_section_as_drafted_and_keeps_the_others
     [round_] = result.review_rounds
     assert [p.section_id for p in round_.patches] == ["sec-01"]
     assert [f.section_id for f in round_.failed_patches] == ["sec-03"]
-    assert len(prompts_for(llm_server, REVIEW)) == 1  # the loop ends: the result is incomplete
-    assert len(prompts_for(llm_server, PATCH)) == 1 + 5
+    assert (
+        len(rewrite.prompts_for(llm_server, rewrite.REVIEW)) == 1
+    )  # the loop ends: the result is incomplete
+    assert len(rewrite.prompts_for(llm_server, rewrite.PATCH)) == 1 + 5
     dumped = result.model_dump(mode="json")
     assert dumped["complete"] is False and dumped["failed_patches"][0]["section_id"] == "sec-03"
     end = handler.calls[-1]
@@ -224,40 +217,42 @@ async def test_inexact_ids_are_matched_by_number_and_title_without_asking_again(
     factory, llm_server
 ):
     llm_server.script(
-        outline_reply(),
-        *fill_replies(),
-        review_reply(
+        rewrite.outline_reply(),
+        *rewrite.fill_replies(),
+        rewrite.review_reply(
             ("Section 2", "Opening hours missing."),
             ("sec-3", "SMS provider unnamed."),
             ("Overview", "Too vague."),
         ),
-        patch_reply("Overview, sharper.\n"),
-        patch_reply("Booking with opening hours.\n"),
-        patch_reply("Card; SMS via the clinic's provider.\n"),
-        review_reply(),
+        rewrite.patch_reply("Overview, sharper.\n"),
+        rewrite.patch_reply("Booking with opening hours.\n"),
+        rewrite.patch_reply("Card; SMS via the clinic's provider.\n"),
+        rewrite.review_reply(),
     )
-    handler = RecordingHandler()
+    handler = rewrite.RecordingHandler()
     result = await chain(factory).ainvoke(REQUEST, handler)
     first = result.review_rounds[0]
     assert sorted(i.section_id for i in first.issues) == ["sec-01", "sec-02", "sec-03"]
     assert first.ignored == []
-    assert prompts_for(llm_server, PLACE) == []
+    assert rewrite.prompts_for(llm_server, rewrite.PLACE) == []
     assert sorted(p.section_id for p in first.patches) == ["sec-01", "sec-02", "sec-03"]
     assert "progress:review_revision:Review round 1: 3 issue(s) found" in handler.lines()
 
 
 async def test_an_unknown_id_is_asked_again_once_with_the_valid_ids(factory, llm_server):
     llm_server.script(
-        outline_reply(),
-        *fill_replies(),
-        review_reply(("the payment part", "Card only, per answer 1."), ("appendix", "Nowhere.")),
-        placement_reply((1, "sec-03"), (2, "none")),
-        patch_reply("Card at the clinic only.\n"),
-        review_reply(),
+        rewrite.outline_reply(),
+        *rewrite.fill_replies(),
+        rewrite.review_reply(
+            ("the payment part", "Card only, per answer 1."), ("appendix", "Nowhere.")
+        ),
+        rewrite.placement_reply((1, "sec-03"), (2, "none")),
+        rewrite.patch_reply("Card at the clinic only.\n"),
+        rewrite.review_reply(),
     )
-    handler = RecordingHandler()
+    handler = rewrite.RecordingHandler()
     result = await chain(factory).ainvoke(REQUEST, handler)
-    [asked] = prompts_for(llm_server, PLACE)
+    [asked] = rewrite.prompts_for(llm_server, rewrite.PLACE)
     assert "- sec-01: Overview" in asked and "- sec-03: Payment and reminders" in asked
     assert 'named "the payment part": Card only, per answer 1.' in asked
     first = result.review_rounds[0]
@@ -277,7 +272,7 @@ async def test_an_unknown_id_is_asked_again_once_with_the_valid_ids(factory, llm
 
 async def test_a_context_length_refusal_keeps_the_providers_words(factory, llm_server):
     said = "This model's maximum context length is 8192 tokens. However, you requested 9100 tokens."
-    llm_server.script(Reply(content=said, match=OUTLINE, fault="400"))
+    llm_server.script(Reply(content=said, match=rewrite.OUTLINE, fault="400"))
     with pytest.raises(RewriteStageError) as failure:
         await chain(factory).ainvoke(REQUEST)
     reason = failure.value.reason
@@ -306,12 +301,12 @@ async def test_a_background_larger_than_the_context_is_refused_before_any_call(
 async def test_a_cancelled_run_ends_its_open_stage(factory, llm_server):
     # Section 2 streams in paced chunks, so the stop lands while the answer is still coming.
     llm_server.script(
-        outline_reply(),
-        Reply(content=BODIES[0], match=FILL),
-        Reply(content=BODIES[1], match=FILL, chunk_delay=0.05),
+        rewrite.outline_reply(),
+        Reply(content=rewrite.BODIES[0], match=rewrite.FILL),
+        Reply(content=rewrite.BODIES[1], match=rewrite.FILL, chunk_delay=0.05),
     )
 
-    class Cancelling(RecordingHandler):
+    class Cancelling(rewrite.RecordingHandler):
         def on_section_token(self, section_id, text):
             if section_id == "sec-02":
                 task.cancel()  # a user's stop while section 2 streams
@@ -325,7 +320,9 @@ async def test_a_cancelled_run_ends_its_open_stage(factory, llm_server):
 
 
 async def test_a_seed_style_handler_hears_a_failed_stage_end(factory, llm_server):
-    llm_server.script(outline_reply(), *[Reply(content="", match=FILL) for _ in range(5)])
+    llm_server.script(
+        rewrite.outline_reply(), *[Reply(content="", match=rewrite.FILL) for _ in range(5)]
+    )
     seen: list[tuple[str, str, bool]] = []
 
     class SeedHandler:  # only the seed's three methods
@@ -345,11 +342,13 @@ async def test_a_seed_style_handler_hears_a_failed_stage_end(factory, llm_server
 
 @pytest.mark.parametrize("language", ["zh", "en"])
 async def test_progress_lines_follow_the_users_language(factory, llm_server, language):
-    llm_server.script(outline_reply(match="解决方案架构师"))
-    llm_server.script(*fill_replies(["一。\n", "二。\n", "三。\n"], match="按照既定大纲逐节撰写"))
-    llm_server.script(review_reply(match="文档评审专家"))
-    handler = RecordingHandler()
-    await chain(factory, language=language).ainvoke(RewriteRequest(ORIGINAL_ZH), handler)
+    llm_server.script(rewrite.outline_reply(match="解决方案架构师"))
+    llm_server.script(
+        *rewrite.fill_replies(["一。\n", "二。\n", "三。\n"], match="按照既定大纲逐节撰写")
+    )
+    llm_server.script(rewrite.review_reply(match="文档评审专家"))
+    handler = rewrite.RecordingHandler()
+    await chain(factory, language=language).ainvoke(RewriteRequest(rewrite.ORIGINAL_ZH), handler)
     progress = [m for kind, _, m, _ in handler.calls if kind == "progress"]
     if language == "zh":
         assert (

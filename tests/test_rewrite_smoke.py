@@ -7,40 +7,26 @@ document and its structure), not its quality.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_support import run_with_embedded_model
+
 pytestmark = pytest.mark.smoke
 
-REQSTUDIO = Path(sys.executable).with_name("reqstudio")
 DATA = Path(__file__).resolve().parent / "data" / "rewrite"
 
 
 def test_rewrite_with_the_embedded_model(tmp_path):
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama_cpp is not importable: install '.[local]' to run the embedded model")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
-    env.update(
-        REQSTUDIO_DATA_DIR=str(tmp_path / "data"),
-        REWRITE_MAX_REVIEW_ROUNDS="1",  # one review (and its patches) keeps the run short
-        PYTHONIOENCODING="utf-8",
-    )
     out_md, out_json = tmp_path / "rewritten.md", tmp_path / "structure.json"
-    done = subprocess.run(
-        [
-            str(REQSTUDIO), "rewrite",
-            "--original-doc", str(DATA / "original.md"),
-            "--clarifications", str(DATA / "clarifications.json"),
-            "--output-md", str(out_md),
-            "--output-json", str(out_json),
-        ],
-        cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8", timeout=900,
+    done = run_with_embedded_model(
+        tmp_path, "rewrite", "--original-doc", DATA / "original.md",
+        "--clarifications", DATA / "clarifications.json",
+        "--output-md", out_md, "--output-json", out_json,
+        timeout=900,
+        REWRITE_MAX_REVIEW_ROUNDS="1",  # one review (and its patches) keeps the run short
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     for stage in ("outline_generation", "content_filling", "review_revision"):

@@ -12,17 +12,11 @@ from pathlib import Path
 import pytest
 
 from reqstudio.cli import main
+from tests import test_srs_support as srs
 from tests.cli_support import run_reqstudio
 from tests.scripted_server import Reply
 from tests.test_srs_support import (
-    E_STORE,
-    EVALUATE,
-    PARSE,
     SRS_TEXT,
-    clarify_reply,
-    doc_reply,
-    explore_reply,
-    parse_reply,
     without_matrix,
 )
 
@@ -52,10 +46,10 @@ def run_cli(llm_server, tmp_path):
 
 def script_one_round(server) -> None:
     server.script(
-        parse_reply(("FR-01", "Place an order."), ("FR-02", "Track a shipment.")),
-        explore_reply(("FR-01", "Place an order."), ("FR-02", "Track a shipment online.")),
-        clarify_reply(FR_01=2, FR_02=-2),
-        doc_reply(),
+        srs.parse_reply(("FR-01", "Place an order."), ("FR-02", "Track a shipment.")),
+        srs.explore_reply(("FR-01", "Place an order."), ("FR-02", "Track a shipment online.")),
+        srs.clarify_reply(FR_01=2, FR_02=-2),
+        srs.doc_reply(),
     )
 
 
@@ -64,8 +58,8 @@ def test_generate_writes_the_srs_and_the_log(run_cli, llm_server, tmp_path):
     out, log = tmp_path / "srs.md", tmp_path / "log.json"
     done = run_cli(
         "generate",
-        "--input", str(E_STORE / "input.md"),
-        "--reference", str(E_STORE / "reference.md"),
+        "--input", str(srs.E_STORE / "input.md"),
+        "--reference", str(srs.E_STORE / "reference.md"),
         "--max-iterations", "1",
         "--out", str(out),
         "--log", str(log),
@@ -90,11 +84,11 @@ def test_generate_writes_the_srs_and_the_log(run_cli, llm_server, tmp_path):
 
 def test_generate_prints_the_srs_without_out_and_notes_the_missing_reference(run_cli, llm_server):
     llm_server.script(
-        parse_reply(("FR-01", "Place an order.")),
-        explore_reply(("FR-01", "Place an order.")),
-        doc_reply(),
+        srs.parse_reply(("FR-01", "Place an order.")),
+        srs.explore_reply(("FR-01", "Place an order.")),
+        srs.doc_reply(),
     )
-    done = run_cli("generate", "--input", str(E_STORE / "input.md"))
+    done = run_cli("generate", "--input", str(srs.E_STORE / "input.md"))
     assert done.returncode == 0, done.stderr
     assert without_matrix(done.stdout) == SRS_TEXT
     assert "no-clarify" in done.stderr
@@ -102,8 +96,8 @@ def test_generate_prints_the_srs_without_out_and_notes_the_missing_reference(run
 
 
 def test_generate_reports_a_failure_with_exit_1(run_cli, llm_server):
-    llm_server.script(Reply(fault="401", match=PARSE))
-    done = run_cli("generate", "--input", str(E_STORE / "input.md"), "--ablation", "no-clarify")
+    llm_server.script(Reply(fault="401", match=srs.PARSE))
+    done = run_cli("generate", "--input", str(srs.E_STORE / "input.md"), "--ablation", "no-clarify")
     assert done.returncode == 1
     assert "ReqParse failed" in done.stderr and "401" in done.stderr
     assert done.stdout == ""
@@ -132,12 +126,12 @@ def test_generate_missing_input_exits_2_with_one_line(run_cli, tmp_path):
 def test_bad_arguments_exit_2(args, message, tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     values = {
-        "input": str(E_STORE / "input.md"),
+        "input": str(srs.E_STORE / "input.md"),
         "missing": str(tmp_path / "missing.md"),
         "missing_dir": str(tmp_path / "nowhere"),
         "empty_dir": str(tmp_path / "empty"),
-        "cases": str(E_STORE.parent),
-        "binary": str(E_STORE.parent / "uploads" / "binary.txt"),
+        "cases": str(srs.E_STORE.parent),
+        "binary": str(srs.E_STORE.parent / "uploads" / "binary.txt"),
     }
     assert main(["srs", *(a.format(**values) for a in args)]) == 2
     err = capsys.readouterr().err
@@ -146,10 +140,10 @@ def test_bad_arguments_exit_2(args, message, tmp_path, capsys):
 
 def test_evaluate_prints_the_json(run_cli, llm_server, tmp_path):
     candidate = tmp_path / "candidate.md"
-    candidate.write_text(SRS_TEXT, encoding="utf-8")
-    llm_server.script(Reply(content=json.dumps(EVALUATION), match=EVALUATE))
+    candidate.write_text(srs.SRS_TEXT, encoding="utf-8")
+    llm_server.script(Reply(content=json.dumps(EVALUATION), match=srs.EVALUATE))
     done = run_cli(
-        "evaluate", "--reference", str(E_STORE / "reference.md"), "--candidate", str(candidate)
+        "evaluate", "--reference", str(srs.E_STORE / "reference.md"), "--candidate", str(candidate)
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -162,7 +156,7 @@ def test_experiment_runs_every_case_and_ablation_and_survives_a_failure(
     run_cli, llm_server, tmp_path
 ):
     cases = tmp_path / "cases"
-    shutil.copytree(E_STORE, cases / "e-store")
+    shutil.copytree(srs.E_STORE, cases / "e-store")
     (cases / "broken").mkdir()
     (cases / "broken" / "input.md").write_text("BROKEN-CASE: a shop.", encoding="utf-8")
     (cases / "broken" / "reference.md").write_text("# Ref\nA shop.", encoding="utf-8")
@@ -171,13 +165,13 @@ def test_experiment_runs_every_case_and_ablation_and_survives_a_failure(
         # the broken case fails at once (401 is not retried); the e-store case succeeds
         Reply(fault="401", match="BROKEN-CASE"),
         Reply(fault="401", match="BROKEN-CASE"),
-        parse_reply(("FR-01", "Place an order.")),
-        parse_reply(("FR-01", "Place an order.")),
-        explore_reply(("FR-01", "Place an order online.")),
-        doc_reply(),
-        doc_reply(),
-        Reply(content=json.dumps(EVALUATION), match=EVALUATE),
-        Reply(content="```json\n" + json.dumps(EVALUATION) + "\n```", match=EVALUATE),
+        srs.parse_reply(("FR-01", "Place an order.")),
+        srs.parse_reply(("FR-01", "Place an order.")),
+        srs.explore_reply(("FR-01", "Place an order online.")),
+        srs.doc_reply(),
+        srs.doc_reply(),
+        Reply(content=json.dumps(EVALUATION), match=srs.EVALUATE),
+        Reply(content="```json\n" + json.dumps(EVALUATION) + "\n```", match=srs.EVALUATE),
     )
     out = tmp_path / "results" / "runs.csv"
     out.parent.mkdir()
@@ -204,7 +198,9 @@ def test_experiment_runs_every_case_and_ablation_and_survives_a_failure(
             assert int(row["llm_calls"]) in (2, 3) and int(row["tokens"]) > 0
         else:
             assert "401" in row["error"]
-    assert (tmp_path / "results" / "runs_srs" / "e-store__no-clarify.md").read_text() == SRS_TEXT
+    assert (
+        tmp_path / "results" / "runs_srs" / "e-store__no-clarify.md"
+    ).read_text() == srs.SRS_TEXT
     table = done.stdout.strip().splitlines()
     assert table[0].startswith("| ablation | runs | ok | seconds |")
     assert table[2].startswith("| no-explore-clarify | 2 | 1 |")
@@ -231,8 +227,8 @@ SEED_TRAIL_ZH = [
 def generate_one_round(run_cli, tmp_path, *extra: str, **env: str):
     return run_cli(
         "generate",
-        "--input", str(E_STORE / "input.md"),
-        "--reference", str(E_STORE / "reference.md"),
+        "--input", str(srs.E_STORE / "input.md"),
+        "--reference", str(srs.E_STORE / "reference.md"),
         "--max-iterations", "2",
         "--out", str(tmp_path / "srs.md"),
         *extra,
@@ -266,7 +262,7 @@ def test_generate_quiet_prints_nothing_on_success(run_cli, llm_server, tmp_path)
 
 
 def test_generate_names_each_retry_on_stderr(run_cli, llm_server, tmp_path):
-    llm_server.script(Reply(fault="500", match=PARSE))
+    llm_server.script(Reply(fault="500", match=srs.PARSE))
     script_one_round(llm_server)
     done = generate_one_round(run_cli, tmp_path, REQSTUDIO_RETRY_BACKOFF_SCALE="0.01")
     assert done.returncode == 0, done.stderr
@@ -277,7 +273,7 @@ def test_generate_out_a_folder_exits_2_before_any_model_call(run_cli, llm_server
     script_one_round(llm_server)
     folder = tmp_path / "out"
     folder.mkdir()
-    done = run_cli("generate", "--input", str(E_STORE / "input.md"), "--out", str(folder))
+    done = run_cli("generate", "--input", str(srs.E_STORE / "input.md"), "--out", str(folder))
     assert done.returncode == 2
     assert "is a folder" in done.stderr and done.stderr.count("\n") == 1
     assert llm_server.requests == []
@@ -289,7 +285,7 @@ async def test_generate_saves_the_srs_elsewhere_when_the_out_file_cannot_be_writ
     from agents.srs.cli import _generate
     from agents.srs.engine import SrsRequest
 
-    llm_server.script(parse_reply(("FR-01", "Place an order.")), doc_reply())
+    llm_server.script(srs.parse_reply(("FR-01", "Place an order.")), srs.doc_reply())
     gone = tmp_path / "removed-during-the-run" / "srs.md"  # its folder vanished meanwhile
     request = SrsRequest(user_input="A shop.", ablation="no-explore-clarify")
     code = await _generate(factory, request, gone, None, fallback_dir=tmp_path / "data")
@@ -303,7 +299,7 @@ async def test_generate_saves_the_srs_elsewhere_when_the_out_file_cannot_be_writ
 # --- a failed run keeps what it produced (issue 17, item 16) ----------------------------------
 
 KEPT_PREFIX = "reqstudio: what the run produced is kept (not complete) in "
-LONG_DOC = SRS_TEXT + "\n## 2. Overall description\n\n" + "Customers browse and buy. " * 30
+LONG_DOC = srs.SRS_TEXT + "\n## 2. Overall description\n\n" + "Customers browse and buy. " * 30
 
 
 def kept_files(stderr: str) -> list[Path]:
@@ -314,10 +310,10 @@ def kept_files(stderr: str) -> list[Path]:
 
 def script_until_docgenerate_breaks(server) -> None:
     server.script(
-        parse_reply(("FR-01", "Place an order."), ("FR-02", "Track a shipment.")),
-        explore_reply(("FR-01", "Place an order."), ("FR-02", "Track a shipment online.")),
-        clarify_reply(FR_01=0, FR_02=0),
-        *[doc_reply(LONG_DOC, fault="truncated") for _ in range(2)],
+        srs.parse_reply(("FR-01", "Place an order."), ("FR-02", "Track a shipment.")),
+        srs.explore_reply(("FR-01", "Place an order."), ("FR-02", "Track a shipment online.")),
+        srs.clarify_reply(FR_01=0, FR_02=0),
+        *[srs.doc_reply(LONG_DOC, fault="truncated") for _ in range(2)],
     )
 
 
@@ -326,8 +322,8 @@ def test_a_failed_run_without_log_keeps_the_log_and_the_partial_document(
 ):
     script_until_docgenerate_breaks(llm_server)
     done = run_cli(
-        "generate", "--input", str(E_STORE / "input.md"), "--reference",
-        str(E_STORE / "reference.md"), "--max-iterations", "2", "--lang", "en",
+        "generate", "--input", str(srs.E_STORE / "input.md"), "--reference",
+        str(srs.E_STORE / "reference.md"), "--max-iterations", "2", "--lang", "en",
         OPENAI_MAX_RETRIES="1",
     )  # fmt: skip
     assert done.returncode == 1
@@ -351,8 +347,8 @@ def test_a_failed_run_with_log_writes_it_there_and_keeps_only_the_partial_docume
     script_until_docgenerate_breaks(llm_server)
     log = tmp_path / "srs-log.json"
     done = run_cli(
-        "generate", "--input", str(E_STORE / "input.md"), "--reference",
-        str(E_STORE / "reference.md"), "--max-iterations", "2", "--log", str(log),
+        "generate", "--input", str(srs.E_STORE / "input.md"), "--reference",
+        str(srs.E_STORE / "reference.md"), "--max-iterations", "2", "--log", str(log),
         OPENAI_MAX_RETRIES="1",
     )  # fmt: skip
     assert done.returncode == 1 and done.stdout == ""
@@ -363,8 +359,8 @@ def test_a_failed_run_with_log_writes_it_there_and_keeps_only_the_partial_docume
 
 
 def test_a_run_failing_before_anything_was_produced_keeps_no_file(run_cli, llm_server, tmp_path):
-    llm_server.script(*[Reply(fault="500", match=PARSE) for _ in range(2)])
-    done = run_cli("generate", "--input", str(E_STORE / "input.md"), OPENAI_MAX_RETRIES="1")
+    llm_server.script(*[Reply(fault="500", match=srs.PARSE) for _ in range(2)])
+    done = run_cli("generate", "--input", str(srs.E_STORE / "input.md"), OPENAI_MAX_RETRIES="1")
     assert done.returncode == 1 and done.stdout == ""
     assert KEPT_PREFIX not in done.stderr
     assert not (tmp_path / "data" / "failed-runs").exists()
@@ -374,10 +370,11 @@ def test_a_list_cut_at_the_length_limit_every_time_is_named_not_called_unparseab
     run_cli, llm_server
 ):
     llm_server.script(
-        *[Reply(content='```json\n[{"id": "FR-01", "con', finish_reason="length", match=PARSE)] * 2
+        *[Reply(content='```json\n[{"id": "FR-01", "con', finish_reason="length", match=srs.PARSE)]
+        * 2
     )
     done = run_cli(
-        "generate", "--input", str(E_STORE / "input.md"), "--lang", "en", OPENAI_MAX_RETRIES="1"
+        "generate", "--input", str(srs.E_STORE / "input.md"), "--lang", "en", OPENAI_MAX_RETRIES="1"
     )
     assert done.returncode == 1 and done.stdout == ""
     assert "ReqParse failed" in done.stderr
@@ -389,7 +386,7 @@ def test_evaluate_refuses_a_reference_larger_than_the_models_context(run_cli, ll
     reference = tmp_path / "reference.md"
     reference.write_text("# 参考 SRS\n" + "系统应当在两秒内返回搜索结果。" * 200, encoding="utf-8")
     candidate = tmp_path / "candidate.md"
-    candidate.write_text(SRS_TEXT, encoding="utf-8")
+    candidate.write_text(srs.SRS_TEXT, encoding="utf-8")
     done = run_cli(
         "evaluate", "--reference", str(reference), "--candidate", str(candidate),
         OPENAI_CONTEXT_TOKENS="2000",

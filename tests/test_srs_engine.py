@@ -19,24 +19,8 @@ from agents.srs.events import (
 )
 from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.usage import UsageTracker
+from tests import test_srs_support as srs
 from tests.scripted_server import Reply
-from tests.test_srs_support import (
-    CLARIFY,
-    DOC,
-    EXPLORE,
-    PARSE,
-    SRS_TEXT,
-    clarify_reply,
-    collect,
-    doc_reply,
-    explore_reply,
-    failed,
-    finished,
-    node_sequence,
-    parse_reply,
-    prompts_for,
-    section,
-)
 
 REFERENCE = "# Reference SRS\n\nFR: customers buy products online; orders are confirmed by e-mail."
 REQUEST = SrsRequest(
@@ -57,32 +41,32 @@ def script_two_rounds(server) -> None:
     """Round 1 freezes the tied top scores and removes FR-03; round 2's model output tries to
     change a frozen item and bring the removed one back."""
     server.script(
-        parse_reply(
+        srs.parse_reply(
             ("FR-01", "The system shall let a customer place an order."),
             ("FR-02", "The system shall e-mail an order confirmation."),
             ("NFR-01", "Pages shall load fast."),
         ),
-        explore_reply(
+        srs.explore_reply(
             ("FR-01", "The system shall let a signed-in customer place an order."),
             ("FR-02", "The system shall e-mail an order confirmation within 5 minutes."),
             ("NFR-01", "Pages shall load fast."),
             ("FR-03", "The system shall sell insurance products."),
         ),
-        clarify_reply(FR_01=2, FR_02=2, NFR_01=1, FR_03=-2),
-        explore_reply(
+        srs.clarify_reply(FR_01=2, FR_02=2, NFR_01=1, FR_03=-2),
+        srs.explore_reply(
             ("FR-01", "REWRITTEN frozen item"),
             ("FR-03", "The system shall sell insurance products again."),
             ("NFR-01", "95% of pages shall load within 2 seconds."),
             ("CON-01", "The system shall use HTTPS only."),
         ),
-        clarify_reply(NFR_01=0, CON_01=-1, FR_01=-2, FR_03=2),
-        doc_reply(),
+        srs.clarify_reply(NFR_01=0, CON_01=-1, FR_01=-2, FR_03=2),
+        srs.doc_reply(),
     )
 
 
 async def test_two_rounds_apply_freeze_and_remove_rules(llm_server, factory):
     script_two_rounds(llm_server)
-    result = finished(await collect(REQUEST, factory))
+    result = srs.finished(await srs.collect(REQUEST, factory))
 
     assert [r.id for r in result.requirements] == ["FR-01", "FR-02", "NFR-01", "CON-01"]
     # every item tied at the highest score (+2) froze; +1 did not, as it was not the top
@@ -94,16 +78,16 @@ async def test_two_rounds_apply_freeze_and_remove_rules(llm_server, factory):
     assert contents["FR-01"] == "The system shall let a signed-in customer place an order."
     assert contents["NFR-01"] == "95% of pages shall load within 2 seconds."
     assert result.rounds == 2
-    assert result.srs_markdown == SRS_TEXT
+    assert result.srs_markdown == srs.SRS_TEXT
     # round 2's scores: the frozen FR-01's -2 and the removed FR-03's +2 were ignored
     assert result.scores == {"NFR-01": 0, "CON-01": -1}
 
 
 async def test_explore_sees_only_unfrozen_items_and_docgenerate_no_removed(llm_server, factory):
     script_two_rounds(llm_server)
-    finished(await collect(REQUEST, factory))
+    srs.finished(await srs.collect(REQUEST, factory))
 
-    first, second = prompts_for(llm_server, EXPLORE)
+    first, second = srs.prompts_for(llm_server, srs.EXPLORE)
     assert [item["id"] for item in fenced_json(first, UNFROZEN_HEADING)] == [
         "FR-01",
         "FR-02",
@@ -111,17 +95,17 @@ async def test_explore_sees_only_unfrozen_items_and_docgenerate_no_removed(llm_s
     ]
     assert fenced_json(first, SCORES_HEADING) == []
     assert [item["id"] for item in fenced_json(second, UNFROZEN_HEADING)] == ["NFR-01"]
-    frozen_part = section(second, "[(Read-only) Frozen List]:", "[(Read-only) Removed List")
+    frozen_part = srs.section(second, "[(Read-only) Frozen List]:", "[(Read-only) Removed List")
     assert "FR-01" in frozen_part and "FR-02" in frozen_part
-    removed_part = section(second, "[(Read-only) Removed List", "Unfrozen & Non-removed")
+    removed_part = srs.section(second, "[(Read-only) Removed List", "Unfrozen & Non-removed")
     assert "FR-03" in removed_part and "insurance" in removed_part
     assert fenced_json(second, SCORES_HEADING) == [
         {"id": "NFR-01", "score": 1, "reason": "scored 1"}
     ]
-    (clarify_2,) = prompts_for(llm_server, CLARIFY)[1:]
+    (clarify_2,) = srs.prompts_for(llm_server, srs.CLARIFY)[1:]
     scored_list = fenced_json(clarify_2, "Requirements to Score (unfrozen) List:")
     assert [item["id"] for item in scored_list] == ["NFR-01", "CON-01"]
-    (doc_prompt,) = prompts_for(llm_server, DOC)
+    (doc_prompt,) = srs.prompts_for(llm_server, srs.DOC)
     assert [item["id"] for item in fenced_json(doc_prompt, "(JSON array):")] == [
         "FR-01",
         "FR-02",
@@ -133,16 +117,16 @@ async def test_explore_sees_only_unfrozen_items_and_docgenerate_no_removed(llm_s
 
 async def test_new_ids_are_appended_in_the_models_order(llm_server, factory):
     llm_server.script(
-        parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
-        explore_reply(
+        srs.parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        srs.explore_reply(
             ("SUG-01", "Suggest related products."),
             ("FR-02", "Cancel an order before it ships."),
             ("NFR-01", "Log every order change."),
         ),
-        doc_reply(),
+        srs.doc_reply(),
     )
     request = REQUEST.model_copy(update={"ablation": "no-clarify"})
-    result = finished(await collect(request, factory))
+    result = srs.finished(await srs.collect(request, factory))
     assert [(r.id, r.content) for r in result.requirements] == [
         ("FR-01", "Place an order."),
         ("FR-02", "Cancel an order before it ships."),
@@ -155,31 +139,31 @@ async def test_top_score_below_plus_one_freezes_nothing_and_plus_one_ties_freeze
     llm_server, factory
 ):
     llm_server.script(
-        parse_reply(("FR-01", "A."), ("FR-02", "B."), ("FR-03", "C.")),
-        explore_reply(("FR-01", "A."), ("FR-02", "B."), ("FR-03", "C.")),
-        clarify_reply(FR_01=0, FR_02=-1, FR_03=0),
-        explore_reply(("FR-01", "A."), ("FR-02", "B."), ("FR-03", "C.")),
-        clarify_reply(FR_01=1, FR_02=1, FR_03=-1),
-        doc_reply(),
+        srs.parse_reply(("FR-01", "A."), ("FR-02", "B."), ("FR-03", "C.")),
+        srs.explore_reply(("FR-01", "A."), ("FR-02", "B."), ("FR-03", "C.")),
+        srs.clarify_reply(FR_01=0, FR_02=-1, FR_03=0),
+        srs.explore_reply(("FR-01", "A."), ("FR-02", "B."), ("FR-03", "C.")),
+        srs.clarify_reply(FR_01=1, FR_02=1, FR_03=-1),
+        srs.doc_reply(),
     )
-    events = await collect(REQUEST, factory)
+    events = await srs.collect(REQUEST, factory)
     clarify_rounds = [e for e in events if isinstance(e, NodeFinished) and e.agent == "ReqClarify"]
     assert clarify_rounds[0].frozen_now == []
     assert clarify_rounds[1].frozen_now == ["FR-01", "FR-02"]
-    assert finished(events).frozen_ids == ["FR-01", "FR-02"]
+    assert srs.finished(events).frozen_ids == ["FR-01", "FR-02"]
 
 
 async def test_loop_ends_early_when_nothing_unfrozen_is_left(llm_server, factory):
     llm_server.script(
-        parse_reply(("FR-01", "A."), ("FR-02", "B.")),
-        explore_reply(("FR-01", "A."), ("FR-02", "B.")),
-        clarify_reply(FR_01=2, FR_02=2),
-        doc_reply(),
+        srs.parse_reply(("FR-01", "A."), ("FR-02", "B.")),
+        srs.explore_reply(("FR-01", "A."), ("FR-02", "B.")),
+        srs.clarify_reply(FR_01=2, FR_02=2),
+        srs.doc_reply(),
     )
     request = REQUEST.model_copy(update={"max_iterations": 5})
-    events = await collect(request, factory)
-    assert node_sequence(events) == ["ReqParse", "ReqExplore", "ReqClarify", "DocGenerate"]
-    assert finished(events).rounds == 1
+    events = await srs.collect(request, factory)
+    assert srs.node_sequence(events) == ["ReqParse", "ReqExplore", "ReqClarify", "DocGenerate"]
+    assert srs.finished(events).rounds == 1
     assert len(llm_server.requests) == 4
 
 
@@ -187,15 +171,15 @@ async def test_loop_ends_early_when_nothing_unfrozen_is_left(llm_server, factory
 async def test_loop_counts_iterations_as_the_seed_does(llm_server, factory, max_iterations, rounds):
     """Seed 000: ReqParse makes `iteration` 1 ("递增"), each ReqClarify adds 1, and the loop
     goes on while iteration < max_iterations: --max-iterations 3 is 6 model calls."""
-    llm_server.script(parse_reply(("FR-01", "A."), ("FR-02", "B.")))
+    llm_server.script(srs.parse_reply(("FR-01", "A."), ("FR-02", "B.")))
     for _ in range(6):
         llm_server.script(
-            explore_reply(("FR-01", "A."), ("FR-02", "B.")), clarify_reply(FR_01=0, FR_02=0)
+            srs.explore_reply(("FR-01", "A."), ("FR-02", "B.")), srs.clarify_reply(FR_01=0, FR_02=0)
         )
-    llm_server.script(doc_reply())
+    llm_server.script(srs.doc_reply())
     request = REQUEST.model_copy(update={"max_iterations": max_iterations})
-    events = await collect(request, factory)
-    assert node_sequence(events) == [
+    events = await srs.collect(request, factory)
+    assert srs.node_sequence(events) == [
         "ReqParse",
         *["ReqExplore", "ReqClarify"] * rounds,
         "DocGenerate",
@@ -207,7 +191,7 @@ async def test_loop_counts_iterations_as_the_seed_does(llm_server, factory, max_
         *[n for n in range(1, rounds + 1) for _ in (0, 1)],
         rounds + 1,
     ]
-    result = finished(events)
+    result = srs.finished(events)
     assert result.rounds == rounds
     assert result.iteration == max(max_iterations, 2)
     assert llm_server.pending == 2 * (6 - rounds)  # later rounds' answers were never asked for
@@ -222,35 +206,39 @@ async def test_loop_counts_iterations_as_the_seed_does(llm_server, factory, max_
 )
 async def test_ablation_node_sequences(llm_server, factory, ablation, sequence):
     llm_server.script(
-        parse_reply(("FR-01", "A.")), explore_reply(("FR-01", "A, refined.")), doc_reply()
+        srs.parse_reply(("FR-01", "A.")),
+        srs.explore_reply(("FR-01", "A, refined.")),
+        srs.doc_reply(),
     )
-    events = await collect(REQUEST.model_copy(update={"ablation": ablation}), factory)
-    assert node_sequence(events) == sequence
-    result = finished(events)
+    events = await srs.collect(REQUEST.model_copy(update={"ablation": ablation}), factory)
+    assert srs.node_sequence(events) == sequence
+    result = srs.finished(events)
     assert result.ablation == result.ablation_used == ablation
     # the summary counts what the steps showed: "ReqExplore · 第 1 轮" is one round, not 0
     explore_rounds = [e.round for e in events if isinstance(e, NodeStarted)][1:-1]
     assert explore_rounds == ([1] if ablation == "no-clarify" else [])
     assert result.rounds == len(explore_rounds)
     assert not any(isinstance(e, Notice) for e in events)
-    assert not prompts_for(llm_server, CLARIFY)
+    assert not srs.prompts_for(llm_server, srs.CLARIFY)
 
 
 async def test_without_reference_none_runs_as_no_clarify_and_says_so(llm_server, factory):
     llm_server.script(
-        parse_reply(("FR-01", "A.")), explore_reply(("FR-01", "A, refined.")), doc_reply()
+        srs.parse_reply(("FR-01", "A.")),
+        srs.explore_reply(("FR-01", "A, refined.")),
+        srs.doc_reply(),
     )
-    events = await collect(REQUEST.model_copy(update={"reference_srs": "  \n"}), factory)
+    events = await srs.collect(REQUEST.model_copy(update={"reference_srs": "  \n"}), factory)
     assert isinstance(events[0], Notice) and "no-clarify" in events[0].message
     assert "no-clarify" in events[0].message_zh
-    assert node_sequence(events) == ["ReqParse", "ReqExplore", "DocGenerate"]
-    result = finished(events)
+    assert srs.node_sequence(events) == ["ReqParse", "ReqExplore", "DocGenerate"]
+    result = srs.finished(events)
     assert (result.ablation, result.ablation_used) == ("none", "no-clarify")
 
 
 async def test_events_describe_each_node(llm_server, factory):
     script_two_rounds(llm_server)
-    events = [e for e in await collect(REQUEST, factory) if not isinstance(e, Trail)]
+    events = [e for e in await srs.collect(REQUEST, factory) if not isinstance(e, Trail)]
     kinds = [type(e).__name__ for e in events]
     assert kinds[:2] == ["NodeStarted", "NodeFinished"]
     assert kinds[-1] == "RunFinished"
@@ -270,7 +258,7 @@ async def test_events_describe_each_node(llm_server, factory):
     assert clarify_1.input_tokens > 0 and clarify_1.output_tokens > 0
     assert clarify_1.llm_calls == 1
     tokens = "".join(e.text for e in events if isinstance(e, DocumentToken))
-    assert tokens == SRS_TEXT
+    assert tokens == srs.SRS_TEXT
     # the document streams in pieces, before DocGenerate finishes
     doc_finished = kinds.index("NodeFinished", kinds.index("DocumentToken"))
     assert kinds.count("DocumentToken") > 3
@@ -280,7 +268,7 @@ async def test_events_describe_each_node(llm_server, factory):
 async def test_log_records_every_llm_interaction(llm_server, factory):
     script_two_rounds(llm_server)
     tracker = UsageTracker()
-    result = finished(await collect(REQUEST, factory, tracker=tracker))
+    result = srs.finished(await srs.collect(REQUEST, factory, tracker=tracker))
     logs = result.logs
     assert [(e["agent"], e["iteration"]) for e in logs] == [
         ("ReqParse", 1),
@@ -320,10 +308,10 @@ async def test_items_without_id_or_content_are_dropped_and_ids_kept_as_given(llm
         {"id": "FR-03", "content": "Another item."},
     ]
     llm_server.script(
-        Reply(content="```json\n" + json.dumps(answer) + "\n```", match=PARSE), doc_reply()
+        Reply(content="```json\n" + json.dumps(answer) + "\n```", match=srs.PARSE), srs.doc_reply()
     )
-    result = finished(
-        await collect(REQUEST.model_copy(update={"ablation": "no-explore-clarify"}), factory)
+    result = srs.finished(
+        await srs.collect(REQUEST.model_copy(update={"ablation": "no-explore-clarify"}), factory)
     )
     assert [(r.id, r.content) for r in result.requirements] == [
         ("fr-3", "Place an order."),
@@ -334,14 +322,14 @@ async def test_items_without_id_or_content_are_dropped_and_ids_kept_as_given(llm
 
 async def test_unusable_answer_is_repaired_by_asking_again(llm_server, factory):
     llm_server.script(
-        Reply(content="I am sorry, I cannot list requirements right now.", match=PARSE),
-        parse_reply(("FR-01", "Place an order.")),
-        doc_reply(),
+        Reply(content="I am sorry, I cannot list requirements right now.", match=srs.PARSE),
+        srs.parse_reply(("FR-01", "Place an order.")),
+        srs.doc_reply(),
     )
     request = REQUEST.model_copy(update={"ablation": "no-explore-clarify"})
-    result = finished(await collect(request, factory))
+    result = srs.finished(await srs.collect(request, factory))
     assert [r.id for r in result.requirements] == ["FR-01"]
-    asks = [b for b in llm_server.requests if PARSE in json.dumps(b["messages"])]
+    asks = [b for b in llm_server.requests if srs.PARSE in json.dumps(b["messages"])]
     assert len(asks) == 2
     retry_messages = asks[1]["messages"]
     assert retry_messages[1]["role"] == "assistant"
@@ -352,9 +340,9 @@ async def test_unusable_answer_is_repaired_by_asking_again(llm_server, factory):
 
 
 async def test_answer_broken_every_time_fails_the_run_with_a_partial_result(llm_server, factory):
-    llm_server.script(*[Reply(content="not json at all", match=PARSE) for _ in range(3)])
-    events = await collect(REQUEST, factory)
-    failure = failed(events)
+    llm_server.script(*[Reply(content="not json at all", match=srs.PARSE) for _ in range(3)])
+    events = await srs.collect(REQUEST, factory)
+    failure = srs.failed(events)
     assert failure.agent == "ReqParse"
     assert "JSON" in failure.message and failure.message_zh
     assert failure.partial is not None and failure.partial.requirements == []
@@ -363,41 +351,41 @@ async def test_answer_broken_every_time_fails_the_run_with_a_partial_result(llm_
 
 async def test_rate_limit_then_success(llm_server, factory):
     llm_server.script(
-        Reply(fault="429", match=PARSE),
-        parse_reply(("FR-01", "Place an order.")),
-        Reply(fault="500", match=DOC),
-        doc_reply(),
+        Reply(fault="429", match=srs.PARSE),
+        srs.parse_reply(("FR-01", "Place an order.")),
+        Reply(fault="500", match=srs.DOC),
+        srs.doc_reply(),
     )
     request = REQUEST.model_copy(update={"ablation": "no-explore-clarify"})
-    result = finished(await collect(request, factory))
-    assert result.srs_markdown == SRS_TEXT
+    result = srs.finished(await srs.collect(request, factory))
+    assert result.srs_markdown == srs.SRS_TEXT
     assert len(llm_server.requests) == 4
 
 
 async def test_cut_document_stream_starts_again(llm_server, factory):
     llm_server.script(
-        parse_reply(("FR-01", "Place an order.")),
-        doc_reply("# Half of a document that will be cut off midway\n" * 4, fault="cut"),
-        doc_reply(),
+        srs.parse_reply(("FR-01", "Place an order.")),
+        srs.doc_reply("# Half of a document that will be cut off midway\n" * 4, fault="cut"),
+        srs.doc_reply(),
     )
     request = REQUEST.model_copy(update={"ablation": "no-explore-clarify"})
-    events = await collect(request, factory)
-    result = finished(events)
-    assert result.srs_markdown == SRS_TEXT
+    events = await srs.collect(request, factory)
+    result = srs.finished(events)
+    assert result.srs_markdown == srs.SRS_TEXT
     reset = next(i for i, e in enumerate(events) if isinstance(e, DocumentReset))
     after = "".join(e.text for e in events[reset:] if isinstance(e, DocumentToken))
-    assert after == SRS_TEXT
+    assert after == srs.SRS_TEXT
     assert result.logs[-1]["attempts"] == 2
 
 
 async def test_empty_requirements_text_is_refused(factory):
     with pytest.raises(ValueError, match="empty"):
-        await collect(SrsRequest(user_input="  "), factory)
+        await srs.collect(SrsRequest(user_input="  "), factory)
 
 
 async def test_run_finished_is_last_and_only_once(llm_server, factory):
     script_two_rounds(llm_server)
-    events = await collect(REQUEST, factory)
+    events = await srs.collect(REQUEST, factory)
     assert sum(isinstance(e, RunFinished) for e in events) == 1
     assert isinstance(events[-1], RunFinished)
 
@@ -409,12 +397,11 @@ async def test_embedded_model_is_asked_in_its_own_dialect(llm_server, settings):
         settings, Endpoint(llm_server.base_url, "sk-no-key", "m", embedded=True)
     )
     llm_server.script(
-        parse_reply(("FR-01", "Place an order.")),
-        explore_reply(("FR-01", "Place an order online.")),
-        clarify_reply(FR_01=2),
-        doc_reply(),
+        *srs.one_requirement_run("Place an order.", "Place an order online."),
     )
-    result = finished(await collect(REQUEST.model_copy(update={"max_iterations": 1}), embedded))
+    result = srs.finished(
+        await srs.collect(REQUEST.model_copy(update={"max_iterations": 1}), embedded)
+    )
     assert result.frozen_ids == ["FR-01"]
     parse, explore, clarify, doc = llm_server.requests
     for body, list_field in (
@@ -449,15 +436,15 @@ async def test_one_unreadable_score_skips_that_item_not_the_round(llm_server, fa
         {"id": "CON-01", "score": 3, "reason": "the seed keeps 3 as it is"},
     ]
     llm_server.script(
-        parse_reply(("FR-01", "A."), ("FR-02", "B."), ("NFR-01", "C."), ("CON-01", "D.")),
-        explore_reply(("FR-01", "A."), ("FR-02", "B."), ("NFR-01", "C."), ("CON-01", "D.")),
-        Reply(content="```json\n" + json.dumps(answer) + "\n```", match=CLARIFY),
-        doc_reply(),
+        srs.parse_reply(("FR-01", "A."), ("FR-02", "B."), ("NFR-01", "C."), ("CON-01", "D.")),
+        srs.explore_reply(("FR-01", "A."), ("FR-02", "B."), ("NFR-01", "C."), ("CON-01", "D.")),
+        Reply(content="```json\n" + json.dumps(answer) + "\n```", match=srs.CLARIFY),
+        srs.doc_reply(),
     )
     request = REQUEST.model_copy(update={"max_iterations": 2})
-    events = await collect(request, factory)
-    result = finished(events)
-    assert len(prompts_for(llm_server, CLARIFY)) == 1  # one answer, no re-ask, no failure
+    events = await srs.collect(request, factory)
+    result = srs.finished(events)
+    assert len(srs.prompts_for(llm_server, srs.CLARIFY)) == 1  # one answer, no re-ask, no failure
     assert result.scores == {"FR-01": 1, "NFR-01": 2, "CON-01": 3}
     assert result.frozen_ids == ["CON-01"]  # the top score, as the seed's max() sees it
     trail = [e.text_zh for e in events if isinstance(e, Trail)]
@@ -468,14 +455,18 @@ async def test_one_unreadable_score_skips_that_item_not_the_round(llm_server, fa
 
 @pytest.mark.parametrize("agent", ["ReqExplore", "ReqClarify"])
 async def test_an_empty_list_is_accepted_where_the_seed_accepts_it(llm_server, factory, agent):
-    empty = Reply(content="```json\n[]\n```", match=EXPLORE if agent == "ReqExplore" else CLARIFY)
-    llm_server.script(
-        parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
-        empty if agent == "ReqExplore" else explore_reply(("FR-01", "Place an order online.")),
-        empty if agent == "ReqClarify" else clarify_reply(FR_01=0, FR_02=0),
-        doc_reply(),
+    empty = Reply(
+        content="```json\n[]\n```", match=srs.EXPLORE if agent == "ReqExplore" else srs.CLARIFY
     )
-    result = finished(await collect(REQUEST.model_copy(update={"max_iterations": 2}), factory))
+    llm_server.script(
+        srs.parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        empty if agent == "ReqExplore" else srs.explore_reply(("FR-01", "Place an order online.")),
+        empty if agent == "ReqClarify" else srs.clarify_reply(FR_01=0, FR_02=0),
+        srs.doc_reply(),
+    )
+    result = srs.finished(
+        await srs.collect(REQUEST.model_copy(update={"max_iterations": 2}), factory)
+    )
     assert len(llm_server.requests) == 4  # nothing was asked twice
     if agent == "ReqExplore":  # the list stays as it was
         assert [r.content for r in result.requirements] == ["Place an order.", "Cancel an order."]
@@ -492,12 +483,12 @@ async def test_checkpoints_keep_one_state_per_running_run_and_none_once_it_finis
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     reference = "# Reference\n" + "The E-Store shall keep every order for ten years. " * 6000
-    llm_server.script(parse_reply(("FR-01", "A."), ("FR-02", "B.")))
+    llm_server.script(srs.parse_reply(("FR-01", "A."), ("FR-02", "B.")))
     for _ in range(4):
         llm_server.script(
-            explore_reply(("FR-01", "A."), ("FR-02", "B.")), clarify_reply(FR_01=0, FR_02=0)
+            srs.explore_reply(("FR-01", "A."), ("FR-02", "B.")), srs.clarify_reply(FR_01=0, FR_02=0)
         )
-    llm_server.script(doc_reply())
+    llm_server.script(srs.doc_reply())
     request = REQUEST.model_copy(update={"reference_srs": reference, "max_iterations": 5})
     database, logs = tmp_path / "srs.sqlite", tmp_path / "logs"
     rows_seen: list[int] = []
@@ -531,17 +522,17 @@ async def test_a_reference_larger_than_the_models_context_is_warned_before_sendi
         factory.settings.model_copy(update={"context_tokens": 2000}), factory.endpoint
     )
     llm_server.script(
-        parse_reply(("FR-01", "A.")),
-        explore_reply(("FR-01", "A.")),
-        clarify_reply(FR_01=0),
-        doc_reply(),
+        srs.parse_reply(("FR-01", "A.")),
+        srs.explore_reply(("FR-01", "A.")),
+        srs.clarify_reply(FR_01=0),
+        srs.doc_reply(),
     )
     reference = "# 参考 SRS\n" + "系统应当在两秒内返回搜索结果。" * 300
     request = REQUEST.model_copy(update={"reference_srs": reference, "max_iterations": 2})
-    events = await collect(request, small)
+    events = await srs.collect(request, small)
     assert isinstance(events[0], Notice)  # yielded before the graph makes its first call
     assert "2000 tokens" in events[0].message and "OPENAI_CONTEXT_TOKENS" in events[0].message
     assert "超过模型上下文" in events[0].message_zh
-    finished(events)  # a warning, not a refusal: the provider decides
-    quiet = await collect(request, factory)  # the default context (128k) holds it
+    srs.finished(events)  # a warning, not a refusal: the provider decides
+    quiet = await srs.collect(request, factory)  # the default context (128k) holds it
     assert not any(isinstance(e, Notice) for e in quiet)

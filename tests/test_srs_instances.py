@@ -18,33 +18,18 @@ import httpx
 import psycopg
 
 from reqstudio.persistence import libpq_conninfo
-from tests.apps import AppProcess
+from tests import test_srs_support as srs
+from tests.apps import AppProcess, shared_database_env, two_instances
 from tests.browser_support import provider_env
 from tests.socket_tabs import ScriptedLLMServer, Tab, cookie_of
-from tests.test_srs_support import (
-    CLARIFY,
-    DOC,
-    E_STORE,
-    EXPLORE,
-    PARSE,
-    SRS_TEXT,
-    clarify_reply,
-    doc_reply,
-    explore_reply,
-    parse_reply,
-    prompts_for,
-)
 
-SHARED_SECRET = "test-shared-secret-" + "x" * 40  # instances sign with one secret (README)
 LEASE_SECONDS = 3
 DESCRIPTION = "A library lending system: readers search and reserve books."
 
 
 def instances_env(llm_server: ScriptedLLMServer, database_url: str) -> dict[str, str]:
-    return provider_env(llm_server) | {
-        "REQSTUDIO_DATABASE_URL": database_url,
-        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
-        "REQSTUDIO_RUN_LEASE_SECONDS": str(LEASE_SECONDS),
+    return shared_database_env(provider_env(llm_server), database_url) | {
+        "REQSTUDIO_RUN_LEASE_SECONDS": str(LEASE_SECONDS)
     }
 
 
@@ -58,21 +43,21 @@ def leases(database_url: str) -> list[tuple[str, str, float]]:
 
 
 def requests_for(llm_server: ScriptedLLMServer, marker: str) -> int:
-    return len(prompts_for(llm_server.requests, marker))
+    return len(srs.prompts_for(llm_server.requests, marker))
 
 
 async def start_run_until_explore(app: AppProcess, llm_server: ScriptedLLMServer) -> Tab:
     """A new SRS thread on `app`, with a reference; returns once ReqParse is saved and round 1
     of ReqExplore is waiting on the provider (its answer is held back)."""
     llm_server.script(
-        parse_reply(("FR-01", "Readers search books."), ("FR-02", "Readers reserve books.")),
-        explore_reply(("FR-01", "never seen"), delay=120),
+        srs.parse_reply(("FR-01", "Readers search books."), ("FR-02", "Readers reserve books.")),
+        srs.explore_reply(("FR-01", "never seen"), delay=120),
     )
     tab = await Tab(app).open()
     await tab.until_shown("mode is on")
-    await tab.send(DESCRIPTION, attach=E_STORE / "reference.md")
+    await tab.send(DESCRIPTION, attach=srs.E_STORE / "reference.md")
     await tab.until(lambda: "ReqExplore · round 1" in tab.step_names())
-    await tab.until(lambda: requests_for(llm_server, EXPLORE) == 1)
+    await tab.until(lambda: requests_for(llm_server, srs.EXPLORE) == 1)
     assert tab.thread_id
     return tab
 
@@ -81,10 +66,10 @@ def script_the_rest(llm_server: ScriptedLLMServer, runs: int = 1) -> None:
     for _ in range(runs):
         llm_server.script(
             # held a moment: the run is still going when the other tab clicks
-            explore_reply(("FR-01", "Readers search books by title."), ("FR-02", "Reserve."),
-                          delay=5),
-            clarify_reply(FR_01=2, FR_02=2),
-            doc_reply(SRS_TEXT),
+            srs.explore_reply(("FR-01", "Readers search books by title."), ("FR-02", "Reserve."),
+                              delay=5),
+            srs.clarify_reply(FR_01=2, FR_02=2),
+            srs.doc_reply(srs.SRS_TEXT),
         )  # fmt: skip
 
 
@@ -96,11 +81,7 @@ async def resume_offer(tab: Tab) -> dict:
 def test_a_run_resumed_from_two_instances_runs_once(
     llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path
 ):
-    env = instances_env(llm_server, postgres_url)
-    first = AppProcess(tmp_path / "a", env).start()
-    second = AppProcess(tmp_path / "b", env).start()
-
-    async def scenario() -> None:
+    async def scenario(first: AppProcess, second: AppProcess) -> None:
         tab = await start_run_until_explore(first, llm_server)
         await tab.stop()
         await tab.until_shown("Stopped. Completed steps are saved")
@@ -115,7 +96,7 @@ def test_a_run_resumed_from_two_instances_runs_once(
         assert offer_here["payload"] == offer_there["payload"]  # the same run, on each
         try:
             running = here.click(offer_here)
-            await here.until(lambda: requests_for(llm_server, EXPLORE) == 1)  # it executes
+            await here.until(lambda: requests_for(llm_server, srs.EXPLORE) == 1)  # it executes
             [(run, _, _)] = leases(postgres_url)
             assert run == f"srs:{offer_here['payload']['run']}"
 
@@ -130,28 +111,24 @@ def test_a_run_resumed_from_two_instances_runs_once(
             await here.close()
             await there.close()
 
-        assert requests_for(llm_server, DOC) == 1  # DocGenerate was asked for once
-        assert requests_for(llm_server, EXPLORE) == 1 and requests_for(llm_server, CLARIFY) == 1
-        assert requests_for(llm_server, PARSE) == 0  # resumed, not started again
+        assert requests_for(llm_server, srs.DOC) == 1  # DocGenerate was asked for once
+        assert (
+            requests_for(llm_server, srs.EXPLORE) == 1
+            and requests_for(llm_server, srs.CLARIFY) == 1
+        )
+        assert requests_for(llm_server, srs.PARSE) == 0  # resumed, not started again
         assert llm_server.pending == 3  # the second run's answers were never asked for
         assert leases(postgres_url) == []  # released when the run ended
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        first.stop()
-        second.stop()
+    with two_instances(tmp_path, instances_env(llm_server, postgres_url)) as (first, second):
+        asyncio.run(scenario(first, second))
     assert "refused, its lease is held by" in second.log()
 
 
 def test_killed_instance_its_run_resumes_on_the_other_after_its_lease_lapses(
     llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path
 ):
-    env = instances_env(llm_server, postgres_url)
-    first = AppProcess(tmp_path / "a", env).start()
-    second = AppProcess(tmp_path / "b", env).start()
-
-    async def scenario() -> None:
+    async def scenario(first: AppProcess, second: AppProcess) -> None:
         tab = await start_run_until_explore(first, llm_server)
         [(run, _, _)] = leases(postgres_url)  # the run holds its lease on the first instance
         first.process.kill()  # SIGKILL in the middle of round 1: no goodbye, no clean-up
@@ -188,12 +165,9 @@ def test_killed_instance_its_run_resumes_on_the_other_after_its_lease_lapses(
             assert not any(name.startswith("ReqParse") for name in steps)
         finally:
             await there.close()
-        assert requests_for(llm_server, PARSE) == 0  # ReqParse was not run again
-        assert requests_for(llm_server, DOC) == 1
+        assert requests_for(llm_server, srs.PARSE) == 0  # ReqParse was not run again
+        assert requests_for(llm_server, srs.DOC) == 1
         assert leases(postgres_url) == []
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        first.stop()
-        second.stop()
+    with two_instances(tmp_path, instances_env(llm_server, postgres_url)) as (first, second):
+        asyncio.run(scenario(first, second))

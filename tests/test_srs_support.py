@@ -70,8 +70,29 @@ def doc_reply(text: str = SRS_TEXT, **kw: Any) -> Reply:
     return Reply(content=text, match=DOC, **kw)
 
 
+def one_requirement_run(
+    parsed: str, explored: str, document: str = SRS_TEXT, *, explore_delay: float = 0.0
+) -> list[Reply]:
+    """The answers of a run over one requirement, FR-01: parsed, explored (after
+    `explore_delay` s), scored 2 (frozen: one round), and the document."""
+    return [
+        parse_reply(("FR-01", parsed)),
+        explore_reply(("FR-01", explored), delay=explore_delay),
+        clarify_reply(FR_01=2),
+        doc_reply(document),
+    ]
+
+
 async def collect(request: SrsRequest, factory, **kwargs: Any) -> list[Any]:
     return [event async for event in run_srs(request, factory, **kwargs)]
+
+
+async def collect_resumed(factory, checkpointer, thread_id: str, **kwargs: Any) -> list[Any]:
+    """The events of the thread's stopped run, resumed from its last checkpoint."""
+    request = SrsRequest(user_input="ignored on resume")
+    return await collect(
+        request, factory, checkpointer=checkpointer, thread_id=thread_id, resume=True, **kwargs
+    )
 
 
 def finished(events: Sequence[Any]) -> SrsResult:

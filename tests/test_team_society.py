@@ -12,6 +12,7 @@ from agents.team.events import ContactAdded, Introduced, MessageDelivered, Refus
 from agents.team.protocol import ROOT_ID, USER_ID, format_delivery
 from agents.team.society import AgentSociety, SocietyLimits
 from reqstudio.prompts import render_prompt
+from tests.test_team_run import PY_BRIEF
 
 SPEC = {
     "services": ["非功能需求分析"],
@@ -22,13 +23,7 @@ SPEC = {
 
 
 def brief(**changes):
-    value = {
-        "objective": "写出校园二手交易平台的功能需求",
-        "constraints": ["静态网页前端", "Python 后端"],
-        "inputs": ["用户的任务描述"],
-        "outputs": ["FR 列表（Markdown）"],
-        "completion_criteria": ["每条需求可测试"],
-    }
+    value = {**PY_BRIEF, "outputs": ["FR 列表（Markdown）"]}
     value.update(changes)
     return {k: v for k, v in value.items() if v is not None}
 
@@ -39,6 +34,26 @@ def spawn(society, parent, role, **brief_changes):
     outcome = society.spawn_agent(parent, role, brief(**brief_changes))
     assert outcome.ok, outcome.message
     return outcome.data["agent_id"]
+
+
+def writer_and_reviewer(society, collaborator: dict, **brief_changes) -> tuple[str, str]:
+    """A writer, then a reviewer whose brief names the writer as a collaborator (with
+    `collaborator`'s fields); their ids."""
+    writer = spawn(society, ROOT_ID, "写作者")
+    reviewer = spawn(
+        society,
+        ROOT_ID,
+        "评审者",
+        collaborators=[{"agent_id": writer, **collaborator}],
+        **brief_changes,
+    )
+    return writer, reviewer
+
+
+def ask_introduction(society, sender: str, to: str, reason: str, capability: str):
+    """`sender` asks `to` for an introduction to someone with `capability`."""
+    payload = {"reason": reason, "required_capability": capability}
+    return society.send_message(sender, to, "introduction_request", "", payload)
 
 
 @pytest.fixture
@@ -81,14 +96,9 @@ def test_1_4_an_empty_field_counts_as_missing(society):
 
 
 def test_1_3_optional_fields_are_accepted(society):
-    writer = spawn(society, ROOT_ID, "写作者")
-    child = spawn(
+    writer, child = writer_and_reviewer(
         society,
-        ROOT_ID,
-        "评审者",
-        collaborators=[
-            {"agent_id": writer, "role_description": "写作者", "collaboration_note": "评审其初稿"}
-        ],
+        {"role_description": "写作者", "collaboration_note": "评审其初稿"},
         references=["IEEE 830"],
         priority="high",
     )
@@ -145,14 +155,8 @@ def test_2_7_an_entry_has_id_role_spec_and_source(society):
 
 
 def test_2_8_and_7_2_collaborators_in_the_brief_join_the_childs_registry(society):
-    writer = spawn(society, ROOT_ID, "写作者")
-    reviewer = spawn(
-        society,
-        ROOT_ID,
-        "评审者",
-        collaborators=[
-            {"agent_id": writer, "role_description": "SRS 写作者", "collaboration_note": "初稿找他"}
-        ],
+    writer, reviewer = writer_and_reviewer(
+        society, {"role_description": "SRS 写作者", "collaboration_note": "初稿找他"}
     )
     entry = society.registries[reviewer][writer]
     assert entry.how == "collaborator" and entry.introduced_by == ROOT_ID
@@ -175,13 +179,7 @@ def test_3_1_and_3_2_an_introduction_request_needs_reason_and_capability(society
     a = spawn(society, ROOT_ID, "分析师")
     bad = society.send_message(a, ROOT_ID, "introduction_request", "找人", {"reason": "需要 NFR"})
     assert bad.code == "invalid_payload" and "required_capability" in bad.message
-    good = society.send_message(
-        a,
-        ROOT_ID,
-        "introduction_request",
-        "",
-        {"reason": "需要 NFR", "required_capability": "性能"},
-    )
+    good = ask_introduction(society, a, ROOT_ID, "需要 NFR", "性能")
     assert good.ok
     assert "required_capability: 性能" in format_delivery(society.agents[ROOT_ID].inbox[-1])
 
@@ -219,20 +217,8 @@ def test_3_5_and_3_6_an_introducer_asks_its_contacts_and_forwards_the_answer(soc
     writer = spawn(society, ROOT_ID, "写作者")
     helper = spawn(society, writer, "术语专家")
     # analyst asks root; root does not know a glossary expert and asks writer (3.5)
-    assert society.send_message(
-        analyst,
-        ROOT_ID,
-        "introduction_request",
-        "",
-        {"reason": "术语", "required_capability": "术语表"},
-    ).ok
-    assert society.send_message(
-        ROOT_ID,
-        writer,
-        "introduction_request",
-        "",
-        {"reason": "替分析师找", "required_capability": "术语表"},
-    ).ok
+    assert ask_introduction(society, analyst, ROOT_ID, "术语", "术语表").ok
+    assert ask_introduction(society, ROOT_ID, writer, "替分析师找", "术语表").ok
     # writer knows the helper and answers root; root now knows the helper
     assert society.send_message(
         writer, ROOT_ID, "introduction_response", "", {"target_id": helper}
@@ -328,19 +314,13 @@ def test_6_prompts_explain_briefs_contacts_introductions_and_constraints():
 
 
 def test_7_1_7_3_7_4_a_preset_collaborator_is_reachable_without_an_introduction(society):
-    writer = spawn(society, ROOT_ID, "写作者")
-    reviewer = spawn(
+    writer, reviewer = writer_and_reviewer(
         society,
-        ROOT_ID,
-        "评审者",
-        collaborators=[
-            {
-                "agent_id": writer,
-                "role_description": "写作者",
-                "collaboration_note": "评审意见发给他",
-                "interface_spec": SPEC,
-            }
-        ],
+        {
+            "role_description": "写作者",
+            "collaboration_note": "评审意见发给他",
+            "interface_spec": SPEC,
+        },
     )
     assert society.send_message(reviewer, writer, "collaboration_request", "第 3 节不可测").ok
     assert not refusals(society, "unknown_contact")

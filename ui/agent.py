@@ -11,23 +11,9 @@ from typing import Any
 import chainlit as cl
 from mcp import ClientSession
 
+from agents.react import events
 from agents.react.checks import could_become_instructions, echoes_instructions
 from agents.react.engine import ReactAgent
-from agents.react.events import (
-    AnswerFinished,
-    AnswerRestarted,
-    AnswerToken,
-    Decision,
-    Failed,
-    HandOver,
-    LoopDetected,
-    Stats,
-    ThinkingFinished,
-    ThinkingStarted,
-    ThinkingToken,
-    ToolCallFinished,
-    ToolCallStarted,
-)
 from agents.react.state import AgentConfig, AgentMemory
 from reqstudio.errors import describe_failure
 from reqstudio.settings import ModelSpec, SettingsError
@@ -151,7 +137,7 @@ def build_agent() -> ReactAgent:
     )
 
 
-def tool_result_text(event: ToolCallFinished) -> str:
+def tool_result_text(event: events.ToolCallFinished) -> str:
     """What a tool step shows: the result; for a failed search, why, in the user's language
     (the model's text carries the search library's English exception)."""
     if event.kind == "search" and not event.ok and event.error_kind:
@@ -204,14 +190,14 @@ class AgentRunView:
         await self.answer.send()
 
     async def show(self, event: Any) -> None:
-        if isinstance(event, ThinkingStarted):
+        if isinstance(event, events.ThinkingStarted):
             self.thinking = await open_top_level_step(
                 tr("thinking", round=event.round, model=event.model), "llm"
             )
             self.thinking.metadata = {"model": event.model, "round": event.round}
-        elif isinstance(event, ThinkingToken) and self.thinking is not None:
+        elif isinstance(event, events.ThinkingToken) and self.thinking is not None:
             await self.thinking.stream_token(event.text)
-        elif isinstance(event, ThinkingFinished) and self.thinking is not None:
+        elif isinstance(event, events.ThinkingFinished) and self.thinking is not None:
             model = (self.thinking.metadata or {}).get("model", "")
             plans = [
                 tr("plan", tool=c.tool, args=json.dumps(c.arguments, ensure_ascii=False))
@@ -223,7 +209,7 @@ class AgentRunView:
                 output="\n\n".join([event.text.strip(), *plans]).strip(),
             )
             self.thinking = None
-        elif isinstance(event, ToolCallStarted):
+        elif isinstance(event, events.ToolCallStarted):
             name = (
                 tr("search") if event.kind == "search" else f"{event.kind.upper()} · {event.tool}"
             )
@@ -233,20 +219,20 @@ class AgentRunView:
             step.output = tr("running")
             await step.update()
             self.tool_steps[event.call_id] = step
-        elif isinstance(event, ToolCallFinished):
+        elif isinstance(event, events.ToolCallFinished):
             await self.tool_finished(event)
-        elif isinstance(event, Decision):
+        elif isinstance(event, events.Decision):
             name = tr("decision_go" if event.continue_ else "decision_stop")
             await send_finished_step(name, "run", event.reason, icon="git-branch")
-        elif isinstance(event, LoopDetected):
+        elif isinstance(event, events.LoopDetected):
             await send_top_level(f"⚠️ {event.message}")
-        elif isinstance(event, HandOver):
+        elif isinstance(event, events.HandOver):
             await send_top_level(tr("handover", reason=event.reason, model=event.answer_model))
-        elif isinstance(event, AnswerToken):
+        elif isinstance(event, events.AnswerToken):
             await self.answer_token(event.text)
-        elif isinstance(event, AnswerRestarted):
+        elif isinstance(event, events.AnswerRestarted):
             await self.answer_restarted(event.kept)
-        elif isinstance(event, AnswerFinished):
+        elif isinstance(event, events.AnswerFinished):
             if self.echoed or echoes_instructions(event.text):
                 await self.show_no_answer()
                 return
@@ -254,13 +240,13 @@ class AgentRunView:
                 self.answer = top_level_message()
             self.answer.content = event.text
             await self.answer.send()
-        elif isinstance(event, Failed):
+        elif isinstance(event, events.Failed):
             await self.close_open_steps("failed", event.message)
             await self.failed(event)
-        elif isinstance(event, Stats):
+        elif isinstance(event, events.Stats):
             await send_top_level(stats_markdown(event))
 
-    async def tool_finished(self, event: ToolCallFinished) -> None:
+    async def tool_finished(self, event: events.ToolCallFinished) -> None:
         step = self.tool_steps.pop(event.call_id, None)
         status = tr("done") if event.ok else tr("failed_status")
         if event.cached:
@@ -278,7 +264,7 @@ class AgentRunView:
                 lines.append(f"{number}. **{hit.title}** — {hit.snippet}\n   {hit.url}")
             await send_finished_step(name, "tool", "\n\n".join(lines), icon="globe")
 
-    async def failed(self, event: Failed) -> None:
+    async def failed(self, event: events.Failed) -> None:
         """The failure in one message: the partial answer already streamed is completed
         with the notice in place, never shown a second time in a new message."""
         parts = [f"⚠️ {event.message}"]
@@ -306,7 +292,7 @@ class AgentRunView:
 UNKNOWN = "—"
 
 
-def stats_markdown(stats: Stats) -> str:
+def stats_markdown(stats: events.Stats) -> str:
     """The run's numbers; a count the provider did not send is shown as unknown (—), not 0."""
     usage_unknown = stats.total_tokens == 0 and any(u.calls for u in stats.per_model.values())
     rows = [f"**{tr('stats_title')}**", "", tr("stats_header"), "|---|---|---|---|---|---|"]

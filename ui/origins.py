@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ui.refusal import refuse
+
 log = logging.getLogger("reqstudio.origins")
 
 
@@ -51,18 +53,4 @@ class ForeignOriginGuard:
         log.warning(
             "refused a %s request to %s from a foreign origin", scope["type"], scope["path"]
         )
-        if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
-            return
-        body = b'{"detail":"Forbidden: foreign origin"}'
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 403,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await refuse(scope, send, 403, "Forbidden: foreign origin")

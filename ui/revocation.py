@@ -21,6 +21,8 @@ from chainlit.data import get_data_layer
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ui.refusal import refuse
+
 log = logging.getLogger("reqstudio.revocation")
 
 RECHECK_S = 2.0
@@ -42,6 +44,14 @@ def token_of(headers: dict[str, str]) -> str | None:
     except CookieError:
         return None
     return get_token_from_cookies({key: morsel.value for key, morsel in jar.items()})
+
+
+def guarded_token(scope: Scope) -> str | None:
+    """The sign-in token of a request the guards look at (HTTP and WebSocket, outside the
+    sign-in paths); None for any other request and for one that carries none."""
+    if scope["type"] not in ("http", "websocket") or scope["path"].startswith(OPEN_PATHS):
+        return None
+    return token_of({k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]})
 
 
 class RevokedTokens:
@@ -109,26 +119,8 @@ class RevokedTokenGuard:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope["path"].startswith(OPEN_PATHS):
-            await self.app(scope, receive, send)
-            return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        token = token_of(headers)
+        token = guarded_token(scope)
         if token is None or not await REVOKED.is_revoked(token):
             await self.app(scope, receive, send)
             return
-        if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
-            return
-        body = b'{"detail":"signed out"}'
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await refuse(scope, send, 401, "signed out")

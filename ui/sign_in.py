@@ -44,7 +44,8 @@ from ui.local_login import serve_local_user
 from ui.login_guard import limit_failed_logins
 from ui.outage import note_sign_in_database_failure
 from ui.proxy_sign_in import trust_header_sign_in_from
-from ui.revocation import OPEN_PATHS, token_of
+from ui.refusal import refuse
+from ui.revocation import guarded_token
 
 log = logging.getLogger("reqstudio.login")
 
@@ -283,11 +284,7 @@ class DisabledAccountGuard:
         return False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope["path"].startswith(OPEN_PATHS):
-            await self.app(scope, receive, send)
-            return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        token = token_of(headers)
+        token = guarded_token(scope)
         try:  # the signature is Chainlit's to check; this only refuses more
             identifier = jwt.decode(token, options={"verify_signature": False})["identifier"]
         except (jwt.PyJWTError, KeyError, TypeError):
@@ -295,18 +292,4 @@ class DisabledAccountGuard:
         if not identifier or not await self._disabled(str(identifier)):
             await self.app(scope, receive, send)
             return
-        if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
-            return
-        body = b'{"detail":"account disabled"}'
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await refuse(scope, send, 401, "account disabled")

@@ -32,10 +32,9 @@ from urllib.parse import quote
 
 from chainlit.data.storage_clients.base import BaseStorageClient, storage_expiry_time
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from reqstudio.persistence import is_postgres
-from reqstudio.pools import data_engine
+from reqstudio.pools import OnDataEngine
 from reqstudio.settings import Settings, SettingsError
 
 log = logging.getLogger("reqstudio")
@@ -87,6 +86,21 @@ class CheckedStorage(BaseStorageClient):
                 "(REQSTUDIO_FILE_TYPES)"
             )
         return object_key, content
+
+    async def upload_file(
+        self,
+        object_key: str,
+        data: bytes | str,
+        mime: str = "application/octet-stream",
+        overwrite: bool = True,
+        content_disposition: str | None = None,
+    ) -> dict[str, Any]:
+        object_key, content = self.check(object_key, data, mime)
+        return await self.store(object_key, content, mime)
+
+    async def store(self, object_key: str, content: bytes, mime: str) -> dict[str, Any]:
+        """Keep the checked file (FileNotStored when it cannot); what Chainlit records of it."""
+        raise NotImplementedError
 
     async def close(self) -> None:
         return None
@@ -162,15 +176,7 @@ class LocalDiskStorage(AppServedStorage):
         path.with_suffix(".json").write_text(json.dumps({"key": object_key, "mime": mime}))
         partial.replace(path)
 
-    async def upload_file(
-        self,
-        object_key: str,
-        data: bytes | str,
-        mime: str = "application/octet-stream",
-        overwrite: bool = True,
-        content_disposition: str | None = None,
-    ) -> dict[str, Any]:
-        object_key, content = self.check(object_key, data, mime)
+    async def store(self, object_key: str, content: bytes, mime: str) -> dict[str, Any]:
         try:
             await asyncio.to_thread(self._write, object_key, content, mime)
         except OSError as error:
@@ -200,7 +206,7 @@ STORED_FILES_TABLE = """CREATE TABLE IF NOT EXISTS stored_files (
     "content" {blob} NOT NULL, "createdAt" TEXT)"""
 
 
-class DatabaseStorage(AppServedStorage):
+class DatabaseStorage(OnDataEngine, AppServedStorage):
     """Files in a table of the history database, each at most `max_mb` and all together at
     most `table_max_mb`: several instances on one PostgreSQL serve each other's files."""
 
@@ -216,30 +222,13 @@ class DatabaseStorage(AppServedStorage):
         super().__init__(max_mb, allowed_types)
         self.database_url = database_url
         self.table_max_mb = table_max_mb
-        self._engine: AsyncEngine | None = None
-
-    @property
-    def engine(self) -> AsyncEngine:
-        if self._engine is None:
-            # The process's data-layer pool (reqstudio/pools.py): a connection only while a
-            # file is written or read.
-            self._engine = data_engine(self.database_url)
-        return self._engine
 
     async def create_table(self) -> None:
         blob = "BYTEA" if is_postgres(self.database_url) else "BLOB"
         async with self.engine.begin() as connection:
             await connection.execute(text(STORED_FILES_TABLE.format(blob=blob)))
 
-    async def upload_file(
-        self,
-        object_key: str,
-        data: bytes | str,
-        mime: str = "application/octet-stream",
-        overwrite: bool = True,
-        content_disposition: str | None = None,
-    ) -> dict[str, Any]:
-        object_key, content = self.check(object_key, data, mime)
+    async def store(self, object_key: str, content: bytes, mime: str) -> dict[str, Any]:
         try:
             async with self.engine.begin() as connection:
                 if is_postgres(self.database_url):  # instances writing at once take turns
@@ -302,8 +291,7 @@ class DatabaseStorage(AppServedStorage):
         return True
 
     async def close(self) -> None:
-        if self._engine is not None:
-            await self._engine.dispose()
+        await self.dispose_engine()
 
 
 def s3_storage(settings: Settings, max_mb: float, allowed_types: tuple[str, ...]):
@@ -325,15 +313,10 @@ def s3_storage(settings: Settings, max_mb: float, allowed_types: tuple[str, ...]
             kwargs = {"endpoint_url": settings.s3_endpoint_url} if settings.s3_endpoint_url else {}
             S3StorageClient.__init__(self, settings.s3_bucket, **kwargs)
 
-        def sync_upload_file(
-            self,
-            object_key: str,
-            data: bytes | str,
-            mime: str = "application/octet-stream",
-            overwrite: bool = True,
-            content_disposition: str | None = None,
-        ) -> dict[str, Any]:
-            object_key, content = self.check(object_key, data, mime)
+        async def store(self, object_key: str, content: bytes, mime: str) -> dict[str, Any]:
+            return await asyncio.to_thread(self._put, object_key, content, mime)
+
+        def _put(self, object_key: str, content: bytes, mime: str) -> dict[str, Any]:
             try:
                 self.client.put_object(
                     Bucket=self.bucket, Key=object_key, Body=content, ContentType=mime

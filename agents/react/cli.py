@@ -14,22 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agents.react.events import (
-    AgentEvent,
-    AnswerFinished,
-    AnswerRestarted,
-    AnswerToken,
-    Decision,
-    Failed,
-    HandOver,
-    LoopDetected,
-    Stats,
-    ThinkingFinished,
-    ThinkingStarted,
-    ThinkingToken,
-    ToolCallFinished,
-    ToolCallStarted,
-)
+from agents.react import events
 from reqstudio.cli import (
     EXIT_FAILED,
     EXIT_OK,
@@ -175,37 +160,37 @@ class StepPrinter:
         self.steps = steps
         self.answer = answer
         self.failed = False
-        self.failure: Failed | None = None
-        self.stats: Stats | None = None
+        self.failure: events.Failed | None = None
+        self.stats: events.Stats | None = None
 
     def _line(self, text: str) -> None:
         print(text, file=self.steps, flush=True)
 
-    def show(self, event: AgentEvent) -> None:
+    def show(self, event: events.AgentEvent) -> None:
         match event:
-            case ThinkingStarted(model=model, round=number):
+            case events.ThinkingStarted(model=model, round=number):
                 self.steps.write(f"\n[thinking · {model} · round {number}] ")
-            case ThinkingToken(text=text):
+            case events.ThinkingToken(text=text):
                 self.steps.write(text)
                 self.steps.flush()
-            case ThinkingFinished():
+            case events.ThinkingFinished():
                 self._line("")
-            case ToolCallStarted(tool=tool, arguments=arguments, kind=kind):
+            case events.ToolCallStarted(tool=tool, arguments=arguments, kind=kind):
                 self._line(f"→ {tool} ({kind}) {json.dumps(arguments, ensure_ascii=False)}")
-            case ToolCallFinished() as done:
+            case events.ToolCallFinished() as done:
                 self._show_result(done)
-            case Decision(continue_=go_on, reason=reason):
+            case events.Decision(continue_=go_on, reason=reason):
                 self._line(f"[{'continue' if go_on else 'stop'}] {reason}")
-            case LoopDetected(message=message):
+            case events.LoopDetected(message=message):
                 self._line(f"[loop] {message}")
-            case HandOver(answer_model=model, limit=limit):
+            case events.HandOver(answer_model=model, limit=limit):
                 note = f" (limit: {limit})" if limit else ""
                 self._line(f"[answer · {model}]{note}")
-            case AnswerToken():
+            case events.AnswerToken():
                 pass  # the whole answer is written at AnswerFinished
-            case AnswerRestarted(attempt=attempt):
+            case events.AnswerRestarted(attempt=attempt):
                 self._line(f"[answer] try {attempt}: the broken try is dropped")
-            case AnswerFinished(text=text) if _echoes_instructions(text):
+            case events.AnswerFinished(text=text) if _echoes_instructions(text):
                 # As in the app: the model gave back the app's own instructions (a small model
                 # may repeat the hand-over text); that is no answer and is not printed as one.
                 self.failed = True
@@ -213,10 +198,10 @@ class StepPrinter:
                     "reqstudio: the answer model gave back the app's own instructions instead "
                     "of an answer; nothing was printed"
                 )
-            case AnswerFinished(text=text):
+            case events.AnswerFinished(text=text):
                 self.answer.write(text + "\n")
                 self.answer.flush()
-            case Failed(message=message, kept_results=kept, partial_answer=partial):
+            case events.Failed(message=message, kept_results=kept, partial_answer=partial):
                 self.failed = True
                 self.failure = event
                 self._line(f"reqstudio: {message}")
@@ -224,11 +209,11 @@ class StepPrinter:
                     self._line(f"  partial answer (not complete): {partial}")
                 for result in kept:
                     self._line(f"  kept: {result.tool} {json.dumps(result.arguments)}")
-            case Stats() as stats:
+            case events.Stats() as stats:
                 self.stats = stats
                 self._show_stats(stats)
 
-    def _show_result(self, done: ToolCallFinished) -> None:
+    def _show_result(self, done: events.ToolCallFinished) -> None:
         if not done.ok:
             first_line = (done.result_text.strip().splitlines() or [""])[0]
             self._line(f"✗ {done.tool} failed: {first_line[:200]}")
@@ -242,7 +227,7 @@ class StepPrinter:
         preview = " ".join(done.result_text.split())[:200]
         self._line(f"← {done.tool}: {preview}")
 
-    def _show_stats(self, stats: Stats) -> None:
+    def _show_stats(self, stats: events.Stats) -> None:
         parts = [
             f"{role} {usage.model}: {usage.calls} call(s), "
             f"{usage.input_tokens}+{usage.output_tokens} tokens, {usage.seconds:.1f} s"

@@ -21,19 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reqstudio.cli import (
-    EXIT_FAILED,
-    EXIT_INCOMPLETE,
-    EXIT_OK,
-    UsageError,
-    add_command,
-    load_mode_settings,
-    partial_path,
-    read_input,
-    run_mode,
-    say,
-    write_with_fallback,
-)
+from reqstudio import cli as harness
 
 if TYPE_CHECKING:
     from agents.review.engine import ReviewRequest, ReviewResult
@@ -44,7 +32,7 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    review = add_command(
+    review = harness.add_command(
         subparsers,
         "review",
         "A red team, blue team, client and judge review the document; the authors "
@@ -77,11 +65,13 @@ async def review_with_progress(request: ReviewRequest, factory: ModelFactory) ->
 
     async for event in run_review(request, factory):
         if isinstance(event, RoundStarted):
-            say(f"INFO: Round {event.round}: red team, blue team and client reviewing...")
+            harness.say(f"INFO: Round {event.round}: red team, blue team and client reviewing...")
         elif isinstance(event, ReviewerFinished):
-            say(f"INFO: Round {event.round}: {event.reviewer} done")
+            harness.say(f"INFO: Round {event.round}: {event.reviewer} done")
         elif isinstance(event, ReviewerFailed):
-            say(f"WARNING: Round {event.round}: {event.reviewer} unreadable: {event.reason}")
+            harness.say(
+                f"WARNING: Round {event.round}: {event.reviewer} unreadable: {event.reason}"
+            )
         elif isinstance(event, DecisionMade):
             decision = event.decision
             verdict = (
@@ -89,16 +79,20 @@ async def review_with_progress(request: ReviewRequest, factory: ModelFactory) ->
                 if decision.action == "iterate"
                 else f"stop ({decision.reason}{': ' + decision.detail if decision.detail else ''})"
             )
-            say(f"INFO: Round {event.round}: {len(decision.improvements)} issue(s); {verdict}")
+            harness.say(
+                f"INFO: Round {event.round}: {len(decision.improvements)} issue(s); {verdict}"
+            )
             if event.record is not None:
                 for line in tracking_lines(event.record):
-                    say(line)
+                    harness.say(line)
         elif isinstance(event, AuthorStarted):
-            say(f"INFO: Round {event.round}: revising {event.agent_id} {event.title}")
+            harness.say(f"INFO: Round {event.round}: revising {event.agent_id} {event.title}")
         elif isinstance(event, SectionRevised) and event.revision.outcome != "changed":
             revision = event.revision
             why = revision.failed or revision.rejected or "the author returned it unchanged"
-            say(f"WARNING: Round {event.round}: {revision.agent_id} {revision.outcome}: {why}")
+            harness.say(
+                f"WARNING: Round {event.round}: {revision.agent_id} {revision.outcome}: {why}"
+            )
         elif isinstance(event, RunFailed):
             raise ReviewFailed(event.message, event.partial, event.message_zh)
         elif isinstance(event, RunFinished):
@@ -148,12 +142,12 @@ def review_command(args: argparse.Namespace) -> int:
     from agents.review.documents import document_too_large, load_document
     from agents.review.engine import ReviewRequest
 
-    settings = load_mode_settings()
+    settings = harness.load_mode_settings()
     max_rounds = settings.review_max_rounds if args.max_rounds is None else args.max_rounds
     if not 1 <= max_rounds <= 10:
-        raise UsageError(f"--max-rounds: {max_rounds} is not between 1 and 10")
+        raise harness.UsageError(f"--max-rounds: {max_rounds} is not between 1 and 10")
     max_mb = settings.reference_max_mb
-    text = read_input(
+    text = harness.read_input(
         "--doc", args.doc, lambda path: load_document(path, max_mb=max_mb).text, need_text=True
     )
     request = ReviewRequest(document=text, title=args.doc.stem, max_rounds=max_rounds)
@@ -162,14 +156,16 @@ def review_command(args: argparse.Namespace) -> int:
         factory = runtime.factory()
         too_large = document_too_large(text, factory, args.doc.name)
         if too_large is not None:
-            raise UsageError(f"--doc: {too_large.message_en}")
+            raise harness.UsageError(f"--doc: {too_large.message_en}")
         try:
             result = asyncio.run(review_with_progress(request, factory))
         except ReviewFailed as error:
             return save_incomplete(error, args, settings)
         return write_result(args, result)
 
-    return run_mode(review, settings=settings, outputs={"--out": args.out, "--json": args.json})
+    return harness.run_mode(
+        review, settings=settings, outputs={"--out": args.out, "--json": args.json}
+    )
 
 
 def write_result(args: argparse.Namespace, result: ReviewResult) -> int:
@@ -180,18 +176,18 @@ def write_result(args: argparse.Namespace, result: ReviewResult) -> int:
         sys.stdout.flush()
     if args.json is not None:
         write_json(args.json, result)
-    say(f"INFO: Trajectory: {result.trajectory_text()}")
+    harness.say(f"INFO: Trajectory: {result.trajectory_text()}")
     if note := result.best_version_note("en"):
-        say(f"INFO: Best version: {note}")
+        harness.say(f"INFO: Best version: {note}")
     if result.stop_reason == "reviewer_failed":
         # Written out, but not passed: a script checking the exit code must not sign it off.
-        say(f"ERROR: The review stopped without a verdict: {result.stop_detail}")
-        return EXIT_FAILED
-    say(
+        harness.say(f"ERROR: The review stopped without a verdict: {result.stop_detail}")
+        return harness.EXIT_FAILED
+    harness.say(
         f"INFO: Done: {result.stop_reason}, {len(result.rounds)} round(s), "
         f"{result.usage.get('total_tokens', 0)} tokens, {result.seconds:.1f} s"
     )
-    return EXIT_OK
+    return harness.EXIT_OK
 
 
 def write_json(path: Path, result: ReviewResult) -> None:
@@ -207,10 +203,10 @@ def save_incomplete(error: ReviewFailed, args: argparse.Namespace, settings: Set
 
     partial = error.partial
     if not (isinstance(partial, ReviewResult) and partial.rounds):
-        say(f"ERROR: {error}")
-        return EXIT_FAILED
+        harness.say(f"ERROR: {error}")
+        return harness.EXIT_FAILED
     reason = str(error)
-    markdown_path = args.out if args.out is not None else partial_path(args.doc)
+    markdown_path = args.out if args.out is not None else harness.partial_path(args.doc)
     in_document = error.message_zh if partial.language == "zh" else reason
     markdown_path = save_beside(
         markdown_path, incomplete_markdown(partial, in_document), settings.data_dir
@@ -225,17 +221,17 @@ def save_incomplete(error: ReviewFailed, args: argparse.Namespace, settings: Set
     )
     revised = revised_through(partial)
     version = f"as revised through round {revised}" if revised else "not yet revised"
-    say(
+    harness.say(
         f"ERROR: {reason} (incomplete result kept: the document {version} in {markdown_path}, "
         f"the reviews of {len(partial.rounds)} round(s) in {json_path})"
     )
-    return EXIT_INCOMPLETE
+    return harness.EXIT_INCOMPLETE
 
 
 def save_beside(path: Path, text: str, fallback_dir: Path) -> Path:
     """Write `text` to `path` (checked writable before the run, or chosen by us beside the
     input); if that fails, to the same name in the data folder. Where it went."""
-    where, problem = write_with_fallback(path, text, [fallback_dir])
+    where, problem = harness.write_with_fallback(path, text, [fallback_dir])
     if where is None:
         raise OSError(f"could not write {path} ({problem}), nor in {fallback_dir}")
     return where

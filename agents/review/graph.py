@@ -30,13 +30,19 @@ from agents.review.state import ReviewContext, ReviewState
 
 def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
     builder = StateGraph(ReviewState, context_schema=ReviewContext)
-    builder.add_node("start_round", start_round)
-    builder.add_node("review_perspective", review_perspective)
-    builder.add_node("judge_reviews", judge_reviews)
+    # A node is named after its function, except the decision, whose older name the
+    # checkpoints of paused runs hold.
+    nodes = (
+        start_round,
+        review_perspective,
+        judge_reviews,
+        revise_sections,
+        await_user_edits,
+        finish,
+    )
+    for node in nodes:
+        builder.add_node(node)
     builder.add_node("determine_next_action", decide_next_action)
-    builder.add_node("revise_sections", revise_sections)
-    builder.add_node("await_user_edits", await_user_edits)
-    builder.add_node("finish", finish)
     builder.add_edge(START, "start_round")
     builder.add_conditional_edges("start_round", fan_out, ["review_perspective"])
     builder.add_edge("review_perspective", "judge_reviews")

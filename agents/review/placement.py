@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from agents.review.models import Improvement
-from reqstudio.document_model import DocumentStructure
+from reqstudio.document_model import DocumentStructure, place_on_sections
 
 # "2.", "3.1", "第二章" and the like before a heading's words.
 _NUMBERING = re.compile(r"^\s*(?:第?[\d一二三四五六七八九十]+[章节.、)]?|\d+(?:\.\d+)*\.?)\s*")
@@ -55,15 +55,7 @@ def place(
     findings: Iterable[Improvement], document: DocumentStructure
 ) -> tuple[list[Improvement], list[Improvement]]:
     """(findings on a section, with the section's real id; findings that name none)."""
-    placed: list[Improvement] = []
-    unplaced: list[Improvement] = []
-    for finding in findings:
-        section = section_for(finding.agent_id, document)
-        if section is None:
-            unplaced.append(finding)
-        else:
-            placed.append(finding.model_copy(update={"agent_id": section}))
-    return placed, unplaced
+    return place_on_sections(findings, "agent_id", lambda named: section_for(named, document))
 
 
 class FindingPlacement(BaseModel):

@@ -63,12 +63,16 @@ def build_graph(
     max_review_rounds: int, checkpointer: BaseCheckpointSaver | None = None
 ) -> CompiledStateGraph:
     builder = StateGraph(RewriteState, context_schema=RewriteContext)
-    builder.add_node("build_context", build_context)
-    builder.add_node("generate_outline", generate_outline)
-    builder.add_node("fill_section", fill_section)
-    builder.add_node("review_document", review_document)
-    builder.add_node("patch_sections", patch_sections)
-    builder.add_node("finish_review", finish_review)
+    nodes = (
+        build_context,
+        generate_outline,
+        fill_section,
+        review_document,
+        patch_sections,
+        finish_review,
+    )
+    for node in nodes:  # named after its function
+        builder.add_node(node)
     builder.add_edge(START, "build_context")
     builder.add_edge("build_context", "generate_outline")
     builder.add_edge("generate_outline", "fill_section")

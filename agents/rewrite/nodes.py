@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from agents.rewrite import embedded
+from agents.rewrite.asking import ask_role
 from agents.rewrite.errors import RewriteStageError, finish_reason_of, reason_for
 from agents.rewrite.models import (
     DocumentSection,
@@ -32,7 +33,6 @@ from reqstudio.document_model import document_language
 from reqstudio.llm import estimate_tokens
 from reqstudio.prompts import render_prompt
 from reqstudio.settings import ModelRole
-from reqstudio.structured import ask_structured
 
 log = logging.getLogger("reqstudio.rewrite")
 
@@ -107,12 +107,12 @@ async def generate_outline(state: RewriteState, runtime: Runtime[RewriteContext]
     )
     policy = _policy(ctx, "RewriteOutline")
     try:
-        answer = await ask_structured(
-            ctx.factory.for_role("RewriteOutline", callbacks=[ctx.tracker]),
-            [HumanMessage(prompt)],
+        answer = await ask_role(
+            ctx.factory,
+            "RewriteOutline",
+            prompt,
             OutlinePlan,
-            response_format=embedded.response_format(ctx.factory, OutlinePlan),
-            policy=policy,
+            callbacks=[ctx.tracker],
             label="RewriteOutline",
         )
     except Exception as error:

@@ -10,16 +10,13 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
-from agents.rewrite import embedded
+from agents.rewrite.asking import ask_role
 from agents.rewrite.models import DocumentStructure, ReviewIssue
-from reqstudio.calls import policy_for
-from reqstudio.document_model import section_id_for
+from reqstudio.document_model import place_on_sections, section_id_for
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
-from reqstudio.structured import ask_structured
 
 log = logging.getLogger("reqstudio.rewrite")
 
@@ -75,14 +72,9 @@ async def place_issues(
     on_reask: Callable[[int], Awaitable[None]] | None = None,
 ) -> tuple[list[ReviewIssue], list[ReviewIssue]]:
     """(placed issues, each with a valid section id; issues that could not be placed)."""
-    placed: list[ReviewIssue] = []
-    unplaced: list[ReviewIssue] = []
-    for issue in found:
-        section_id = match_section(issue.section_id, document)
-        if section_id is None:
-            unplaced.append(issue)
-        else:
-            placed.append(issue.model_copy(update={"section_id": section_id}))
+    placed, unplaced = place_on_sections(
+        found, "section_id", lambda named: match_section(named, document)
+    )
     if not unplaced:
         return placed, []
     if on_reask is not None:
@@ -91,12 +83,12 @@ async def place_issues(
         f"rewrite/{language}/place_issues.md", sections=document.sections, issues=unplaced
     )
     try:
-        answer = await ask_structured(
-            factory.for_role("RewriteReview", callbacks=list(callbacks)),
-            [HumanMessage(prompt)],
+        answer = await ask_role(
+            factory,
+            "RewriteReview",
+            prompt,
             Placements,
-            response_format=embedded.response_format(factory, Placements),
-            policy=policy_for("RewriteReview", factory.settings),
+            callbacks=callbacks,
             label="RewriteReview placement",
         )
     except Exception:  # the issues stay unplaced and are reported as such

@@ -8,15 +8,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langchain_core.messages import HumanMessage
-
-from agents.rewrite import embedded
+from agents.rewrite.asking import ask_role
 from agents.rewrite.models import ClarificationItem, ClarifyingQuestions
-from reqstudio.calls import policy_for
 from reqstudio.document_model import document_language
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
-from reqstudio.structured import ask_structured
 
 
 class ClarificationsError(ValueError):
@@ -74,12 +70,12 @@ async def propose_questions(
         original_content=original_content.strip(),
         max_questions=max_questions,
     )
-    answer = await ask_structured(
-        factory.for_role("RewriteQuestions", callbacks=list(callbacks)),
-        [HumanMessage(prompt)],
+    answer = await ask_role(
+        factory,
+        "RewriteQuestions",
+        prompt,
         ClarifyingQuestions,
-        response_format=embedded.response_format(factory, ClarifyingQuestions),
-        policy=policy_for("RewriteQuestions", factory.settings),
+        callbacks=callbacks,
         label="RewriteQuestions",
     )
     questions = [q.strip() for q in answer.value.questions if q and q.strip()]

@@ -10,14 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from langchain_core.messages import HumanMessage
-
-from agents.rewrite import embedded
+from agents.rewrite.asking import ask_role
 from agents.rewrite.models import DocumentStructure, ReviewIssue, ReviewReport
-from reqstudio.calls import policy_for
 from reqstudio.llm import ModelFactory
 from reqstudio.prompts import render_prompt
-from reqstudio.structured import ask_structured
 
 log = logging.getLogger("reqstudio.rewrite")
 
@@ -70,12 +66,12 @@ class ExpertReviewer:
             background=draft.background,
             draft=draft_with_ids(draft.document),
         )
-        answer = await ask_structured(
-            self.factory.for_role("RewriteReview", callbacks=callbacks),
-            [HumanMessage(prompt)],
+        answer = await ask_role(
+            self.factory,
+            "RewriteReview",
+            prompt,
             ReviewReport,
-            response_format=embedded.response_format(self.factory, ReviewReport),
-            policy=policy_for("RewriteReview", self.factory.settings),
+            callbacks=callbacks,
             label=f"RewriteReview round {draft.round}",
         )
         return answer.value.issues

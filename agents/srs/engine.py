@@ -19,22 +19,16 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
+from agents.srs import events
 from agents.srs.decisions import HumanDecision, apply_decision, paused_requirements
 from agents.srs.document_check import NotADocument
 from agents.srs.events import (
     DecisionApplied,
-    DocumentContinued,
     DocumentReset,
-    DocumentToken,
-    NodeFinished,
-    NodeStarted,
     Notice,
     Paused,
-    RunFailed,
-    RunFinished,
     SrsEvent,
     SrsResult,
-    Trail,
 )
 from agents.srs.graph import build_graph, recursion_limit, route_after_clarify
 from agents.srs.interactions import InteractionLog
@@ -134,7 +128,7 @@ def context_notice(request: SrsRequest, factory: ModelFactory) -> Notice | None:
     if overflow is None:
         return None
     needed, limit = overflow.needed, overflow.limit
-    return Notice(
+    return events.Notice(
         message=f"The reference SRS is large: ReqClarify's request would be about {needed} "
         f"tokens, more than the model's context of {limit} tokens (OPENAI_CONTEXT_TOKENS). "
         "The provider may refuse or cut it; a shorter reference or a model with a larger "
@@ -212,7 +206,7 @@ def _node_finished(
     before: dict[str, Any],
     update: dict[str, Any],
     log: InteractionLog,
-) -> tuple[NodeFinished, dict[str, Any]]:
+) -> tuple[events.NodeFinished, dict[str, Any]]:
     state = {**before, **update}
     new_logs = log.entries[before.get("log_count", 0) : state.get("log_count", 0)]
     spent = new_logs[-1] if new_logs else {}
@@ -226,7 +220,7 @@ def _node_finished(
     frozen_before = set(before["frozen_ids"])
     removed_before = set(before["removed_ids"])
     current = effective_requirements(state["req_list"], state["removed_ids"])
-    event = NodeFinished(
+    event = events.NodeFinished(
         agent=agent,
         round=round_number,
         requirements=current,
@@ -348,7 +342,7 @@ async def run_srs(
         ablation_used = requested
         if requested == "none" and not request.reference_srs.strip():
             ablation_used = "no-clarify"
-            yield Notice(message=NO_REFERENCE_NOTICE[0], message_zh=NO_REFERENCE_NOTICE[1])
+            yield events.Notice(message=NO_REFERENCE_NOTICE[0], message_zh=NO_REFERENCE_NOTICE[1])
         max_iterations = request.max_iterations
         warning = context_notice(request.model_copy(update={"ablation": ablation_used}), factory)
         if warning is not None:
@@ -392,21 +386,23 @@ async def run_srs(
                 if mode == "custom":
                     kind = chunk.get("type")
                     if kind == "document_token":
-                        yield DocumentToken(text=chunk["text"])
+                        yield events.DocumentToken(text=chunk["text"])
                     elif kind == "trail":
-                        yield Trail(key=chunk["key"], text=chunk["text"], text_zh=chunk["text_zh"])
+                        yield events.Trail(
+                            key=chunk["key"], text=chunk["text"], text_zh=chunk["text_zh"]
+                        )
                     elif kind == "document_reset":
                         yield DocumentReset(attempt=chunk["attempt"])
                     elif kind == "decision_applied":
                         decided = chunk
                     elif kind == "document_continued":
                         continuations = chunk["count"]
-                        yield DocumentContinued(count=chunk["count"])
+                        yield events.DocumentContinued(count=chunk["count"])
                     elif kind == "node_started":
                         # with sync durability, a node starts once the one before is saved
                         saved_node = state.get("last_node") or None
                         running = (chunk["agent"], chunk["round"])
-                        yield NodeStarted(agent=chunk["agent"], round=chunk["round"])
+                        yield events.NodeStarted(agent=chunk["agent"], round=chunk["round"])
                     continue
                 for node, update in chunk.items():
                     if node == "__interrupt__":
@@ -443,7 +439,7 @@ async def run_srs(
             message, message_zh = _database_messages(exc, lost, saved_node)
         else:
             message, message_zh = _failure_messages(exc)
-        yield RunFailed(
+        yield events.RunFailed(
             message=message,
             message_zh=message_zh,
             agent=running[0] if running else None,
@@ -476,4 +472,4 @@ async def run_srs(
                 raise
             log.warning("finished SRS run %s: its checkpoints were not deleted: %s", thread_id, exc)
         interactions.discard()
-    yield RunFinished(result=result)
+    yield events.RunFinished(result=result)

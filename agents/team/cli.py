@@ -12,29 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from agents.team.events import (
-    AgentFailed,
-    AgentSpawned,
-    AnswerToken,
-    Introduced,
-    LimitReached,
-    MessageDelivered,
-    Refused,
-    RoleCreated,
-    RunFinished,
-    TeamEvent,
-    TurnFinished,
-)
-from reqstudio.cli import (
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    UsageError,
-    add_command,
-    check_writable,
-    load_mode_settings,
-    run_mode,
-)
+from agents.team import events
+from reqstudio import cli as harness
 
 if TYPE_CHECKING:
     from agents.team.runner import TeamRun
@@ -42,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(
+    parser = harness.add_command(
         subparsers, "team", "Team mode: events are printed on stderr, root's answer on stdout."
     )
     parser.add_argument("task", help="the task for the team")
@@ -58,11 +37,11 @@ def bounded(flag: str, raw: str | None, low: float, high: float, kind: type = in
     try:
         value = kind(raw)
     except ValueError:
-        raise UsageError(
+        raise harness.UsageError(
             f"{flag} must be a number between {low:g} and {high:g}, not {raw!r}"
         ) from None
     if not low <= value <= high:
-        raise UsageError(f"{flag} must be between {low:g} and {high:g}, not {raw}")
+        raise harness.UsageError(f"{flag} must be between {low:g} and {high:g}, not {raw}")
     return value
 
 
@@ -73,11 +52,11 @@ def run(args: argparse.Namespace) -> int:
     from reqstudio.persistence import record_target
 
     if not args.task.strip():
-        raise UsageError("the task is empty")
+        raise harness.UsageError("the task is empty")
     max_agents = bounded("--max-agents", args.max_agents, 2, 32)
     time_limit = bounded("--time-limit", args.time_limit, 1, 3600, float)
-    check_writable(args.log, "--log")
-    settings = load_mode_settings()
+    harness.check_writable(args.log, "--log")
+    settings = harness.load_mode_settings()
     config = TeamConfig.from_settings(
         settings, max_agents=max_agents, max_execution_time=time_limit
     )
@@ -89,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             store.close()
 
-    return run_mode(with_store, settings=settings)
+    return harness.run_mode(with_store, settings=settings)
 
 
 async def work(team: TeamRun, args: argparse.Namespace) -> int:
@@ -100,19 +79,23 @@ async def work(team: TeamRun, args: argparse.Namespace) -> int:
     if team.store is not None:
         printer.line(f"[run] {team.run_id} · saved as it happens in {team.store.path}")
     interrupted = on_ctrl_c(team)
-    finished: RunFinished | None = None
+    finished: events.RunFinished | None = None
     try:
         async for event in team.events(args.task):
             printer.show(event)
-            if isinstance(event, RunFinished):
+            if isinstance(event, events.RunFinished):
                 finished = event
     finally:
         restore_ctrl_c()
         if args.log is not None:
             await write_log(team, args.log)
     if interrupted.is_set():
-        return EXIT_INTERRUPTED
-    return EXIT_OK if finished is not None and finished.reason == "answered" else EXIT_FAILED
+        return harness.EXIT_INTERRUPTED
+    return (
+        harness.EXIT_OK
+        if finished is not None and finished.reason == "answered"
+        else harness.EXIT_FAILED
+    )
 
 
 def on_ctrl_c(team: TeamRun) -> asyncio.Event:
@@ -167,11 +150,11 @@ class EventPrinter:
     def line(self, text: str) -> None:
         print(text, file=self.log, flush=True)
 
-    def show(self, event: TeamEvent) -> None:
+    def show(self, event: events.TeamEvent) -> None:
         match event:
-            case RoleCreated(by=by, role_name=name, interface_spec=spec):
+            case events.RoleCreated(by=by, role_name=name, interface_spec=spec):
                 self.line(f"[role] {by} created {name}{' (with interface spec)' if spec else ''}")
-            case AgentSpawned(parent=parent, agent_id=agent_id, role_name=name, brief=brief):
+            case events.AgentSpawned(parent=parent, agent_id=agent_id, role_name=name, brief=brief):
                 if parent is None:
                     self.line(f"[spawn] {agent_id} ({name})")
                 else:
@@ -180,24 +163,24 @@ class EventPrinter:
                         f"[spawn] {parent} → {agent_id} ({name}): "
                         f"{one_line((brief or {}).get('objective', ''))} | constraints: {constraints}"
                     )
-            case MessageDelivered(message=m, first_contact=first):
+            case events.MessageDelivered(message=m, first_contact=first):
                 new = " (first contact)" if first else ""
                 self.line(
                     f"[message] {m['from']} → {m['to']} {m['message_type']}{new}: "
                     f"{one_line(m['content'] or json.dumps(m['payload'], ensure_ascii=False))}"
                 )
-            case Introduced(requester=who, target=target, introducer=by, forwarded_from=via):
+            case events.Introduced(requester=who, target=target, introducer=by, forwarded_from=via):
                 hop = f" (forwarded from {via})" if via else ""
                 self.line(f"[introduction] {by} introduced {target} to {who}{hop}")
-            case Refused(agent_id=agent_id, tool=tool, code=code, message=message):
+            case events.Refused(agent_id=agent_id, tool=tool, code=code, message=message):
                 self.line(f"[refused] {agent_id} {tool}: {code}: {one_line(message)}")
-            case LimitReached(limit=limit, detail=detail):
+            case events.LimitReached(limit=limit, detail=detail):
                 self.line(f"[limit] {limit}: {detail}")
-            case AgentFailed(agent_id=agent_id, error=error):
+            case events.AgentFailed(agent_id=agent_id, error=error):
                 self.line(f"[failed] {agent_id}: {error}")
-            case TurnFinished(agent_id=agent_id, model_calls=calls, tool_calls=tools):
+            case events.TurnFinished(agent_id=agent_id, model_calls=calls, tool_calls=tools):
                 self.line(f"[turn] {agent_id}: {calls} model call(s), {tools} tool call(s)")
-            case AnswerToken(text=text, message_id=message_id):
+            case events.AnswerToken(text=text, message_id=message_id):
                 # one delivered message to the user, whole; answers are separated by a line
                 if self.answers:
                     self.answer.write("\n")
@@ -205,10 +188,10 @@ class EventPrinter:
                 self.streamed += text
                 self.answer.write(text)
                 self.answer.flush()
-            case RunFinished() as done:
+            case events.RunFinished() as done:
                 self.finish(done)
 
-    def finish(self, done: RunFinished) -> None:
+    def finish(self, done: events.RunFinished) -> None:
         if done.answer and not self.answers:  # a record replayed without its tokens
             self.answer.write(done.answer)
             self.answers.append(None)

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 class Messaging:
     """The message half of `AgentSociety` (its base class): it reads the members and contact
     registries that `AgentSociety` keeps, through its `knows`, `contacts`, `role_name_of`,
-    `_add_contact`, `_no_room`, `_limit`, `refuse` and `emit`."""
+    `_add_contact`, `_refuse_unknown_collaborators`, `_no_room`, `_limit`, `refuse` and
+    `emit`."""
 
     agents: dict[str, Agent]
     registries: dict[str, dict[str, ContactEntry]]
@@ -118,16 +119,9 @@ class Messaging:
             if not body.get("usage_advice"):
                 body["usage_advice"] = "按其接口说明发送 collaboration_request，说明你的需要"
         if isinstance(checked, TaskBrief):
-            unknown = [
-                c.agent_id for c in checked.collaborators if not self._can_share(sender, c.agent_id)
-            ]
-            if unknown:
-                return self.refuse(
-                    sender,
-                    tool,
-                    "unknown_contact",
-                    "collaborators must be agents you know: " + ", ".join(unknown),
-                )
+            strangers = self._refuse_unknown_collaborators(sender, tool, checked)
+            if strangers is not None:
+                return strangers
 
         full = self._no_room(sender, tool)
         if full is not None:
@@ -240,17 +234,10 @@ class Messaging:
             return
         if self._no_room(agent_id, "report_failure") is not None:
             return
-        self._deliver(
-            Message(
-                id=len(self.messages) + 1,
-                sender=agent_id,
-                sender_role=agent.role.name,
-                to=agent.parent,
-                message_type="status_report",
-                content=f"（系统代发）{agent_id} 调用模型失败，任务没有完成：{reason}",
-                payload={"status": "blocked"},
-            ),
-            first_contact=False,
+        self._report_for(
+            agent_id,
+            f"（系统代发）{agent_id} 调用模型失败，任务没有完成：{reason}",
+            {"status": "blocked"},
         )
 
     def forward_unsent_words(self, agent_id: str, words: str) -> bool:
@@ -261,6 +248,16 @@ class Messaging:
             return False
         if self._no_room(agent_id, "forward_unsent_words") is not None:
             return False
+        self._report_for(
+            agent_id,
+            f"（系统转交）{agent_id} 结束本轮时没有调用 send_message，以下是它的原话：\n{words}",
+            {"status": "in_progress", "forwarded_by": "society"},
+        )
+        return True
+
+    def _report_for(self, agent_id: str, content: str, payload: dict[str, Any]) -> None:
+        """A status report to the agent's parent that the society writes in its name."""
+        agent = self.agents[agent_id]
         self._deliver(
             Message(
                 id=len(self.messages) + 1,
@@ -268,13 +265,11 @@ class Messaging:
                 sender_role=agent.role.name,
                 to=agent.parent,
                 message_type="status_report",
-                content=f"（系统转交）{agent_id} 结束本轮时没有调用 send_message，"
-                f"以下是它的原话：\n{words}",
-                payload={"status": "in_progress", "forwarded_by": "society"},
+                content=content,
+                payload=payload,
             ),
             first_contact=False,
         )
-        return True
 
     # --- user side ---------------------------------------------------------------------
 

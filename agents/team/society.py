@@ -236,17 +236,9 @@ class AgentSociety(Messaging):
                 f"no agent was created: spawning deeper than {self.limits.max_depth} levels is not allowed; "
                 "do the work yourself or ask your contacts",
             )
-        unknown = [
-            c.agent_id for c in task_brief.collaborators if not self._can_share(parent, c.agent_id)
-        ]
-        if unknown:
-            return self.refuse(
-                parent,
-                tool,
-                "unknown_contact",
-                "collaborators must be agents you know: " + ", ".join(unknown),
-                unknown=unknown,
-            )
+        strangers = self._refuse_unknown_collaborators(parent, tool, task_brief)
+        if strangers is not None:
+            return strangers
         misfit = unknown_skill(self.roles[role].interface_spec, task_brief.skill, f"role {role}")
         if misfit:
             return self.refuse(parent, tool, "unknown_skill", f"no agent was created: {misfit}")
@@ -305,6 +297,24 @@ class AgentSociety(Messaging):
 
     def _can_share(self, owner: str, agent_id: str) -> bool:
         return agent_id in self.agents and self.knows(owner, agent_id)
+
+    def _refuse_unknown_collaborators(
+        self, owner: str, tool: str, brief: TaskBrief
+    ) -> Outcome | None:
+        """The refusal of a brief (to a new agent or in a task assignment) naming collaborators
+        its writer does not know: one can only pass on contacts one has."""
+        unknown = [
+            c.agent_id for c in brief.collaborators if not self._can_share(owner, c.agent_id)
+        ]
+        if not unknown:
+            return None
+        return self.refuse(
+            owner,
+            tool,
+            "unknown_contact",
+            "collaborators must be agents you know: " + ", ".join(unknown),
+            unknown=unknown,
+        )
 
     def _add_collaborators(self, giver: str, owner: str, collaborators: list[Collaborator]) -> None:
         for person in collaborators:

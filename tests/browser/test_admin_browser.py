@@ -34,6 +34,14 @@ def add_user(data_dir: Path, name: str) -> None:
     assert added.returncode == 0, added.stderr
 
 
+def data_with_users(tmp_path: Path, *names: str) -> Path:
+    """A data folder whose accounts are `names` (passwords in PASSWORDS)."""
+    data = tmp_path / "data"
+    for name in names:
+        add_user(data, name)
+    return data
+
+
 def log_in(browser: Browser, app: AppProcess, name: str) -> Page:
     page = open_page(browser, app.url, ready=False)
     page.locator("#email").fill(name)
@@ -47,9 +55,7 @@ def log_in(browser: Browser, app: AppProcess, name: str) -> Page:
 def test_the_first_user_administers_and_sees_usage_per_user_and_mode(
     browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
 ):
-    data = tmp_path / "data"
-    add_user(data, "alice")  # the first account: administrator
-    add_user(data, "bob")
+    data = data_with_users(tmp_path, "alice", "bob")  # the first account: administrator
     env = provider_env(llm_server) | {"AGENT_PRICES": json.dumps({"scripted-model": [1.0, 2.0]})}
     app = AppProcess(data, env).start()
     try:
@@ -98,9 +104,7 @@ def test_the_first_user_administers_and_sees_usage_per_user_and_mode(
 def test_a_disabled_user_cannot_sign_in(
     browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path
 ):
-    data = tmp_path / "data"
-    add_user(data, "alice")
-    add_user(data, "bob")
+    data = data_with_users(tmp_path, "alice", "bob")
     app = AppProcess(data, provider_env(llm_server)).start()
     try:
         listing = {"pagination": {"first": 20}, "filter": {}}

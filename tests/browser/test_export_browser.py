@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.apps import AppProcess
-from tests.browser.test_admin_browser import add_user, log_in
+from tests.browser.test_admin_browser import data_with_users, log_in
 from tests.browser_support import provider_env, send, wait_until_idle
 from tests.scripted_server import Reply, ScriptedLLMServer
 
@@ -21,9 +21,7 @@ pytestmark = pytest.mark.browser
 def test_the_author_exports_a_thread_as_markdown_and_nobody_else_can(
     browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
 ):
-    data = tmp_path / "data"
-    add_user(data, "alice")
-    add_user(data, "bob")
+    data = data_with_users(tmp_path, "alice", "bob")
     app = AppProcess(data, provider_env(llm_server)).start()
     try:
         llm_server.script(Reply(content="借阅期限为 30 天。"), Reply(content="可以续借一次。"))

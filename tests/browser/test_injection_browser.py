@@ -13,9 +13,12 @@ import pytest
 from playwright.sync_api import Browser, Dialog, Page, expect
 
 from tests.apps import AppProcess
-from tests.browser_support import attach, open_page, send, wait_until_idle
+from tests.browser_support import attach, open_page, send, switch_mode, wait_until_idle
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
-from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
+from tests.test_srs_support import (
+    E_STORE,
+    one_requirement_run,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -72,9 +75,7 @@ def test_hostile_markup_is_shown_as_text_in_chat_and_steps(
     nothing_ran(page, dialogs)
 
     # Agent: the document in the reasoning step, a tool call's arguments and the answer
-    page.locator("#chat-profiles").click()
-    page.get_by_role("option", name="Agent 智能体").click()
-    page.get_by_role("dialog").get_by_role("button", name="确认").click()
+    switch_mode(page, "Agent 智能体", confirm=True)
     expect(page.get_by_text("已启用 Agent 智能体 模式")).to_be_visible()
     llm_server.script(
         Reply(match=REASONING, content=HOSTILE,
@@ -97,15 +98,10 @@ def test_hostile_markup_is_shown_as_text_in_chat_and_steps(
     nothing_ran(page, dialogs)
 
     # SRS: requirements in the steps' tables, the document in the chat and its download
-    page.locator("#chat-profiles").click()
-    page.get_by_role("option", name="SRS 生成").click()
-    page.get_by_role("dialog").get_by_role("button", name="确认").click()
+    switch_mode(page, "SRS 生成", confirm=True)
     expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
     llm_server.script(
-        parse_reply(("FR-01", HOSTILE_REQUIREMENT)),
-        explore_reply(("FR-01", HOSTILE_REQUIREMENT)),
-        clarify_reply(FR_01=2),
-        doc_reply(HOSTILE),
+        *one_requirement_run(HOSTILE_REQUIREMENT, HOSTILE_REQUIREMENT, HOSTILE),
     )
     attach(page, str(E_STORE / "reference.md"))
     send(page, "一个在线商店。")

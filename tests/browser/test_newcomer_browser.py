@@ -16,6 +16,8 @@ from tests.browser_support import (
     failed_requests,
     open_page,
     send,
+    start_srs_run,
+    switch_mode,
     wait_until_idle,
     wait_until_loaded,
 )
@@ -24,9 +26,9 @@ from tests.test_srs_support import (
     E_STORE,
     EVALUATE,
     UPLOADS,
-    clarify_reply,
     doc_reply,
     explore_reply,
+    one_requirement_run,
     parse_reply,
     without_matrix,
 )
@@ -35,11 +37,6 @@ pytestmark = pytest.mark.browser
 
 REASONING = "research agent"  # prompts/agent/react_system.md
 ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
-
-
-def switch_mode(page: Page, title: str) -> None:
-    page.locator("#chat-profiles").click()
-    page.get_by_role("option", name=title).click()
 
 
 @pytest.mark.parametrize(
@@ -155,10 +152,7 @@ def test_srs_in_english_counts_rounds_shows_base_names_and_refuses_scores_out_of
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
     llm_server.script(
-        parse_reply(("FR-01", "Readers borrow books")),
-        explore_reply(("FR-01", "Readers borrow up to five books")),
-        clarify_reply(FR_01=2),
-        doc_reply(SRS),
+        *one_requirement_run("Readers borrow books", "Readers borrow up to five books", SRS),
         # OPENAI_MAX_RETRIES=1: the answer out of range is asked once more, then refused
         Reply(match=EVALUATE, content=json.dumps(OUT_OF_RANGE)),
         Reply(match=EVALUATE, content=json.dumps(OUT_OF_RANGE)),
@@ -250,16 +244,10 @@ def test_a_reopened_srs_thread_has_its_files_reference_and_evaluate_button(
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
     llm_server.script(
-        parse_reply(("FR-01", "读者可以借书")),
-        explore_reply(("FR-01", "读者最多可借五本书")),
-        clarify_reply(FR_01=2),
-        doc_reply(SRS),
+        *one_requirement_run("读者可以借书", "读者最多可借五本书", SRS),
     )
     page = open_page(browser, app.url, "zh-CN")
-    switch_mode(page, "SRS 生成")
-    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
-    attach(page, str(E_STORE / "reference.md"))
-    send(page, "图书馆借阅系统：读者借书还书。")
+    start_srs_run(page, "图书馆借阅系统：读者借书还书。", E_STORE / "reference.md")
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
     wait_until_idle(page)  # the turn is stored before the tab goes, as a user's would be
     page.context.close()
@@ -292,10 +280,7 @@ def test_an_unfinished_thread_offers_resume_once_and_the_resumed_run_can_be_stop
         explore_reply(("FR-01", "读者可以按书名检索图书"), delay=30),  # still running at stop
     )
     page = open_page(browser, app.url, "zh-CN")
-    switch_mode(page, "SRS 生成")
-    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
-    attach(page, str(E_STORE / "reference.md"))
-    send(page, "图书馆检索系统：读者检索图书。")
+    start_srs_run(page, "图书馆检索系统：读者检索图书。", E_STORE / "reference.md")
     expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
     page.locator("#stop-button").click()
     expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).first).to_be_visible()
@@ -369,10 +354,7 @@ def test_the_page_loads_and_runs_without_failed_requests(
     expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()  # the new chat is ready
     attach(page, str(E_STORE / "reference.md"))
     llm_server.script(
-        parse_reply(("FR-01", "读者可以借书")),
-        explore_reply(("FR-01", "读者最多可借五本书")),
-        clarify_reply(FR_01=2),
-        doc_reply(SRS),
+        *one_requirement_run("读者可以借书", "读者最多可借五本书", SRS),
     )
     send(page, "图书馆借阅系统：读者借书还书。")
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
@@ -422,10 +404,7 @@ def test_attached_pdfs_show_as_files_without_english_errors_or_password_prompts(
     page.screenshot(path=output_dir / "srs-unreadable-pdfs-zh-CN.png")
 
     llm_server.script(
-        parse_reply(("FR-01", "读者可以借书")),
-        explore_reply(("FR-01", "读者最多可借五本书")),
-        clarify_reply(FR_01=2),
-        doc_reply(SRS),
+        *one_requirement_run("读者可以借书", "读者最多可借五本书", SRS),
     )
     attach(page, str(UPLOADS / "reference.pdf"))
     send(page, "图书馆借阅系统：读者借书还书。")

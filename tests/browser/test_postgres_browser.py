@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.apps import AppProcess
-from tests.browser.test_srs_browser import SRS, switch_mode
+from tests.apps import AppProcess, shared_database_env, two_instances
+from tests.browser.test_srs_browser import SRS
 from tests.browser_support import (
-    attach,
     failed_requests,
     open_page,
     provider_env,
     send,
+    start_srs_run,
     wait_until_loaded,
 )
 from tests.postgres_support import PostgresServer
@@ -25,16 +25,9 @@ from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_re
 
 pytestmark = pytest.mark.browser
 
-# Every instance signs login tokens with the same secret, as the README's deployment says.
-SHARED_SECRET = "test-shared-secret-" + "x" * 40
-
 
 def shared_env(llm_server: ScriptedLLMServer, database_url: str, **extra: str) -> dict[str, str]:
-    return provider_env(llm_server) | {
-        "REQSTUDIO_DATABASE_URL": database_url,
-        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
-        **extra,
-    }
+    return shared_database_env(provider_env(llm_server), database_url) | extra
 
 
 def login(page: Page, user: str, password: str) -> Page:
@@ -53,9 +46,7 @@ def test_two_instances_share_threads_and_logins_stay_private(
     output_dir: Path,
 ):  # fmt: skip
     env = shared_env(llm_server, postgres_url, REQSTUDIO_USERS="alice:alice-pass,bob:bob-pass")
-    first = AppProcess(tmp_path / "a", env).start()
-    second = AppProcess(tmp_path / "b", env).start()
-    try:
+    with two_instances(tmp_path, env) as (first, second):
         llm_server.script(Reply(content="已记录：审批流程需要两级审核。"))
         alice = login(open_page(browser, first.url, ready=False), "alice", "alice-pass")
         send(alice, "审批流程需要两级审核")
@@ -85,9 +76,6 @@ def test_two_instances_share_threads_and_logins_stay_private(
         expect(bob.locator("#thread-history").get_by_text("bob 的报表需求")).to_be_visible()
         expect(bob.locator("#thread-history").get_by_text("审批流程需要两级审核")).to_have_count(0)
         bob.screenshot(path=output_dir / "pg-bob-threads.png")
-    finally:
-        first.stop()
-        second.stop()
 
 
 def test_srs_run_stopped_on_one_instance_resumes_on_another(
@@ -95,18 +83,13 @@ def test_srs_run_stopped_on_one_instance_resumes_on_another(
     output_dir: Path,
 ):  # fmt: skip
     env = shared_env(llm_server, postgres_url)
-    first = AppProcess(tmp_path / "a", env).start()
-    second = AppProcess(tmp_path / "b", env).start()
-    try:
+    with two_instances(tmp_path, env) as (first, second):
         llm_server.script(
             parse_reply(("FR-01", "读者可以检索图书"), ("FR-02", "读者可以预约图书")),
             explore_reply(("FR-01", "读者可以按书名检索图书"), delay=30),  # running at stop
         )
         page = open_page(browser, first.url)
-        switch_mode(page, "SRS 生成")
-        expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
-        attach(page, str(E_STORE / "reference.md"))
-        send(page, "图书馆借阅系统：读者检索、预约图书。")
+        start_srs_run(page, "图书馆借阅系统：读者检索、预约图书。", E_STORE / "reference.md")
         expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
         page.locator("#stop-button").click()
         expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).first).to_be_visible()
@@ -127,9 +110,6 @@ def test_srs_run_stopped_on_one_instance_resumes_on_another(
         page.get_by_role("button", name="继续运行").click()
         expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
         page.screenshot(path=output_dir / "pg-srs-resumed-elsewhere.png")
-    finally:
-        first.stop()
-        second.stop()
     parse_calls = [r for r in llm_server.requests if "Requirement Parsing Agent" in str(r)]
     assert parse_calls == []  # ReqParse was not run again on the second instance
 

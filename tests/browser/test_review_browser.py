@@ -10,16 +10,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
+from tests import review_support as review
 from tests.apps import AppProcess
-from tests.browser_support import attach, open_page, send, wait_until_idle
-from tests.review_support import (
-    DOCUMENT_ZH,
-    author_reply,
-    blue_reply,
-    client_reply,
-    improvement,
-    judge_reply,
-    red_reply,
+from tests.browser_support import (
+    attach,
+    open_page,
+    send,
+    start_srs_run,
+    switch_mode,
+    wait_until_idle,
 )
 from tests.scripted_server import Reply, ScriptedLLMServer
 
@@ -32,11 +31,6 @@ EXPECTED = "补充：95% 的查询在 2 秒内返回空闲时段"
 REVISED = "主人在线预约兽医；95% 的空闲时段查询在 2 秒内返回结果。\n"
 
 
-def switch_mode(page, title: str) -> None:
-    page.locator("#chat-profiles").click()
-    page.get_by_role("option", name=title).click()
-
-
 def test_review_two_rounds_in_the_browser(
     browser: Browser,
     app: AppProcess,
@@ -45,18 +39,18 @@ def test_review_two_rounds_in_the_browser(
     output_dir: Path,
 ):
     document = tmp_path / "预约需求.md"
-    document.write_text(DOCUMENT_ZH, encoding="utf-8")
+    document.write_text(review.DOCUMENT_ZH, encoding="utf-8")
     llm_server.script(
-        red_reply(improvement("sec-02", "high", ISSUE, EXPECTED), improvement("sec-01", "low"),
-                  delay=0.5),
-        blue_reply([("sec-02", "预约流程")], delay=0.5),
-        client_reply(delay=0.5),
-        judge_reply(agent_id="sec-02"),
-        author_reply("sec-02", REVISED, chunk_chars=4, chunk_delay=0.05),
-        red_reply(improvement("sec-01", "low")),
-        blue_reply(),
-        client_reply(),
-        judge_reply(conflicts=False, agent_id="sec-02"),
+        review.red_reply(review.improvement("sec-02", "high", ISSUE, EXPECTED),
+                         review.improvement("sec-01", "low"), delay=0.5),
+        review.blue_reply([("sec-02", "预约流程")], delay=0.5),
+        review.client_reply(delay=0.5),
+        review.judge_reply(agent_id="sec-02"),
+        review.author_reply("sec-02", REVISED, chunk_chars=4, chunk_delay=0.05),
+        review.red_reply(review.improvement("sec-01", "low")),
+        review.blue_reply(),
+        review.client_reply(),
+        review.judge_reply(conflicts=False, agent_id="sec-02"),
     )  # fmt: skip
     page = open_page(browser, app.url, "zh-CN")
     switch_mode(page, "审阅")
@@ -119,7 +113,7 @@ def test_review_two_rounds_in_the_browser(
     with page.expect_download() as md_download:
         page.get_by_text("improved.md").click()
     markdown = Path(md_download.value.path()).read_text(encoding="utf-8")
-    assert markdown == DOCUMENT_ZH.replace("主人在线预约兽医，查询空闲时段要快。\n", REVISED)
+    assert markdown == review.DOCUMENT_ZH.replace("主人在线预约兽医，查询空闲时段要快。\n", REVISED)
     with page.expect_download() as json_download:
         page.get_by_text("reviews.json").click()
     data = json.loads(Path(json_download.value.path()).read_text(encoding="utf-8"))
@@ -179,22 +173,24 @@ def test_srs_review_and_improve_then_evaluate_the_improved_srs(
         explore_reply(("NFR-01", "系统全年可用率不低于 99.9%，按月统计")),
         clarify_reply(NFR_01=2),
         doc_reply(SRS),
-        red_reply(improvement("sec-02", "high", "浏览商品目录没有分页和响应时间", "补充每页数量和加载时间")),
-        blue_reply(),
-        client_reply(),
-        judge_reply(agent_id="sec-02"),
-        author_reply("sec-02", SRS_REVISED),
-        red_reply(),
-        blue_reply(),
-        client_reply(),
-        judge_reply(conflicts=False, agent_id="sec-02"),
+        review.red_reply(review.improvement("sec-02", "high", "浏览商品目录没有分页和响应时间",
+                                            "补充每页数量和加载时间")),
+        review.blue_reply(),
+        review.client_reply(),
+        review.judge_reply(agent_id="sec-02"),
+        review.author_reply("sec-02", SRS_REVISED),
+        review.red_reply(),
+        review.blue_reply(),
+        review.client_reply(),
+        review.judge_reply(conflicts=False, agent_id="sec-02"),
         Reply(match=EVALUATE, content=json.dumps(metrics)),
     )  # fmt: skip
     page = open_page(browser, app.url, "zh-CN")
-    switch_mode(page, "SRS 生成")
-    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
-    attach(page, str(E_STORE / "reference.md"))
-    send(page, "我们要做一个在线电子商店，顾客浏览商品目录，系统 7×24 小时可用。")
+    start_srs_run(
+        page,
+        "我们要做一个在线电子商店，顾客浏览商品目录，系统 7×24 小时可用。",
+        E_STORE / "reference.md",
+    )
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
 
     wait_until_idle(page)  # action buttons are disabled while a run goes on
@@ -223,11 +219,11 @@ def test_a_failed_round_keeps_the_finished_ones_and_resumes(
     from tests.review_support import BLUE, CLIENT, JUDGE, RED
 
     llm_server.script(
-        red_reply(improvement("sec-02", "high", ISSUE, EXPECTED)),
-        blue_reply(),
-        client_reply(),
-        judge_reply(agent_id="sec-02"),
-        author_reply("sec-02", REVISED),
+        review.red_reply(review.improvement("sec-02", "high", ISSUE, EXPECTED)),
+        review.blue_reply(),
+        review.client_reply(),
+        review.judge_reply(agent_id="sec-02"),
+        review.author_reply("sec-02", REVISED),
         # Round 2: the red team and the judge never answer (both tries a 500).
         *[Reply(fault="500", match=RED)] * 2,
         Reply(fault="500", match=BLUE),
@@ -238,7 +234,7 @@ def test_a_failed_round_keeps_the_finished_ones_and_resumes(
     page = open_page(browser, app.url, "zh-CN")
     switch_mode(page, "审阅")
     expect(page.get_by_text("已启用 审阅 模式")).to_be_visible()
-    send(page, DOCUMENT_ZH)
+    send(page, review.DOCUMENT_ZH)
     failed = page.get_by_text("⚠️ 审阅未能完成", exact=False).last
     expect(failed).to_be_visible(timeout=60_000)
     expect(page.get_by_text("improved-partial.md")).to_be_visible()
@@ -247,7 +243,12 @@ def test_a_failed_round_keeps_the_finished_ones_and_resumes(
         JUDGE in str(m.get("content") or "") for r in llm_server.requests[5:] for m in r["messages"]
     ), "the judge is not asked when no perspective could be read"
 
-    llm_server.script(red_reply(), blue_reply(), client_reply(), judge_reply(conflicts=False))
+    llm_server.script(
+        review.red_reply(),
+        review.blue_reply(),
+        review.client_reply(),
+        review.judge_reply(conflicts=False),
+    )
     page.get_by_role("button", name="继续审阅").click()
     expect(page.get_by_text("✅ 审阅结束", exact=False)).to_be_visible(timeout=60_000)
     expect(page.get_by_text("第1轮发现1个问题 → 修正；第2轮无新问题 → 完成").first).to_be_visible()
@@ -255,7 +256,7 @@ def test_a_failed_round_keeps_the_finished_ones_and_resumes(
         page.get_by_text("improved.md").last.click()
     markdown = Path(md_download.value.path()).read_text(encoding="utf-8")
     # Pasted text arrives without its final line end; the rest is byte for byte.
-    assert markdown.rstrip("\n") == DOCUMENT_ZH.replace(
+    assert markdown.rstrip("\n") == review.DOCUMENT_ZH.replace(
         "主人在线预约兽医，查询空闲时段要快。\n", REVISED
     ).rstrip("\n")
 
@@ -268,15 +269,15 @@ def test_pause_after_each_round_lets_the_user_edit_a_section(
     revised = "Owners book a visit with a vet. Free slots are listed within 2 s.\n"
     edited = "Pet owners (18 and over) and the clinic's vets use the system."
     llm_server.script(
-        red_reply(improvement("sec-03", "high")),
-        blue_reply(),
-        client_reply(),
-        judge_reply(),
-        author_reply("sec-03", revised),
-        red_reply(improvement("sec-04", "low")),
-        blue_reply(),
-        client_reply(),
-        judge_reply(conflicts=False),
+        review.red_reply(review.improvement("sec-03", "high")),
+        review.blue_reply(),
+        review.client_reply(),
+        review.judge_reply(),
+        review.author_reply("sec-03", revised),
+        review.red_reply(review.improvement("sec-04", "low")),
+        review.blue_reply(),
+        review.client_reply(),
+        review.judge_reply(conflicts=False),
     )
     document = tmp_path / "clinic.md"
     document.write_text(DOCUMENT, encoding="utf-8")

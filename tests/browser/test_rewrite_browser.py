@@ -10,14 +10,17 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.apps import AppProcess
-from tests.browser_support import attach, open_page, send
+from tests.browser_support import attach, open_page, send, switch_mode
 from tests.rewrite_support import (
+    BODIES_ZH,
     FILL,
     FILL_ZH,
     ORIGINAL_EN,
     ORIGINAL_ZH,
     PATCH_ZH,
     QUESTIONS_ZH,
+    SECTIONS_ZH,
+    TITLE_ZH,
     fenced,
     outline_reply,
     patch_reply,
@@ -31,22 +34,7 @@ pytestmark = pytest.mark.browser
 UPLOADS = Path(__file__).resolve().parent.parent / "data" / "srs" / "uploads"
 
 QUESTIONS = ["如何支付？", "提醒通过什么渠道发送？", "兽医能否调整排班？"]
-SECTIONS = [
-    ("概述", "说明系统用途与用户。", 2),
-    ("预约流程", "说明预约、改约与取消。", 2),
-    ("支付与提醒", "写清支付方式与提醒规则。", 2),
-]
-BODIES = [
-    "本系统供宠物主人在线预约就诊，兽医查看当天日程。\n",
-    "主人选择兽医与空闲时段完成预约，就诊前 2 小时内不可取消。\n",
-    "仅支持到店刷卡支付，不提供在线支付。就诊前 24 小时通过短信提醒。\n",
-]
 PATCHED = "主人选择兽医与空闲时段完成预约；就诊前 2 小时以前可改约或取消。\n"
-
-
-def switch_mode(page, title: str) -> None:
-    page.locator("#chat-profiles").click()
-    page.get_by_role("option", name=title).click()
 
 
 def test_rewrite_end_to_end(
@@ -60,10 +48,10 @@ def test_rewrite_end_to_end(
     original.write_text(ORIGINAL_ZH, encoding="utf-8")
     llm_server.script(
         Reply(content=fenced({"questions": QUESTIONS}), match=QUESTIONS_ZH),
-        outline_reply(SECTIONS, title="宠物医院预约系统", match="解决方案架构师"),
-        Reply(content=BODIES[0], match=FILL_ZH, chunk_chars=4, chunk_delay=0.05),
-        Reply(content=BODIES[1], match=FILL_ZH, chunk_chars=4, chunk_delay=0.05),
-        Reply(content=BODIES[2], match=FILL_ZH, delay=3, chunk_chars=4, chunk_delay=0.1),
+        outline_reply(SECTIONS_ZH, title=TITLE_ZH, match="解决方案架构师"),
+        Reply(content=BODIES_ZH[0], match=FILL_ZH, chunk_chars=4, chunk_delay=0.05),
+        Reply(content=BODIES_ZH[1], match=FILL_ZH, chunk_chars=4, chunk_delay=0.05),
+        Reply(content=BODIES_ZH[2], match=FILL_ZH, delay=3, chunk_chars=4, chunk_delay=0.1),
         review_reply(("sec-02", "改约规则与澄清不一致。"), match="文档评审专家"),
         patch_reply(PATCHED, match=PATCH_ZH),
         review_reply(match="文档评审专家"),
@@ -117,9 +105,11 @@ def test_rewrite_end_to_end(
     with page.expect_download() as md_download:
         page.get_by_text("rewritten.md").click()
     markdown = Path(md_download.value.path()).read_text(encoding="utf-8")
-    expected = "# 宠物医院预约系统\n\n" + "".join(
+    expected = f"# {TITLE_ZH}\n\n" + "".join(
         f"## {title}\n\n{body.strip()}\n\n"
-        for (title, _, _), body in zip(SECTIONS, [BODIES[0], PATCHED, BODIES[2]], strict=True)
+        for (title, _, _), body in zip(
+            SECTIONS_ZH, [BODIES_ZH[0], PATCHED, BODIES_ZH[2]], strict=True
+        )
     )
     assert markdown == expected
     with page.expect_download() as json_download:
@@ -127,7 +117,7 @@ def test_rewrite_end_to_end(
     data = json.loads(Path(json_download.value.path()).read_text(encoding="utf-8"))
     assert data["rewritten_content"] == expected
     assert [s["goal"] for s in data["structured_document"]["sections"]] == [
-        goal for _, goal, _ in SECTIONS
+        goal for _, goal, _ in SECTIONS_ZH
     ]
 
     # The two answers reached the background; the skipped question did not.

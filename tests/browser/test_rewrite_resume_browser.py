@@ -18,11 +18,13 @@ from tests.browser_support import (
     open_page,
     provider_env,
     send,
+    switch_mode,
     wait_until_idle,
     wait_until_loaded,
 )
 from tests.rewrite_support import (
     BODIES,
+    BODIES_ZH,
     FILL,
     FILL_ZH,
     ORIGINAL_EN,
@@ -30,6 +32,8 @@ from tests.rewrite_support import (
     OUTLINE_ZH,
     PATCH_ZH,
     REVIEW_ZH,
+    SECTIONS_ZH,
+    TITLE_ZH,
     outline_reply,
     patch_reply,
     prompts_for,
@@ -39,17 +43,6 @@ from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
 
-SECTIONS_ZH = [
-    ("概述", "说明系统用途与用户。", 2),
-    ("预约流程", "说明预约、改约与取消。", 2),
-    ("支付与提醒", "写清支付方式与提醒规则。", 2),
-]
-BODIES_ZH = [
-    "本系统供宠物主人在线预约就诊，兽医查看当天日程。\n",
-    "主人选择兽医与空闲时段完成预约，就诊前 2 小时内不可取消。\n",
-    "仅支持到店刷卡支付，不提供在线支付。就诊前 24 小时通过短信提醒。\n",
-]
-TITLE_ZH = "宠物医院预约系统"
 # More failing answers than any retry policy takes: what is left is dropped with a reset.
 FAILING_TRIES = 12
 
@@ -57,11 +50,6 @@ FAILING_TRIES = 12
 def quick_env(server: ScriptedLLMServer) -> dict[str, str]:
     """The app's retry waits in milliseconds: a failure after every try comes at once."""
     return provider_env(server) | {"REQSTUDIO_RETRY_BACKOFF_SCALE": "0.01"}
-
-
-def switch_mode(page: Page, title: str) -> None:
-    page.locator("#chat-profiles").click()
-    page.get_by_role("option", name=title).click()
 
 
 def start_rewrite(page: Page, mode: str, original: Path, text: str, no_questions: str) -> None:

@@ -11,20 +11,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, Response, expect
 
+from tests import browser_support as web
+from tests import review_support as review
 from tests.apps import AppProcess
-from tests.browser_support import attach, open_page, provider_env, send, wait_until_idle
-from tests.review_support import (
-    DOCUMENT_ZH,
-    author_reply,
-    blue_reply,
-    client_reply,
-    improvement,
-    judge_reply,
-    red_reply,
-)
 from tests.rewrite_support import FILL_ZH, ORIGINAL_ZH, OUTLINE_ZH, outline_reply, review_reply
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
-from tests.test_srs_support import E_STORE, clarify_reply, doc_reply, explore_reply, parse_reply
+from tests.test_srs_support import (
+    E_STORE,
+    one_requirement_run,
+)
 from tests.test_team_run import answer, role, spawn, turn
 
 pytestmark = pytest.mark.browser
@@ -34,11 +29,8 @@ REASONING = "research agent"  # prompts/agent/react_system.md
 ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
 
 
-def switch_mode(page: Page, title: str, confirm: bool = True) -> None:
-    page.locator("#chat-profiles").click()
-    page.get_by_role("option", name=title).click()
-    if confirm:  # the chat has messages: switching starts a new chat, after a question
-        page.get_by_role("dialog").get_by_role("button", name="确认").click()
+def switch_to(page: Page, title: str, confirm: bool = True) -> None:
+    web.switch_mode(page, title, confirm=confirm)  # the chat has messages: confirm the new chat
     expect(page.get_by_text(f"已启用 {title} 模式")).to_be_visible()
 
 
@@ -47,7 +39,7 @@ def recorded_page(
 ) -> Page:
     """A page on the app whose every HTTP answer and socket frame is kept, from its first
     load on."""
-    page = open_page(browser, app.url, "zh-CN", ready=False)
+    page = web.open_page(browser, app.url, "zh-CN", ready=False)
     page.on("response", lambda response: responses.append(response))
     page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(str(f))))
     page.reload()  # the first page load's answers are recorded too
@@ -68,7 +60,7 @@ def response_bodies(responses: list[Response]) -> list[str]:
 def test_the_provider_key_reaches_no_browser_payload_and_no_log(
     browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path
 ):
-    env = provider_env(llm_server) | {"OPENAI_API_KEY": KEY, "OPENAI_MAX_RETRIES": "0"}
+    env = web.provider_env(llm_server) | {"OPENAI_API_KEY": KEY, "OPENAI_MAX_RETRIES": "0"}
     app = AppProcess(tmp_path / "data", env).start()
     responses: list[Response] = []
     frames: list[str] = []
@@ -80,14 +72,14 @@ def test_the_provider_key_reaches_no_browser_payload_and_no_log(
             Reply(content="需求澄清的第一步是确认目标用户。"),
             Reply(fault="400", content=f"Incorrect API key provided: {KEY}. Check your key."),
         )
-        send(page, "需求澄清从哪里开始？")
+        web.send(page, "需求澄清从哪里开始？")
         expect(page.get_by_text("需求澄清的第一步是确认目标用户。")).to_be_visible()
-        send(page, "再说一遍")
+        web.send(page, "再说一遍")
         expect(page.get_by_text("模型服务返回错误（400）", exact=False)).to_be_visible()
-        wait_until_idle(page)
+        web.wait_until_idle(page)
 
         # Agent: the settings panel, an MCP call and the answer
-        switch_mode(page, "Agent 智能体")
+        switch_to(page, "Agent 智能体")
         expect(page.get_by_text("get_current_time", exact=False).first).to_be_visible()
         page.locator("#chat-settings-open-modal").click()
         expect(page.locator("label[for=agent_fc_model]")).to_be_visible()
@@ -98,22 +90,23 @@ def test_the_provider_key_reaches_no_browser_payload_and_no_log(
             Reply(match=REASONING, content="够了。"),
             Reply(match=ANSWER, content="时间已由 time 工具给出。"),
         )  # fmt: skip
-        send(page, "现在 UTC 几点？")
+        web.send(page, "现在 UTC 几点？")
         expect(page.get_by_text("时间已由 time 工具给出。")).to_be_visible(timeout=60_000)
-        wait_until_idle(page)
+        web.wait_until_idle(page)
 
         # SRS: a reference upload, the run and its download
-        switch_mode(page, "SRS 生成")
+        switch_to(page, "SRS 生成")
         llm_server.script(
-            parse_reply(("FR-01", "顾客可以浏览商品目录")),
-            explore_reply(("FR-01", "顾客可以按类别浏览商品目录")),
-            clarify_reply(FR_01=2),
-            doc_reply("# SRS\n\n- FR-01 顾客可以按类别浏览商品目录。\n"),
+            *one_requirement_run(
+                "顾客可以浏览商品目录",
+                "顾客可以按类别浏览商品目录",
+                "# SRS\n\n- FR-01 顾客可以按类别浏览商品目录。\n",
+            ),
         )
-        attach(page, str(E_STORE / "reference.md"))
-        send(page, "我们要做一个在线电子商店，顾客浏览商品目录。")
+        web.attach(page, str(E_STORE / "reference.md"))
+        web.send(page, "我们要做一个在线电子商店，顾客浏览商品目录。")
         expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=90_000)
-        wait_until_idle(page)
+        web.wait_until_idle(page)
         with page.expect_download() as download:
             page.get_by_text("srs.md").first.click()
         downloaded = Path(download.value.path()).read_text(encoding="utf-8")
@@ -161,7 +154,7 @@ def test_the_provider_key_reaches_no_payload_in_review_rewrite_and_team(
 ):
     """The same search for the other three modes: a Review round with its downloads, a
     Rewrite with its downloads, a Team run with its record."""
-    env = provider_env(llm_server) | {"OPENAI_API_KEY": KEY, "OPENAI_MAX_RETRIES": "0"}
+    env = web.provider_env(llm_server) | {"OPENAI_API_KEY": KEY, "OPENAI_MAX_RETRIES": "0"}
     app = AppProcess(tmp_path / "data", env).start()
     responses: list[Response] = []
     frames: list[str] = []
@@ -171,18 +164,19 @@ def test_the_provider_key_reaches_no_payload_in_review_rewrite_and_team(
 
         # Review: one round that revises a section, then its downloads
         document = tmp_path / "预约需求.md"
-        document.write_text(DOCUMENT_ZH, encoding="utf-8")
+        document.write_text(review.DOCUMENT_ZH, encoding="utf-8")
         llm_server.script(
-            red_reply(improvement("sec-02", "high", "查询“要快”没有数字", "补充响应时间")),
-            blue_reply(), client_reply(), judge_reply(agent_id="sec-02"),
-            author_reply("sec-02", "主人在线预约兽医；95% 的查询在 2 秒内返回。\n"),
-            red_reply(), blue_reply(), client_reply(), judge_reply(conflicts=False),
+            review.red_reply(review.improvement("sec-02", "high", "查询“要快”没有数字", "补充响应时间")),
+            review.blue_reply(), review.client_reply(), review.judge_reply(agent_id="sec-02"),
+            review.author_reply("sec-02", "主人在线预约兽医；95% 的查询在 2 秒内返回。\n"),
+            review.red_reply(), review.blue_reply(), review.client_reply(),
+            review.judge_reply(conflicts=False),
         )  # fmt: skip
-        switch_mode(page, "审阅", confirm=False)  # a fresh chat: nothing to confirm
-        attach(page, str(document))
-        send(page, "请审阅这份文档")
+        switch_to(page, "审阅", confirm=False)  # a fresh chat: nothing to confirm
+        web.attach(page, str(document))
+        web.send(page, "请审阅这份文档")
         expect(page.get_by_text("improved.md")).to_be_visible(timeout=90_000)
-        wait_until_idle(page)
+        web.wait_until_idle(page)
         for name in ("improved.md", "reviews.json"):
             with page.expect_download() as download:
                 page.get_by_text(name).first.click()
@@ -196,12 +190,12 @@ def test_the_provider_key_reaches_no_payload_in_review_rewrite_and_team(
             Reply(content="本系统供宠物主人在线预约就诊。\n", match=FILL_ZH),
             review_reply(match="文档评审专家"),
         )
-        switch_mode(page, "重写")
-        attach(page, str(original))
-        send(page, "请重写这份文档")
+        switch_to(page, "重写")
+        web.attach(page, str(original))
+        web.send(page, "请重写这份文档")
         page.get_by_role("button", name="不澄清，直接重写").click()
         expect(page.get_by_text("rewritten.md")).to_be_visible(timeout=90_000)
-        wait_until_idle(page)
+        web.wait_until_idle(page)
         with page.expect_download() as download:
             page.get_by_text("rewritten.md").first.click()
         downloads.append(Path(download.value.path()).read_text(encoding="utf-8"))
@@ -212,10 +206,10 @@ def test_the_provider_key_reaches_no_payload_in_review_rewrite_and_team(
             *turn("agent-1", then="等待请求。"),
             answer("团队答复：FR-1 发布商品。"),
         )
-        switch_mode(page, "团队 Team")
-        send(page, "为二手交易平台写出功能需求")
+        switch_to(page, "团队 Team")
+        web.send(page, "为二手交易平台写出功能需求")
         expect(page.get_by_text("团队答复：FR-1 发布商品。")).to_be_visible(timeout=90_000)
-        wait_until_idle(page)
+        web.wait_until_idle(page)
         with page.expect_download() as download:
             page.get_by_text("team-record.json").first.click()
         downloads.append(Path(download.value.path()).read_text(encoding="utf-8"))

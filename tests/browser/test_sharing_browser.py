@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.apps import AppProcess
-from tests.browser.test_admin_browser import add_user, log_in
+from tests.browser.test_admin_browser import data_with_users, log_in
 from tests.browser_support import provider_env, send, wait_until_idle
 from tests.scripted_server import Reply, ScriptedLLMServer
 
@@ -22,9 +22,7 @@ pytestmark = pytest.mark.browser
 def test_alice_shares_a_thread_bob_reads_it_and_cannot_write(
     browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
 ):
-    data = tmp_path / "data"
-    add_user(data, "alice")
-    add_user(data, "bob")
+    data = data_with_users(tmp_path, "alice", "bob")
     app = AppProcess(data, provider_env(llm_server) | {"REQSTUDIO_THREAD_SHARING": "true"})
     app.start()
     try:

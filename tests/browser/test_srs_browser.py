@@ -10,23 +10,15 @@ from pathlib import Path
 
 import docx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
+from tests import browser_support as web
+from tests import test_srs_support as srs
 from tests.apps import AppProcess
-from tests.browser_support import (
-    attach,
-    open_page,
-    provider_env,
-    send,
-    wait_until_idle,
-    wait_until_loaded,
-)
 from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_srs_support import (
     E_STORE,
-    EVALUATE,
     PARSE,
-    UPLOADS,
     clarify_reply,
     doc_reply,
     explore_reply,
@@ -37,11 +29,6 @@ from tests.test_srs_support import (
 pytestmark = pytest.mark.browser
 
 SRS = "# 软件需求规格说明\n\n## 1. 引言\n\n本文档描述 e-Store 的需求。\n\n## 3. 具体需求\n\n- FR-01 顾客可以浏览商品目录。\n"
-
-
-def switch_mode(page: Page, title: str) -> None:
-    page.locator("#chat-profiles").click()
-    page.get_by_role("option", name=title).click()
 
 
 def test_srs_mode_end_to_end(
@@ -58,21 +45,20 @@ def test_srs_mode_end_to_end(
         clarify_reply(NFR_01=2, NFR_02=2),
         doc_reply(SRS, chunk_chars=6, chunk_delay=0.02),
         Reply(
-            match=EVALUATE,
+            match=srs.EVALUATE,
             content=json.dumps({"metrics": {
                 "coverage": 0.5, "completeness": 0.6, "consistency": 0.9, "testability": 0.7,
                 "clarity": 0.8, "traceability": 0.4, "scope_discipline": 0.9,
                 "by_category": {"functional": 0.6, "non_functional": 0.5, "constraints": 0.3}}}),
         ),
     )  # fmt: skip
-    page = open_page(browser, app.url, "zh-CN")
+    page = web.open_page(browser, app.url, "zh-CN")
     expect(page.get_by_text("已启用 Chat 对话 模式")).to_be_visible()
-    switch_mode(page, "SRS 生成")
-    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
-    expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
-
-    attach(page, str(E_STORE / "reference.md"))
-    send(page, "我们要做一个在线电子商店，顾客浏览商品目录，系统 7×24 小时可用。")
+    web.start_srs_run(
+        page,
+        "我们要做一个在线电子商店，顾客浏览商品目录，系统 7×24 小时可用。",
+        srs.E_STORE / "reference.md",
+    )
     expect(page.get_by_text("已读取参考 SRS", exact=False)).to_be_visible()
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
     expect(page.get_by_text("本文档描述 e-Store 的需求。")).to_be_visible()
@@ -117,7 +103,7 @@ def test_srs_mode_end_to_end(
     expect(page.get_by_role("cell", name="SRS-no-shall").first).to_be_visible()
     expect(page.get_by_text("1 条需求，1 条有问题", exact=False).first).to_be_visible()
 
-    wait_until_idle(page)  # action buttons are disabled while a run goes on
+    web.wait_until_idle(page)  # action buttons are disabled while a run goes on
     page.get_by_role("button", name="评估", exact=True).click()
     weighted = page.get_by_text("综合得分（加权）")
     expect(weighted).to_be_visible(timeout=30_000)
@@ -135,16 +121,16 @@ def test_srs_mode_end_to_end(
 def test_srs_refuses_bad_reference_and_offers_settings(
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
-    page = open_page(browser, app.url, "en-US")
-    switch_mode(page, "SRS")
+    page = web.open_page(browser, app.url, "en-US")
+    web.switch_mode(page, "SRS")
     expect(page.get_by_text("SRS mode is on")).to_be_visible()
     page.locator("#chat-settings-open-modal").click()
     expect(page.locator("label[for=srs_max_iterations]")).to_contain_text("Max iterations")
     expect(page.locator("label[for=srs_ablation]")).to_have_text("Ablation")
     page.keyboard.press("Escape")
 
-    attach(page, str(UPLOADS / "corrupt.pdf"))
-    send(page, "An online store for computers.")
+    web.attach(page, str(srs.UPLOADS / "corrupt.pdf"))
+    web.send(page, "An online store for computers.")
     # the refusal names the file and the problem, and says what is accepted
     refusal = page.get_by_text("corrupt.pdf: the PDF could not be read (damaged or not a PDF).")
     expect(refusal).to_be_visible()
@@ -157,38 +143,39 @@ def test_srs_stop_then_resume_after_restart(
     browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
 ):
     data_dir = tmp_path / "data"
-    first = AppProcess(data_dir, provider_env(llm_server)).start()
+    first = AppProcess(data_dir, web.provider_env(llm_server)).start()
     try:
         llm_server.script(
-            parse_reply(("FR-01", "读者可以检索图书"), ("FR-02", "读者可以预约图书")),
-            explore_reply(("FR-01", "读者可以按书名检索图书"), delay=30),  # still running at stop
+            srs.parse_reply(("FR-01", "读者可以检索图书"), ("FR-02", "读者可以预约图书")),
+            srs.explore_reply(
+                ("FR-01", "读者可以按书名检索图书"), delay=30
+            ),  # still running at stop
         )
-        page = open_page(browser, first.url)
-        switch_mode(page, "SRS 生成")
-        expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
-        attach(page, str(E_STORE / "reference.md"))
-        send(page, "图书馆借阅系统：读者检索、预约图书。")
+        page = web.open_page(browser, first.url)
+        web.start_srs_run(
+            page, "图书馆借阅系统：读者检索、预约图书。", srs.E_STORE / "reference.md"
+        )
         expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
         page.locator("#stop-button").click()
         expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).first).to_be_visible()
-        wait_until_idle(page)
+        web.wait_until_idle(page)
         page.context.close()
     finally:
         first.stop()
 
     llm_server.reset()
     llm_server.script(
-        explore_reply(("FR-01", "读者可以按书名检索图书"), ("FR-02", "读者可以预约图书")),
-        clarify_reply(FR_01=2, FR_02=2),
-        doc_reply(SRS),
+        srs.explore_reply(("FR-01", "读者可以按书名检索图书"), ("FR-02", "读者可以预约图书")),
+        srs.clarify_reply(FR_01=2, FR_02=2),
+        srs.doc_reply(SRS),
     )
-    second = AppProcess(data_dir, provider_env(llm_server)).start()
+    second = AppProcess(data_dir, web.provider_env(llm_server)).start()
     try:
-        page = open_page(browser, second.url)
+        page = web.open_page(browser, second.url)
         page.locator("#thread-history").get_by_text("图书馆借阅系统", exact=False).click()
         expect(page.get_by_text("最后完成的节点：ReqParse", exact=False)).to_be_visible()
         expect(page.locator("#chat-profiles")).to_contain_text("SRS 生成")  # the mode came back
-        wait_until_loaded(page)
+        web.wait_until_loaded(page)
         page.get_by_role("button", name="继续运行").click()
         expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
         page.screenshot(path=output_dir / "srs-resumed.png")
@@ -201,13 +188,12 @@ def test_srs_stop_then_resume_after_restart(
 def test_srs_model_answering_garbage_fails_clearly_and_app_goes_on(
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
-    tries = int(provider_env(llm_server)["OPENAI_MAX_RETRIES"]) + 1  # the app's retry policy
-    llm_server.script(*[Reply(content="抱歉，我无法列出需求。", match=PARSE) for _ in range(tries)])
-    page = open_page(browser, app.url, "zh-CN")
-    switch_mode(page, "SRS 生成")
-    expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
-    attach(page, str(E_STORE / "reference.md"))
-    send(page, "一个网上书店。")
+    tries = int(web.provider_env(llm_server)["OPENAI_MAX_RETRIES"]) + 1  # the app's retry policy
+    llm_server.script(
+        *[Reply(content="抱歉，我无法列出需求。", match=srs.PARSE) for _ in range(tries)]
+    )
+    page = web.open_page(browser, app.url, "zh-CN")
+    web.start_srs_run(page, "一个网上书店。", srs.E_STORE / "reference.md")
     failure = page.get_by_text(
         f"SRS 生成失败：模型多次返回无法解析的 JSON（{tries} 次尝试）", exact=False
     )
@@ -217,17 +203,14 @@ def test_srs_model_answering_garbage_fails_clearly_and_app_goes_on(
     page.screenshot(path=output_dir / "srs-model-garbage.png")
 
     llm_server.script(
-        parse_reply(("FR-01", "顾客可以浏览图书")),
-        explore_reply(("FR-01", "顾客可以按分类浏览图书")),
-        clarify_reply(FR_01=2),
-        doc_reply(SRS),
+        *srs.one_requirement_run("顾客可以浏览图书", "顾客可以按分类浏览图书", SRS),
     )
-    send(page, "一个网上书店，顾客浏览图书。")
+    web.send(page, "一个网上书店，顾客浏览图书。")
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
 
 
 @pytest.mark.parametrize(
-    ("locale", "srs", "srs_on", "starter", "message", "read", "done"),
+    ("locale", "mode", "srs_on", "starter", "message", "read", "done"),
     [("zh-CN", "SRS 生成", "已启用 SRS 生成 模式", "图书馆借阅系统", "为高校图书馆设计借阅系统",
       "已读取参考 SRS《reference.md》", "✅ 完成"),
      ("en-US", "SRS", "SRS mode is on", "A library lending system",
@@ -235,7 +218,7 @@ def test_srs_model_answering_garbage_fails_clearly_and_app_goes_on(
 )  # fmt: skip
 def test_a_starter_clicked_with_a_file_attached_sends_the_file_with_it(
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path,
-    locale: str, srs: str, srs_on: str, starter: str, message: str, read: str, done: str,
+    locale: str, mode: str, srs_on: str, starter: str, message: str, read: str, done: str,
 ):  # fmt: skip
     # Chainlit's starter sends its text alone: the attached reference stayed in the composer
     # and went with whatever the user sent next, in this chat or the next (issue 18 item 6).
@@ -245,10 +228,10 @@ def test_a_starter_clicked_with_a_file_attached_sends_the_file_with_it(
         clarify_reply(FR_01=2),
         doc_reply(SRS),
     )
-    page = open_page(browser, app.url, locale)
-    switch_mode(page, srs)
+    page = web.open_page(browser, app.url, locale)
+    web.switch_mode(page, mode)
     expect(page.get_by_text(srs_on)).to_be_visible()  # the new chat is ready
-    attach(page, str(E_STORE / "reference.md"))
+    web.attach(page, str(E_STORE / "reference.md"))
     expect(page.locator("#attachments")).to_be_visible()
     page.locator("#starters").get_by_text(starter).click()
     expect(page.get_by_text(read, exact=False)).to_be_visible()  # the file came with it

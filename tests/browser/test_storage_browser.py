@@ -10,12 +10,18 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.apps import AppProcess
+from tests.apps import shared_database_env, two_instances
 from tests.browser.test_review_browser import EXPECTED, ISSUE, REVISED
-from tests.browser.test_review_browser import switch_mode as review_switch_mode
-from tests.browser.test_rewrite_browser import BODIES, SECTIONS
-from tests.browser.test_srs_browser import SRS, switch_mode
-from tests.browser_support import attach, open_page, provider_env, send, wait_until_loaded
+from tests.browser.test_srs_browser import SRS
+from tests.browser_support import (
+    attach,
+    open_page,
+    provider_env,
+    send,
+    start_srs_run,
+    switch_mode,
+    wait_until_loaded,
+)
 from tests.review_support import (
     DOCUMENT_ZH,
     author_reply,
@@ -25,7 +31,7 @@ from tests.review_support import (
     judge_reply,
     red_reply,
 )
-from tests.rewrite_support import FILL_ZH, ORIGINAL_ZH, outline_reply
+from tests.rewrite_support import BODIES_ZH, FILL_ZH, ORIGINAL_ZH, SECTIONS_ZH, outline_reply
 from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_srs_support import (
     E_STORE,
@@ -38,20 +44,13 @@ from tests.test_srs_support import (
 
 pytestmark = pytest.mark.browser
 
-SHARED_SECRET = "test-shared-secret-" + "x" * 40
-
 
 def test_srs_files_download_on_another_instance(
     browser: Browser, llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path,
     output_dir: Path,
 ):  # fmt: skip
-    env = provider_env(llm_server) | {
-        "REQSTUDIO_DATABASE_URL": postgres_url,
-        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
-    }
-    first = AppProcess(tmp_path / "a", env).start()
-    second = AppProcess(tmp_path / "b", env).start()
-    try:
+    env = shared_database_env(provider_env(llm_server), postgres_url)
+    with two_instances(tmp_path, env) as (first, second):
         llm_server.script(
             parse_reply(("FR-01", "顾客可以浏览商品目录"), ("FR-02", "顾客可以下单")),
             explore_reply(("FR-01", "顾客可以按类别浏览商品目录"), ("FR-02", "顾客可以下单")),
@@ -59,10 +58,7 @@ def test_srs_files_download_on_another_instance(
             doc_reply(SRS),
         )
         page = open_page(browser, first.url)
-        switch_mode(page, "SRS 生成")
-        expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
-        attach(page, str(E_STORE / "reference.md"))
-        send(page, "在线电子商店：顾客浏览商品目录并下单。")
+        start_srs_run(page, "在线电子商店：顾客浏览商品目录并下单。", E_STORE / "reference.md")
         expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
         expect(page.get_by_text("srs.md", exact=True)).to_be_visible()
         page.context.close()
@@ -86,9 +82,6 @@ def test_srs_files_download_on_another_instance(
         expect(page.get_by_text("srs.docx", exact=True)).to_be_visible()
         page.get_by_text("srs.md", exact=True).scroll_into_view_if_needed()
         page.screenshot(path=output_dir / "storage-srs-reopened-elsewhere.png")
-    finally:
-        first.stop()
-        second.stop()
 
 
 def test_review_downloads_and_chart_come_back_on_another_instance(
@@ -97,15 +90,10 @@ def test_review_downloads_and_chart_come_back_on_another_instance(
 ):  # fmt: skip
     """Review keeps its downloads and trajectory chart as elements of its messages: with a
     file store, Chainlit keeps them with no code in the mode."""
-    env = provider_env(llm_server) | {
-        "REQSTUDIO_DATABASE_URL": postgres_url,
-        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
-    }
+    env = shared_database_env(provider_env(llm_server), postgres_url)
     document = tmp_path / "预约需求.md"
     document.write_text(DOCUMENT_ZH, encoding="utf-8")
-    first = AppProcess(tmp_path / "a", env).start()
-    second = AppProcess(tmp_path / "b", env).start()
-    try:
+    with two_instances(tmp_path, env) as (first, second):
         llm_server.script(
             red_reply(improvement("sec-02", "high", ISSUE, EXPECTED)),
             blue_reply([("sec-02", "预约流程")]),
@@ -118,7 +106,7 @@ def test_review_downloads_and_chart_come_back_on_another_instance(
             judge_reply(conflicts=False, agent_id="sec-02"),
         )
         page = open_page(browser, first.url)
-        review_switch_mode(page, "审阅")
+        switch_mode(page, "审阅")
         expect(page.get_by_text("请上传要审阅的需求文档")).to_be_visible()
         attach(page, str(document))
         send(page, "请审阅这份文档")
@@ -141,30 +129,22 @@ def test_review_downloads_and_chart_come_back_on_another_instance(
         assert data["stop_reason"] == "quality_sufficient"
         page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
         page.screenshot(path=output_dir / "storage-review-reopened-elsewhere.png")
-    finally:
-        first.stop()
-        second.stop()
 
 
 def test_rewrite_downloads_come_back_on_another_instance(
     browser: Browser, llm_server: ScriptedLLMServer, postgres_url: str, tmp_path: Path,
 ):  # fmt: skip
-    env = provider_env(llm_server) | {
-        "REQSTUDIO_DATABASE_URL": postgres_url,
-        "CHAINLIT_AUTH_SECRET": SHARED_SECRET,
-        "REWRITE_MAX_REVIEW_ROUNDS": "0",
-    }
+    env = shared_database_env(provider_env(llm_server), postgres_url)
+    env["REWRITE_MAX_REVIEW_ROUNDS"] = "0"
     original = tmp_path / "宠物医院.md"
     original.write_text(ORIGINAL_ZH, encoding="utf-8")
-    first = AppProcess(tmp_path / "a", env).start()
-    second = AppProcess(tmp_path / "b", env).start()
-    try:
+    with two_instances(tmp_path, env) as (first, second):
         llm_server.script(
-            outline_reply(SECTIONS, title="宠物医院预约系统", match="解决方案架构师"),
-            *(Reply(content=body, match=FILL_ZH) for body in BODIES),
+            outline_reply(SECTIONS_ZH, title="宠物医院预约系统", match="解决方案架构师"),
+            *(Reply(content=body, match=FILL_ZH) for body in BODIES_ZH),
         )
         page = open_page(browser, first.url)
-        review_switch_mode(page, "重写")
+        switch_mode(page, "重写")
         expect(page.get_by_text("已启用 重写 模式")).to_be_visible()
         attach(page, str(original))
         send(page, "请重写这份文档")
@@ -180,11 +160,8 @@ def test_rewrite_downloads_come_back_on_another_instance(
         with page.expect_download() as rewritten:
             page.get_by_text("rewritten.md").click()
         markdown = Path(rewritten.value.path()).read_text(encoding="utf-8")
-        assert markdown.startswith("# 宠物医院预约系统\n\n## 概述\n\n" + BODIES[0].strip())
+        assert markdown.startswith("# 宠物医院预约系统\n\n## 概述\n\n" + BODIES_ZH[0].strip())
         with page.expect_download() as structure:
             page.get_by_text("rewritten.json").click()
         data = json.loads(Path(structure.value.path()).read_text(encoding="utf-8"))
         assert data["rewritten_content"] == markdown
-    finally:
-        first.stop()
-        second.stop()

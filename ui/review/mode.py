@@ -51,13 +51,10 @@ async def offer_resume() -> None:
 
 def settings_widgets() -> list:
     settings = runtime().settings
+    pause = settings.review_pause_after_round  # after each round, for the user's edits
     return [
         rounds_slider("review_max_rounds", tr("settings_rounds"), settings.review_max_rounds),
-        Switch(
-            id="review_pause",
-            label=tr("settings_pause"),
-            initial=settings.review_pause_after_round,
-        ),
+        Switch(id="review_pause", label=tr("settings_pause"), initial=pause),
     ]
 
 

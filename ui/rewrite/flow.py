@@ -10,15 +10,9 @@ from typing import Any
 
 import chainlit as cl
 
-from agents.rewrite import (
-    DocumentStructure,
-    RewriteChain,
-    RewriteRequest,
-    RewriteResult,
-    RewriteStageError,
-)
-from agents.rewrite.chain import RewriteResumeError
-from agents.rewrite.errors import RewriteTooLarge
+from agents.rewrite.chain import RewriteChain, RewriteResumeError
+from agents.rewrite.errors import RewriteStageError, RewriteTooLarge
+from agents.rewrite.models import DocumentStructure, RewriteRequest, RewriteResult
 from agents.rewrite.sizes import context_sizes
 from agents.rewrite.state import RewriteOptions
 from reqstudio.errors import describe_failure

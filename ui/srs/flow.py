@@ -10,6 +10,7 @@ from pathlib import Path
 
 import chainlit as cl
 
+from agents.srs import events
 from agents.srs.decisions import DecisionError, HumanDecision
 from agents.srs.engine import SrsRequest, run_srs
 from agents.srs.events import (
@@ -184,7 +185,7 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
         await cl.Message(content=text).send()
 
 
-async def show_partial(document: cl.Message, partial: SrsResult | None, note: str) -> None:
+async def show_partial(document: cl.Message, partial: events.SrsResult | None, note: str) -> None:
     body = document.content
     if partial is not None and partial.requirements and not body:
         body = requirement_table(partial.requirements)
