@@ -22,15 +22,13 @@ from tests.postgres_support import PostgresServer
 from tests.socket_tabs import ScriptedLLMServer, Tab
 from tests.test_srs_instances import (
     DESCRIPTION,
-    EXPLORE,
-    PARSE,
     instances_env,
     leases,
     requests_for,
     resume_offer,
     script_the_rest,
 )
-from tests.test_srs_support import E_STORE, explore_reply, parse_reply
+from tests.test_srs_support import E_STORE, EXPLORE, PARSE, explore_reply, parse_reply
 
 SHARED_SECRET = "test-shared-secret-" + "x" * 40
 
