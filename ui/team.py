@@ -32,11 +32,10 @@ from agents.team.society import AgentSociety
 from agents.team.store import EventStore
 from reqstudio.errors import describe_failure
 from reqstudio.persistence import record_target
-from ui.modes import ModeSpec, catalog_texts
+from ui.modes import catalog_mode
 from ui.session import (
     persist_thread_state,
     runtime,
-    send_notice,
     top_level_message,
 )
 from ui.settings_panel import thread_factory
@@ -331,10 +330,6 @@ class TeamRunView:
         await closing.send()
 
 
-async def on_team_start() -> None:
-    await send_notice(tr("intro"))
-
-
 async def on_team_message(message: cl.Message) -> None:
     task = (message.content or "").strip()
     if not task:
@@ -363,9 +358,4 @@ async def on_team_message(message: cl.Message) -> None:
         await persist_thread_state()
 
 
-TEAM_MODE = ModeSpec(
-    id="Team",
-    **catalog_texts("team"),
-    on_message=on_team_message,
-    on_start=on_team_start,
-)
+TEAM_MODE = catalog_mode("Team", on_message=on_team_message)
