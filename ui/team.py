@@ -159,13 +159,7 @@ def society_details(society: AgentSociety) -> str:
 
 def intro_line(event: Introduced) -> str:
     via = tr("via", via=event.forwarded_from) if event.forwarded_from else ""
-    return tr(
-        "intro_line",
-        introducer=event.introducer,
-        target=event.target,
-        requester=event.requester,
-        via=via,
-    )
+    return tr("intro_line", **event.model_dump(), via=via)  # introducer, target, requester
 
 
 def stats_markdown(done: RunFinished) -> str:
@@ -232,15 +226,7 @@ class TeamRunView:
                 spec = (
                     tr("with_spec") + "\n\n" + card_markdown(event.interface_spec, event.role_name)
                 )
-            await self.note(
-                tr(
-                    "role_created",
-                    by=event.by,
-                    role=event.role_name,
-                    duties=event.duties,
-                    spec=spec,
-                )
-            )
+            await self.note(tr("role_created", **event.model_dump(), spec=spec))
         elif isinstance(event, ContactAdded):
             await self.picture.changed()
         elif isinstance(event, Introduced):
