@@ -15,15 +15,7 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.srs.decisions import (
-    AddRequirement,
-    DecisionError,
-    EditRequirement,
-    HumanDecision,
-    OverrideScore,
-    RemoveRequirement,
-    parse_commands,
-)
+from agents.srs import decisions
 from agents.srs.engine import SrsRequest, paused_run, pending_resume
 from agents.srs.events import DecisionApplied, NodeFinished, Paused
 from tests import test_srs_support as srs
@@ -82,7 +74,7 @@ async def test_the_decision_shapes_the_next_round_and_is_logged(llm_server, fact
     logs = tmp_path / "logs"
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
 
-        async def resume(decision: HumanDecision) -> list:
+        async def resume(decision: decisions.HumanDecision) -> list:
             return await srs.collect(
                 REQUEST,
                 factory,
@@ -97,12 +89,12 @@ async def test_the_decision_shapes_the_next_round_and_is_logged(llm_server, fact
             REQUEST, factory, checkpointer=saver, thread_id="p2", log_dir=logs
         )
         assert isinstance(first[-1], Paused)
-        decision = HumanDecision(
+        decision = decisions.HumanDecision(
             actions=[
-                EditRequirement(id="FR-02", content="Cancel an order within 24 hours."),
-                RemoveRequirement(id="FR-03"),
-                AddRequirement(content="Pay by card."),
-                OverrideScore(id="FR-01", score=-2),  # the user disagrees with ReqClarify
+                decisions.EditRequirement(id="FR-02", content="Cancel an order within 24 hours."),
+                decisions.RemoveRequirement(id="FR-03"),
+                decisions.AddRequirement(content="Pay by card."),
+                decisions.OverrideScore(id="FR-01", score=-2),  # the user disagrees with ReqClarify
             ],
             text="(typed)",
         )
@@ -114,7 +106,7 @@ async def test_the_decision_shapes_the_next_round_and_is_logged(llm_server, fact
         }
         paused = second[-1]
         assert isinstance(paused, Paused) and paused.round == 2 and paused.last_round
-        accepted = await resume(HumanDecision())
+        accepted = await resume(decisions.HumanDecision())
     result = srs.finished(accepted)
     # Round 2's ReqExplore worked on the user's list: the edit, the new item, not FR-03, and
     # FR-01 (-2 by the user) among the removed, no longer frozen.
@@ -154,10 +146,13 @@ async def test_an_unknown_id_refuses_the_whole_decision(llm_server, factory, tmp
     llm_server.script(*first_round())
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
         await srs.collect(REQUEST, factory, checkpointer=saver, thread_id="p3")
-        decision = HumanDecision(
-            actions=[RemoveRequirement(id="FR-02"), EditRequirement(id="FR-09", content="x")]
+        decision = decisions.HumanDecision(
+            actions=[
+                decisions.RemoveRequirement(id="FR-02"),
+                decisions.EditRequirement(id="FR-09", content="x"),
+            ]
         )
-        with pytest.raises(DecisionError) as refused:
+        with pytest.raises(decisions.DecisionError) as refused:
             await srs.collect(
                 REQUEST, factory, checkpointer=saver, thread_id="p3", resume=True, decision=decision
             )
@@ -191,7 +186,7 @@ async def test_a_score_override_brings_back_an_item_the_round_removed(
             checkpointer=saver,
             thread_id="p4",
             resume=True,
-            decision=parse_commands("score fr-02 2"),
+            decision=decisions.parse_commands("score fr-02 2"),
         )
     result = srs.finished(events)
     assert [r.id for r in result.requirements] == ["FR-01", "FR-02"]
@@ -199,7 +194,8 @@ async def test_a_score_override_brings_back_an_item_the_round_removed(
 
 
 def test_the_command_language():
-    decision = parse_commands(
+    parse = decisions.parse_commands
+    decision = parse(
         "edit FR-02 Cancel within 24 h\n\nremove FR-03\nadd Pay by card.\n"
         "add NFR-05 Pages load in 2 s.\nscore FR-01 +2\naccept\n删除 FR-04\n"
     )
@@ -211,10 +207,10 @@ def test_the_command_language():
         {"action": "score", "id": "FR-01", "score": 2},
         {"action": "remove", "id": "FR-04"},
     ]
-    assert parse_commands("").accepted_as_is and parse_commands("accept\n").accepted_as_is
+    assert parse("").accepted_as_is and parse("accept\n").accepted_as_is
     for bad in ("score FR-01 5", "edit FR-01", "frobnicate", "remove FR-01 and more"):
-        with pytest.raises(DecisionError, match="is not a command"):
-            parse_commands(bad)
+        with pytest.raises(decisions.DecisionError, match="is not a command"):
+            parse(bad)
 
 
 RESUME_SCRIPT = textwrap.dedent(
