@@ -17,7 +17,18 @@ from agents.team.events import (
 )
 from agents.team.society import AgentSociety
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
-from tests.test_team_run import answer, me, requests_of, role, run_team, send, spawn, turn
+from tests.test_team_run import (
+    analysts,
+    answer,
+    me,
+    requests_of,
+    role,
+    run_team,
+    send,
+    spawn,
+    stored_run,
+    turn,
+)
 
 
 def tokens(events) -> list[str]:
@@ -237,8 +248,7 @@ async def test_a_childs_plain_text_reply_reaches_its_parent_marked_as_forwarded(
     factory, llm_server: ScriptedLLMServer
 ):
     llm_server.script(
-        *turn("root", role("分析师"), spawn("分析师"), match="纯文本转交"),
-        Reply(match=me("agent-1"), content="FR-1 用户可以用学号登录。"),
+        *analysts("纯文本转交", 1, content="FR-1 用户可以用学号登录。"),
         answer("FR-1 用户可以用学号登录。", "纯文本转交"),
     )
     _, events = await run_team(factory, "纯文本转交")
@@ -279,10 +289,7 @@ async def test_a_child_that_delivered_something_is_not_forwarded_again(
 async def test_a_broken_scheduler_still_ends_the_run_with_a_record(
     factory, llm_server: ScriptedLLMServer, tmp_path
 ):
-    from agents.team import EventStore, TeamConfig, TeamRun
-
-    store = EventStore.in_data_dir(tmp_path)
-    run = TeamRun(factory, TeamConfig(), store=store)
+    store, run = stored_run(factory, tmp_path)
 
     def broken() -> list[str]:
         raise RuntimeError("scheduler bug")
