@@ -188,6 +188,15 @@ def wait_until_loaded(page: Page) -> None:
     page.wait_for_load_state("networkidle", timeout=60_000)
 
 
+def open_thread(browser: Browser, url: str, first_message: str) -> Page:
+    """Open the app at `url` (zh-CN) and, from the history, the thread whose name holds
+    `first_message`, once its messages are loaded."""
+    page = open_page(browser, url)
+    page.locator("#thread-history").get_by_text(first_message, exact=False).click()
+    wait_until_loaded(page)
+    return page
+
+
 def wait_until_idle(page: Page) -> None:
     """Until the running task has ended: an answer shows in the browser before its handler
     has stored the turn (memory, thread metadata); closing the page or stopping the app
