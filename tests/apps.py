@@ -110,3 +110,14 @@ def two_instances(folder: Path, env: dict[str, str]) -> Iterator[tuple[AppProces
     finally:
         first.stop()
         second.stop()
+
+
+@contextmanager
+def running_app(data_dir: Path, env: dict[str, str]) -> Iterator[AppProcess]:
+    """One app process with `env` and the data folder `data_dir`, stopped at the end (a test
+    that restarts the app opens a second one on the same folder)."""
+    process = AppProcess(data_dir, env).start()
+    try:
+        yield process
+    finally:
+        process.stop()

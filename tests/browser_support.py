@@ -188,6 +188,15 @@ def wait_until_loaded(page: Page) -> None:
     page.wait_for_load_state("networkidle", timeout=60_000)
 
 
+def open_thread(browser: Browser, url: str, first_message: str) -> Page:
+    """Open the app at `url` (zh-CN) and, from the history, the thread whose name holds
+    `first_message`, once its messages are loaded."""
+    page = open_page(browser, url)
+    page.locator("#thread-history").get_by_text(first_message, exact=False).click()
+    wait_until_loaded(page)
+    return page
+
+
 def wait_until_idle(page: Page) -> None:
     """Until the running task has ended: an answer shows in the browser before its handler
     has stored the turn (memory, thread metadata); closing the page or stopping the app
@@ -261,6 +270,36 @@ def switch_mode(page: Page, title: str, *, confirm: bool = False) -> None:
     page.get_by_role("option", name=title).click()
     if confirm:
         page.get_by_role("dialog").get_by_role("button", name="确认").click()
+
+
+def turn_on(page: Page, switch_id: str, confirm: str = "Confirm") -> None:
+    """Turn a switch on in the settings panel (⚙) and confirm (`confirm`: the button's label in
+    the page's language)."""
+    page.locator("#chat-settings-open-modal").click()
+    page.locator(f"#{switch_id}").click()
+    page.get_by_role("button", name=confirm).click()
+
+
+def start_paused_review(page: Page, document: Path) -> None:
+    """In a chat with no messages yet (en-US): switch to Review mode, turn on its pause after
+    each round, attach the document, see it taken and ask for the review."""
+    switch_mode(page, "Review")
+    expect(page.get_by_text("Review mode is on")).to_be_visible()
+    turn_on(page, "review_pause")
+    attach(page, str(document))
+    composer = page.locator("#chat-input").locator("xpath=../../..")
+    expect(composer.get_by_text(document.name)).to_be_visible()
+    send(page, "Review this")
+
+
+def start_paused_srs_run(page: Page, description: str, reference: Path) -> None:
+    """In a chat with no messages yet (en-US): switch to SRS mode, turn on its pause after each
+    ReqClarify round, attach the reference SRS and send the system's description."""
+    switch_mode(page, "SRS")
+    expect(page.get_by_text("SRS mode is on")).to_be_visible()
+    turn_on(page, "srs_pause")
+    attach(page, str(reference))
+    send(page, description)
 
 
 def start_srs_run(page: Page, description: str, reference: Path) -> None:

@@ -139,5 +139,21 @@ def author_reply(agent_id: str, body: str, **kw: Any) -> Reply:
     return Reply(content=body, match=f'<section id="{agent_id}"', **kw)
 
 
+def two_rounds(finding: dict, revision: Reply) -> list[Reply]:
+    """A review that ends after two rounds: the red team's `finding`, an author's `revision`,
+    then a round that finds only a low-priority issue in sec-04, with no conflicts."""
+    return [
+        red_reply(finding),
+        blue_reply(),
+        client_reply(),
+        judge_reply(),
+        revision,
+        red_reply(improvement("sec-04", "low")),
+        blue_reply(),
+        client_reply(),
+        judge_reply(conflicts=False),
+    ]
+
+
 def requests_for(server, marker: str) -> list[str]:
     return server.texts_with(marker)

@@ -7,23 +7,34 @@ import os
 import sqlite3
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.apps import AppProcess
+from tests.apps import AppProcess, running_app
 from tests.browser_support import provider_env
 from tests.scripted_server import ScriptedLLMServer
+
+TWO_USERS = "alice:alice-pass,bob:bob-pass"
+
+
+@contextmanager
+def scripted_app(folder: Path, **settings: str) -> Iterator[AppProcess]:
+    """The app on a scripted provider, with `settings` added to its environment, its data in
+    `folder`/data; stopped at the end."""
+    with (
+        ScriptedLLMServer() as server,
+        running_app(folder / "data", provider_env(server) | settings) as process,
+    ):
+        yield process
 
 
 @pytest.fixture(scope="module")
 def two_user_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
-    with ScriptedLLMServer() as server:
-        env = provider_env(server) | {"REQSTUDIO_USERS": "alice:alice-pass,bob:bob-pass"}
-        process = AppProcess(tmp_path_factory.mktemp("guards") / "data", env).start()
+    with scripted_app(tmp_path_factory.mktemp("guards"), REQSTUDIO_USERS=TWO_USERS) as process:
         yield process
-        process.stop()
 
 
 def signed_in(app: AppProcess, user: str) -> httpx.Client:
@@ -123,17 +134,15 @@ def test_a_page_of_another_origin_gets_nothing_with_the_users_cookie(two_user_ap
 
 
 def test_listed_origins_are_accepted(tmp_path: Path):
-    with ScriptedLLMServer() as server:
-        env = provider_env(server) | {"REQSTUDIO_ALLOWED_ORIGINS": "https://intranet.example.com"}
-        app = AppProcess(tmp_path / "data", env).start()
-        try:
-            with httpx.Client(base_url=app.url, timeout=10) as client:
-                listed = {"Origin": "https://intranet.example.com"}
-                assert client.get("/project/settings", headers=listed).status_code != 403
-                other = {"Origin": "https://evil.example.com"}
-                assert client.get("/project/settings", headers=other).status_code == 403
-        finally:
-            app.stop()
+    allowed = "https://intranet.example.com"
+    with (
+        scripted_app(tmp_path, REQSTUDIO_ALLOWED_ORIGINS=allowed) as app,
+        httpx.Client(base_url=app.url, timeout=10) as client,
+    ):
+        listed = {"Origin": allowed}
+        assert client.get("/project/settings", headers=listed).status_code != 403
+        other = {"Origin": "https://evil.example.com"}
+        assert client.get("/project/settings", headers=other).status_code == 403
 
 
 def test_the_data_folder_and_its_files_are_the_owners_alone(two_user_app):
@@ -195,32 +204,25 @@ def test_the_session_cookie_sticks_over_plain_http_and_is_secure_over_https(
 
 
 def test_failed_sign_ins_are_limited_per_user_and_address_and_logged(tmp_path: Path):
-    with ScriptedLLMServer() as server:
-        env = provider_env(server) | {"REQSTUDIO_USERS": "alice:alice-pass,bob:bob-pass"}
-        app = AppProcess(tmp_path / "data", env).start()
-        try:
-            with httpx.Client(base_url=app.url, timeout=10) as client:
-                wrong = [
-                    client.post("/login", data={"username": "alice", "password": f"guess-{n}"})
-                    for n in range(8)
-                ]
-                # names guessed from the same address, five tries each: twenty failures
-                for name in ("carol", "dave", "erin"):
-                    for n in range(5):
-                        client.post("/login", data={"username": name, "password": f"guess-{n}"})
-                good = client.post("/login", data={"username": "alice", "password": "alice-pass"})
-                # the address tried twenty times: bob is refused from it too
-                bob_here = client.post("/login", data={"username": "bob", "password": "bob-pass"})
-            elsewhere = httpx.HTTPTransport(local_address="127.0.0.2")
-            with httpx.Client(base_url=app.url, transport=elsewhere, timeout=10) as client:
-                bob_elsewhere = client.post(
-                    "/login", data={"username": "bob", "password": "bob-pass"}
-                )
-                alice_elsewhere = client.post(
-                    "/login", data={"username": "alice", "password": "alice-pass"}
-                )
-        finally:
-            app.stop()
+    with scripted_app(tmp_path, REQSTUDIO_USERS=TWO_USERS) as app:
+        with httpx.Client(base_url=app.url, timeout=10) as client:
+            wrong = [
+                client.post("/login", data={"username": "alice", "password": f"guess-{n}"})
+                for n in range(8)
+            ]
+            # names guessed from the same address, five tries each: twenty failures
+            for name in ("carol", "dave", "erin"):
+                for n in range(5):
+                    client.post("/login", data={"username": name, "password": f"guess-{n}"})
+            good = client.post("/login", data={"username": "alice", "password": "alice-pass"})
+            # the address tried twenty times: bob is refused from it too
+            bob_here = client.post("/login", data={"username": "bob", "password": "bob-pass"})
+        elsewhere = httpx.HTTPTransport(local_address="127.0.0.2")
+        with httpx.Client(base_url=app.url, transport=elsewhere, timeout=10) as client:
+            bob_elsewhere = client.post("/login", data={"username": "bob", "password": "bob-pass"})
+            alice_elsewhere = client.post(
+                "/login", data={"username": "alice", "password": "alice-pass"}
+            )
     codes = [reply.status_code for reply in wrong]
     assert codes == [401] * 5 + [429] * 3  # five in a row for one name, then refused
     assert good.status_code == 429 and int(good.headers["retry-after"]) > 0

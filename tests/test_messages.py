@@ -96,7 +96,7 @@ def module_name(path: Path) -> str:
 
 def used_keys() -> list[tuple[str, str]]:
     """(where, key) for every literal key the code looks up: `tr("key")`, `tr.get("key", …)`,
-    `text("ns.key", …)`, `both("ns.key")`, and a mode's `catalog_texts("ns")`; an f-string key
+    `text("ns.key", …)`, `both("ns.key")`, and a mode's `catalog_texts("ns")` or `catalog_mode("Ns")`; an f-string key
     counts by its constant start (`tr(f"status_{s}")` needs some `review.status_…`)."""
     trees = {module_name(p): ast.parse(p.read_text(encoding="utf-8")) for p in CODE}
     own = {name: catalog_names(tree) for name, tree in trees.items()}
@@ -118,6 +118,10 @@ def used_keys() -> list[tuple[str, str]]:
             elif isinstance(func, ast.Name) and func.id == "catalog_texts":
                 if isinstance(first, ast.Constant):
                     found.append((name, f"{first.value}.mode.title"))
+                continue
+            elif isinstance(func, ast.Name) and func.id == "catalog_mode":
+                if isinstance(first, ast.Constant):  # the texts under the id in lower case
+                    found.append((name, f"{first.value.lower()}.mode.title"))
                 continue
             else:
                 continue

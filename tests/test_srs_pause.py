@@ -15,31 +15,10 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.srs.decisions import (
-    AddRequirement,
-    DecisionError,
-    EditRequirement,
-    HumanDecision,
-    OverrideScore,
-    RemoveRequirement,
-    parse_commands,
-)
+from agents.srs import decisions
 from agents.srs.engine import SrsRequest, paused_run, pending_resume
 from agents.srs.events import DecisionApplied, NodeFinished, Paused
-from tests.test_srs_support import (
-    CLARIFY,
-    DOC,
-    EXPLORE,
-    clarify_reply,
-    collect,
-    doc_reply,
-    explore_reply,
-    finished,
-    node_sequence,
-    parse_reply,
-    prompts_for,
-    section,
-)
+from tests import test_srs_support as srs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,29 +32,29 @@ REQUEST = SrsRequest(
 
 def first_round() -> list:
     return [
-        parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
-        explore_reply(
+        srs.parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        srs.explore_reply(
             ("FR-01", "Place an order."),
             ("FR-02", "Cancel an order."),
             ("FR-03", "Rate a product."),
         ),
-        clarify_reply(FR_01=1, FR_02=0, FR_03=-1),
+        srs.clarify_reply(FR_01=1, FR_02=0, FR_03=-1),
     ]
 
 
 def listed(prompt: str, heading: str) -> dict[str, str]:
     """The JSON list a prompt shows under `heading`, as {id: content}."""
-    text = section(prompt, heading, "]").split("[", 1)[1]
+    text = srs.section(prompt, heading, "]").split("[", 1)[1]
     return {it["id"]: it["content"] for it in json.loads("[" + text + "]")}
 
 
 async def test_the_run_pauses_after_clarify_with_the_scored_list(llm_server, factory, tmp_path):
     llm_server.script(*first_round())
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
-        events = await collect(REQUEST, factory, checkpointer=saver, thread_id="p1")
+        events = await srs.collect(REQUEST, factory, checkpointer=saver, thread_id="p1")
         paused = events[-1]
         assert isinstance(paused, Paused), paused
-        assert node_sequence(events) == ["ReqParse", "ReqExplore", "ReqClarify"]
+        assert srs.node_sequence(events) == ["ReqParse", "ReqExplore", "ReqClarify"]
         assert paused.round == 1 and not paused.last_round
         rows = {r.id: (r.score, r.status) for r in paused.requirements}
         assert rows == {"FR-01": (1, "frozen"), "FR-02": (0, "open"), "FR-03": (-1, "open")}
@@ -88,32 +67,38 @@ async def test_the_run_pauses_after_clarify_with_the_scored_list(llm_server, fac
 async def test_the_decision_shapes_the_next_round_and_is_logged(llm_server, factory, tmp_path):
     llm_server.script(
         *first_round(),
-        explore_reply(("FR-02", "Cancel an order before it ships.")),
-        clarify_reply(FR_02=1, FR_04=0),
-        doc_reply(),
+        srs.explore_reply(("FR-02", "Cancel an order before it ships.")),
+        srs.clarify_reply(FR_02=1, FR_04=0),
+        srs.doc_reply(),
     )
     logs = tmp_path / "logs"
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
-        first = await collect(REQUEST, factory, checkpointer=saver, thread_id="p2", log_dir=logs)
+
+        async def resume(decision: decisions.HumanDecision) -> list:
+            return await srs.collect(
+                REQUEST,
+                factory,
+                checkpointer=saver,
+                thread_id="p2",
+                resume=True,
+                log_dir=logs,
+                decision=decision,
+            )
+
+        first = await srs.collect(
+            REQUEST, factory, checkpointer=saver, thread_id="p2", log_dir=logs
+        )
         assert isinstance(first[-1], Paused)
-        decision = HumanDecision(
+        decision = decisions.HumanDecision(
             actions=[
-                EditRequirement(id="FR-02", content="Cancel an order within 24 hours."),
-                RemoveRequirement(id="FR-03"),
-                AddRequirement(content="Pay by card."),
-                OverrideScore(id="FR-01", score=-2),  # the user disagrees with ReqClarify
+                decisions.EditRequirement(id="FR-02", content="Cancel an order within 24 hours."),
+                decisions.RemoveRequirement(id="FR-03"),
+                decisions.AddRequirement(content="Pay by card."),
+                decisions.OverrideScore(id="FR-01", score=-2),  # the user disagrees with ReqClarify
             ],
             text="(typed)",
         )
-        second = await collect(
-            REQUEST,
-            factory,
-            checkpointer=saver,
-            thread_id="p2",
-            resume=True,
-            log_dir=logs,
-            decision=decision,
-        )
+        second = await resume(decision)
         applied = next(e for e in second if isinstance(e, DecisionApplied))
         assert applied.changes["added"] == ["FR-04"]
         assert applied.changes["removed"] == ["FR-03"] and applied.changes["scores"] == {
@@ -121,19 +106,11 @@ async def test_the_decision_shapes_the_next_round_and_is_logged(llm_server, fact
         }
         paused = second[-1]
         assert isinstance(paused, Paused) and paused.round == 2 and paused.last_round
-        accepted = await collect(
-            REQUEST,
-            factory,
-            checkpointer=saver,
-            thread_id="p2",
-            resume=True,
-            log_dir=logs,
-            decision=HumanDecision(),
-        )
-    result = finished(accepted)
+        accepted = await resume(decisions.HumanDecision())
+    result = srs.finished(accepted)
     # Round 2's ReqExplore worked on the user's list: the edit, the new item, not FR-03, and
     # FR-01 (-2 by the user) among the removed, no longer frozen.
-    explore = prompts_for(llm_server, EXPLORE)[1]
+    explore = srs.prompts_for(llm_server, srs.EXPLORE)[1]
     assert listed(explore, "Unfrozen & Non-removed List (JSON):") == {
         "FR-02": "Cancel an order within 24 hours.",
         "FR-04": "Pay by card.",
@@ -143,11 +120,11 @@ async def test_the_decision_shapes_the_next_round_and_is_logged(llm_server, fact
         "FR-03",
     }
     assert listed(explore, "[(Read-only) Frozen List]:") == {}
-    clarify = prompts_for(llm_server, CLARIFY)[1]
+    clarify = srs.prompts_for(llm_server, srs.CLARIFY)[1]
     assert set(listed(clarify, "Requirements to Score (unfrozen) List:")) == {"FR-02", "FR-04"}
     assert [r.id for r in result.requirements] == ["FR-02", "FR-04"]
     assert set(result.removed_ids) == {"FR-01", "FR-03"}
-    assert "Pay by card." in prompts_for(llm_server, DOC)[0]
+    assert "Pay by card." in srs.prompts_for(llm_server, srs.DOC)[0]
     # The log holds both decisions, as agent "User", between the rounds.
     agents = [entry["agent"] for entry in result.logs]
     assert agents == [
@@ -168,12 +145,15 @@ async def test_the_decision_shapes_the_next_round_and_is_logged(llm_server, fact
 async def test_an_unknown_id_refuses_the_whole_decision(llm_server, factory, tmp_path):
     llm_server.script(*first_round())
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
-        await collect(REQUEST, factory, checkpointer=saver, thread_id="p3")
-        decision = HumanDecision(
-            actions=[RemoveRequirement(id="FR-02"), EditRequirement(id="FR-09", content="x")]
+        await srs.collect(REQUEST, factory, checkpointer=saver, thread_id="p3")
+        decision = decisions.HumanDecision(
+            actions=[
+                decisions.RemoveRequirement(id="FR-02"),
+                decisions.EditRequirement(id="FR-09", content="x"),
+            ]
         )
-        with pytest.raises(DecisionError) as refused:
-            await collect(
+        with pytest.raises(decisions.DecisionError) as refused:
+            await srs.collect(
                 REQUEST, factory, checkpointer=saver, thread_id="p3", resume=True, decision=decision
             )
         assert str(refused.value) == "not in the requirement list: FR-09; nothing was applied"
@@ -188,33 +168,34 @@ async def test_a_score_override_brings_back_an_item_the_round_removed(
     llm_server, factory, tmp_path
 ):
     llm_server.script(
-        parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
-        explore_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
-        clarify_reply(FR_01=0, FR_02=-2),
-        doc_reply(),
+        srs.parse_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        srs.explore_reply(("FR-01", "Place an order."), ("FR-02", "Cancel an order.")),
+        srs.clarify_reply(FR_01=0, FR_02=-2),
+        srs.doc_reply(),
     )
     request = REQUEST.model_copy(update={"max_iterations": 2})
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "srs.sqlite")) as saver:
-        paused = (await collect(request, factory, checkpointer=saver, thread_id="p4"))[-1]
+        paused = (await srs.collect(request, factory, checkpointer=saver, thread_id="p4"))[-1]
         assert {r.id: r.status for r in paused.requirements} == {
             "FR-01": "open",
             "FR-02": "removed",
         }
-        events = await collect(
+        events = await srs.collect(
             request,
             factory,
             checkpointer=saver,
             thread_id="p4",
             resume=True,
-            decision=parse_commands("score fr-02 2"),
+            decision=decisions.parse_commands("score fr-02 2"),
         )
-    result = finished(events)
+    result = srs.finished(events)
     assert [r.id for r in result.requirements] == ["FR-01", "FR-02"]
     assert result.frozen_ids == ["FR-02"] and result.removed_ids == []
 
 
 def test_the_command_language():
-    decision = parse_commands(
+    parse = decisions.parse_commands
+    decision = parse(
         "edit FR-02 Cancel within 24 h\n\nremove FR-03\nadd Pay by card.\n"
         "add NFR-05 Pages load in 2 s.\nscore FR-01 +2\naccept\n删除 FR-04\n"
     )
@@ -226,10 +207,10 @@ def test_the_command_language():
         {"action": "score", "id": "FR-01", "score": 2},
         {"action": "remove", "id": "FR-04"},
     ]
-    assert parse_commands("").accepted_as_is and parse_commands("accept\n").accepted_as_is
+    assert parse("").accepted_as_is and parse("accept\n").accepted_as_is
     for bad in ("score FR-01 5", "edit FR-01", "frobnicate", "remove FR-01 and more"):
-        with pytest.raises(DecisionError, match="is not a command"):
-            parse_commands(bad)
+        with pytest.raises(decisions.DecisionError, match="is not a command"):
+            parse(bad)
 
 
 RESUME_SCRIPT = textwrap.dedent(
@@ -265,10 +246,12 @@ async def test_a_pause_is_resumed_by_another_process(llm_server, factory, tmp_pa
     db, logs = tmp_path / "srs.sqlite", tmp_path / "logs"
     async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
         paused = (
-            await collect(request, factory, checkpointer=saver, thread_id="restart", log_dir=logs)
+            await srs.collect(
+                request, factory, checkpointer=saver, thread_id="restart", log_dir=logs
+            )
         )[-1]
     assert isinstance(paused, Paused) and paused.last_round
-    llm_server.script(doc_reply())
+    llm_server.script(srs.doc_reply())
     # A new process (as after an app restart) resumes from the SQLite file with the decision.
     done = subprocess.run(
         [sys.executable, "-c", RESUME_SCRIPT, llm_server.base_url, str(db), str(logs)],
@@ -285,7 +268,7 @@ async def test_a_pause_is_resumed_by_another_process(llm_server, factory, tmp_pa
     assert not any(e["type"] == "node_finished" and e["agent"] == "ReqClarify" for e in events)
     result = events[-1]["result"]
     assert [r["id"] for r in result["requirements"]] == ["FR-01", "FR-02"]
-    assert "Cancel an order within 24 hours." in prompts_for(llm_server, DOC)[0]
+    assert "Cancel an order within 24 hours." in srs.prompts_for(llm_server, srs.DOC)[0]
     # the resumed process's result carries the whole log, the first process's part included
     assert [e["agent"] for e in result["logs"]] == [
         "ReqParse", "ReqExplore", "ReqClarify", "User", "DocGenerate",
@@ -294,11 +277,11 @@ async def test_a_pause_is_resumed_by_another_process(llm_server, factory, tmp_pa
 
 
 async def test_pausing_is_off_by_default(llm_server, factory):
-    llm_server.script(*first_round(), doc_reply())
+    llm_server.script(*first_round(), srs.doc_reply())
     request = REQUEST.model_copy(update={"pause_after_round": False, "max_iterations": 2})
-    events = await collect(request, factory)
+    events = await srs.collect(request, factory)
     assert not any(isinstance(e, Paused | DecisionApplied) for e in events)
-    assert finished(events).completed
+    assert srs.finished(events).completed
     assert [e.agent for e in events if isinstance(e, NodeFinished)][-1] == "DocGenerate"
 
 
@@ -329,9 +312,9 @@ def run_interactive(llm_server, tmp_path: Path, stdin: str, *args: str):
 def test_cli_interactive_reads_the_decision_from_piped_stdin(llm_server, tmp_path):
     llm_server.script(
         *first_round(),
-        explore_reply(("FR-02", "Cancel an order before it ships.")),
-        clarify_reply(FR_02=1, FR_04=0),
-        doc_reply(),
+        srs.explore_reply(("FR-02", "Cancel an order before it ships.")),
+        srs.clarify_reply(FR_02=1, FR_04=0),
+        srs.doc_reply(),
     )
     # Round 1: a line naming an unknown id refuses that block (nothing applied), the next
     # block is applied; round 2: the end of the input accepts.
@@ -347,7 +330,7 @@ def test_cli_interactive_reads_the_decision_from_piped_stdin(llm_server, tmp_pat
     assert "reqstudio: not in the requirement list: FR-09; nothing was applied" in err
     assert "[User] round 1: edited FR-02; removed FR-03; added FR-04; score FR-01 +0" in err
     assert "[User] round 2: list accepted as it is" in err
-    explore = prompts_for(llm_server, EXPLORE)[1]
+    explore = srs.prompts_for(llm_server, srs.EXPLORE)[1]
     assert listed(explore, "Unfrozen & Non-removed List (JSON):") == {
         "FR-01": "Place an order.",  # unfrozen by the user's score 0
         "FR-02": "Cancel an order within 24 hours.",
@@ -363,11 +346,11 @@ def test_cli_interactive_reads_the_decision_from_piped_stdin(llm_server, tmp_pat
 def test_cli_interactive_with_no_input_accepts_every_round(llm_server, tmp_path):
     llm_server.script(
         *first_round(),
-        explore_reply(("FR-02", "Cancel an order before it ships.")),
-        clarify_reply(FR_02=1),
-        doc_reply(),
+        srs.explore_reply(("FR-02", "Cancel an order before it ships.")),
+        srs.clarify_reply(FR_02=1),
+        srs.doc_reply(),
     )
     done = run_interactive(llm_server, tmp_path, "")
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("list accepted as it is") == 2
-    assert "Rate a product." in prompts_for(llm_server, EXPLORE)[1]
+    assert "Rate a product." in srs.prompts_for(llm_server, srs.EXPLORE)[1]

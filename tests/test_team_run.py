@@ -4,6 +4,7 @@ their tool calls), the society and scheduler are the real ones."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from agents.team import EventStore, TeamConfig, TeamRun
 from agents.team.events import (
@@ -79,6 +80,22 @@ def requests_of(server: ScriptedLLMServer, agent_id: str) -> list[list[dict]]:
         for r in server.requests
         if me(agent_id) in str(r["messages"][0].get("content"))
     ]
+
+
+def analysts(task: str, count: int, **reply: Any) -> list[Reply]:
+    """Root defines the role 分析师 for `task` and spawns `count` analysts; each (agent-1,
+    agent-2, …) answers once with `reply` (content, delay, fault)."""
+    spawns = [spawn("分析师") for _ in range(count)]
+    return [
+        *turn("root", role("分析师"), *spawns, match=task),
+        *(Reply(match=me(f"agent-{n}"), **reply) for n in range(1, count + 1)),
+    ]
+
+
+def stored_run(factory, data_dir) -> tuple[EventStore, TeamRun]:
+    """A run with the default limits whose events are saved in `data_dir`."""
+    store = EventStore.in_data_dir(data_dir)
+    return store, TeamRun(factory, TeamConfig(), store=store)
 
 
 async def run_team(factory, task: str, store=None, **config) -> tuple[TeamRun, list]:
@@ -239,13 +256,8 @@ async def test_the_token_and_message_limits_end_the_run(factory, llm_server: Scr
 async def test_stop_cancels_every_agent_and_keeps_the_record(
     factory, llm_server: ScriptedLLMServer, tmp_path
 ):
-    llm_server.script(
-        *turn("root", role("分析师"), spawn("分析师"), spawn("分析师"), match="停止测试"),
-        Reply(match=me("agent-1"), content="慢", delay=5),
-        Reply(match=me("agent-2"), content="慢", delay=5),
-    )
-    store = EventStore.in_data_dir(tmp_path)
-    run = TeamRun(factory, TeamConfig(), store=store)
+    llm_server.script(*analysts("停止测试", 2, content="慢", delay=5))
+    store, run = stored_run(factory, tmp_path)
     seen = []
     async for event in run.events("停止测试"):
         seen.append(event)
@@ -272,13 +284,8 @@ async def test_root_ending_without_answering_the_user_is_idle_and_its_words_are_
 async def test_agents_with_messages_run_at_once_and_each_event_is_saved_as_it_happens(
     factory, llm_server: ScriptedLLMServer, tmp_path
 ):
-    llm_server.script(
-        *turn("root", role("分析师"), spawn("分析师"), spawn("分析师"), match="并发测试"),
-        Reply(match=me("agent-1"), content="完成。", delay=0.5),
-        Reply(match=me("agent-2"), content="完成。", delay=0.5),
-    )
-    store = EventStore.in_data_dir(tmp_path)
-    run = TeamRun(factory, TeamConfig(), store=store)
+    llm_server.script(*analysts("并发测试", 2, content="完成。", delay=0.5))
+    store, run = stored_run(factory, tmp_path)
     saved_before_the_end = None
     async for event in run.events("并发测试"):
         if isinstance(event, MessageDelivered) and event.message["to"] == "agent-2":
@@ -358,8 +365,7 @@ async def test_a_child_whose_model_fails_is_reported_to_its_parent(
     factory, llm_server: ScriptedLLMServer
 ):
     llm_server.script(
-        *turn("root", role("分析师"), spawn("分析师"), match="子失败测试"),
-        Reply(match=me("agent-1"), fault="401"),
+        *analysts("子失败测试", 1, fault="401"),
         answer("分析师失败了，需求未完成。", "子失败测试"),
     )
     _, events = await run_team(factory, "子失败测试")

@@ -21,7 +21,7 @@ from tools.confirmation import guard_side_effects
 from tools.mcp_tools import McpConfigError, McpToolbox, SharedMcpServers, resolve_mcp_config
 from tools.web_search import WebSearch, load_backend
 from ui.edits import regenerate_action
-from ui.modes import ModeSpec, catalog_texts
+from ui.modes import catalog_mode
 from ui.session import (
     finish_step,
     open_top_level_step,
@@ -368,10 +368,9 @@ async def on_agent_message(message: cl.Message) -> None:
         await persist_thread_state()
 
 
-AGENT_MODE = ModeSpec(
-    id="Agent",
+AGENT_MODE = catalog_mode(
+    "Agent",
     editable=True,
-    **catalog_texts("agent"),
     on_message=on_agent_message,
     on_start=on_agent_start,
     on_resume=on_agent_resume,

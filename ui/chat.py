@@ -14,7 +14,7 @@ from reqstudio.errors import describe_failure
 from reqstudio.llm import embedded_max_tokens
 from reqstudio.usage import UsageTracker
 from ui.edits import regenerate_action
-from ui.modes import ModeSpec, catalog_texts
+from ui.modes import catalog_mode
 from ui.session import persist_thread_state, runtime
 from ui.settings_panel import thread_factory
 from ui.texts import lang, t
@@ -93,10 +93,4 @@ async def on_chat_message(message: cl.Message) -> None:
         raise asyncio.CancelledError
 
 
-CHAT_MODE = ModeSpec(
-    id="Chat",
-    icon="",
-    **catalog_texts("chat"),
-    on_message=on_chat_message,
-    editable=True,
-)
+CHAT_MODE = catalog_mode("Chat", on_message=on_chat_message, editable=True)

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import chainlit as cl
 from chainlit.config import ChainlitConfigOverrides, FeaturesSettings
 from chainlit.input_widget import Slider
 
-from reqstudio.messages import both, keys_under, language_code
-from ui.texts import lang
+from reqstudio.messages import both, catalog, keys_under, language_code
+from ui.session import send_notice
+from ui.texts import Catalog, lang
 
 Handler = Callable[[cl.Message], Awaitable[None]]
 
@@ -85,6 +87,25 @@ def catalog_texts(namespace: str) -> dict:
             for n in numbers
         ],
     }
+
+
+def intro_notice(namespace: str) -> Callable[[], Awaitable[None]]:
+    """A mode's start: its introduction (`<namespace>.intro`) as a notice, so the starters stay."""
+
+    async def send_intro() -> None:
+        await send_notice(Catalog(namespace)("intro"))
+
+    return send_intro
+
+
+def catalog_mode(mode_id: str, **fields: Any) -> ModeSpec:
+    """A mode whose texts are in the catalogue under its id in lower case: title, description
+    and starters (`catalog_texts`), and, for a mode with no start of its own, the introduction
+    shown when a thread starts (`intro_notice`) where the catalogue has one."""
+    namespace = mode_id.lower()
+    if f"{namespace}.intro" in catalog("en"):
+        fields.setdefault("on_start", intro_notice(namespace))
+    return ModeSpec(id=mode_id, **catalog_texts(namespace), **fields)
 
 
 def rounds_slider(setting_id: str, label: str, initial: int) -> Slider:

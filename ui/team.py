@@ -32,11 +32,10 @@ from agents.team.society import AgentSociety
 from agents.team.store import EventStore
 from reqstudio.errors import describe_failure
 from reqstudio.persistence import record_target
-from ui.modes import ModeSpec, catalog_texts
+from ui.modes import catalog_mode
 from ui.session import (
     persist_thread_state,
     runtime,
-    send_notice,
     top_level_message,
 )
 from ui.settings_panel import thread_factory
@@ -160,13 +159,7 @@ def society_details(society: AgentSociety) -> str:
 
 def intro_line(event: Introduced) -> str:
     via = tr("via", via=event.forwarded_from) if event.forwarded_from else ""
-    return tr(
-        "intro_line",
-        introducer=event.introducer,
-        target=event.target,
-        requester=event.requester,
-        via=via,
-    )
+    return tr("intro_line", **event.model_dump(), via=via)  # introducer, target, requester
 
 
 def stats_markdown(done: RunFinished) -> str:
@@ -233,15 +226,7 @@ class TeamRunView:
                 spec = (
                     tr("with_spec") + "\n\n" + card_markdown(event.interface_spec, event.role_name)
                 )
-            await self.note(
-                tr(
-                    "role_created",
-                    by=event.by,
-                    role=event.role_name,
-                    duties=event.duties,
-                    spec=spec,
-                )
-            )
+            await self.note(tr("role_created", **event.model_dump(), spec=spec))
         elif isinstance(event, ContactAdded):
             await self.picture.changed()
         elif isinstance(event, Introduced):
@@ -331,10 +316,6 @@ class TeamRunView:
         await closing.send()
 
 
-async def on_team_start() -> None:
-    await send_notice(tr("intro"))
-
-
 async def on_team_message(message: cl.Message) -> None:
     task = (message.content or "").strip()
     if not task:
@@ -363,9 +344,4 @@ async def on_team_message(message: cl.Message) -> None:
         await persist_thread_state()
 
 
-TEAM_MODE = ModeSpec(
-    id="Team",
-    **catalog_texts("team"),
-    on_message=on_team_message,
-    on_start=on_team_start,
-)
+TEAM_MODE = catalog_mode("Team", on_message=on_team_message)

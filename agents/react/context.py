@@ -84,14 +84,8 @@ def compact_arguments(arguments: dict[str, Any]) -> str:
 
 
 def emit_decision(emit: Callable[[Any], None], verdict: Verdict, round_number: int) -> None:
-    emit(
-        Decision(
-            continue_=verdict.continue_,
-            reason=verdict.reason,
-            reason_code=verdict.reason_code,
-            round=round_number,
-        )
-    )
+    said = verdict.model_dump(include={"continue_", "reason", "reason_code"})
+    emit(Decision(**said, round=round_number))
 
 
 def stop_verdict(code: str, language: Literal["zh", "en"]) -> Verdict:

@@ -33,6 +33,24 @@ OUTCOME_WORDS = {
     "rejected": ("{n} 节被拒绝", "{n} rejected"),
 }
 
+# What a round found, in words: (zh, en); `{s}` is the English plural's "s".
+FOUND_WORDS = {
+    "none": ("第{round}轮无新问题", "round {round} found no new issues"),
+    "some": ("第{round}轮发现{count}个问题", "round {round} found {count} issue{s}"),
+    "no_high": ("（无高优先级）", " (none high-priority)"),
+}
+
+
+def found_words(record: ReviewRound, last: bool, zh: bool) -> str:
+    """What the round found ("第1轮发现5个问题", "round 2 found 1 issue"); the last round says
+    when none of what it found is high-priority."""
+    count = record.total_improvements
+    words = FOUND_WORDS["some" if count else "none"][0 if zh else 1]
+    found = words.format(round=record.round, count=count, s="s" if count != 1 else "")
+    if count and not record.count_by_priority()["high"] and last:
+        found += FOUND_WORDS["no_high"][0 if zh else 1]
+    return found
+
 
 def revision_words(record: ReviewRound, zh: bool) -> str:
     """ "fixed" only when every revision changed its section; otherwise what really happened,
@@ -95,25 +113,8 @@ def trajectory_text(rounds: Sequence[ReviewRound], stop_reason: str | None, lang
     zh = language == "zh"
     parts = []
     for index, record in enumerate(rounds):
-        count = record.total_improvements
-        high = record.count_by_priority()["high"]
         last = index == len(rounds) - 1
-        if zh:
-            found = (
-                f"第{record.round}轮无新问题"
-                if count == 0
-                else f"第{record.round}轮发现{count}个问题"
-            )
-            if count and not high and last:
-                found += "（无高优先级）"
-        else:
-            found = (
-                f"round {record.round} found no new issues"
-                if count == 0
-                else f"round {record.round} found {count} issue{'s' if count != 1 else ''}"
-            )
-            if count and not high and last:
-                found += " (none high-priority)"
+        found = found_words(record, last, zh)
         if last and stop_reason:
             outcome = STOP_WORDS[stop_reason][0 if zh else 1]
         elif record.revisions:

@@ -16,6 +16,7 @@ from tests.browser_support import (
     attach,
     open_page,
     send,
+    start_paused_review,
     start_srs_run,
     switch_mode,
     wait_until_idle,
@@ -268,31 +269,12 @@ def test_pause_after_each_round_lets_the_user_edit_a_section(
 
     revised = "Owners book a visit with a vet. Free slots are listed within 2 s.\n"
     edited = "Pet owners (18 and over) and the clinic's vets use the system."
-    llm_server.script(
-        review.red_reply(review.improvement("sec-03", "high")),
-        review.blue_reply(),
-        review.client_reply(),
-        review.judge_reply(),
-        review.author_reply("sec-03", revised),
-        review.red_reply(review.improvement("sec-04", "low")),
-        review.blue_reply(),
-        review.client_reply(),
-        review.judge_reply(conflicts=False),
-    )
+    finding = review.improvement("sec-03", "high")
+    llm_server.script(*review.two_rounds(finding, review.author_reply("sec-03", revised)))
     document = tmp_path / "clinic.md"
     document.write_text(DOCUMENT, encoding="utf-8")
     page = open_page(browser, app.url, "en-US")
-    switch_mode(page, "Review")
-    expect(page.get_by_text("Review mode is on")).to_be_visible()
-    page.locator("#chat-settings-open-modal").click()
-    page.locator("#review_pause").click()
-    page.get_by_role("button", name="Confirm").click()
-
-    attach(page, str(document))
-    expect(
-        page.locator("#chat-input").locator("xpath=../../..").get_by_text(document.name)
-    ).to_be_visible()
-    send(page, "Review this")
+    start_paused_review(page, document)
     expect(page.get_by_text("Round 1 is done", exact=False)).to_be_visible(timeout=60_000)
     page.get_by_role("button", name="Edit a section").click()
     page.get_by_role("button", name="sec-02 1. Users").click()

@@ -9,19 +9,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
+from tests import browser_support as web
+from tests import review_support as review
 from tests.apps import AppProcess
-from tests.browser_support import attach, open_page, send
-from tests.review_support import (
-    AUTHOR,
-    DOCUMENT,
-    author_reply,
-    blue_reply,
-    client_reply,
-    improvement,
-    judge_reply,
-    red_reply,
-    requests_for,
-)
 from tests.scripted_server import ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
@@ -37,36 +27,16 @@ def test_review_pause_drops_a_finding_and_adds_one(
     tmp_path: Path,
     output_dir: Path,
 ):
-    llm_server.script(
-        red_reply(improvement("sec-03", "high", issue="the search has no time limit")),
-        blue_reply(),
-        client_reply(),
-        judge_reply(),
-        author_reply("sec-02", NEW_USERS),
-        red_reply(improvement("sec-04", "low")),
-        blue_reply(),
-        client_reply(),
-        judge_reply(conflicts=False),
-    )
+    finding = review.improvement("sec-03", "high", issue="the search has no time limit")
+    llm_server.script(*review.two_rounds(finding, review.author_reply("sec-02", NEW_USERS)))
     document = tmp_path / "clinic.md"
-    document.write_text(DOCUMENT, encoding="utf-8")
-    page = open_page(browser, app.url, "en-US")
-    page.locator("#chat-profiles").click()
-    page.get_by_role("option", name="Review").click()
-    expect(page.get_by_text("Review mode is on")).to_be_visible()
-    page.locator("#chat-settings-open-modal").click()
-    page.locator("#review_pause").click()
-    page.get_by_role("button", name="Confirm").click()
-
-    attach(page, str(document))
-    expect(
-        page.locator("#chat-input").locator("xpath=../../..").get_by_text(document.name)
-    ).to_be_visible()
-    send(page, "Review this")
+    document.write_text(review.DOCUMENT, encoding="utf-8")
+    page = web.open_page(browser, app.url, "en-US")
+    web.start_paused_review(page, document)
     expect(page.get_by_text("Before the authors revise", exact=False)).to_be_visible(timeout=60_000)
     expect(page.get_by_role("cell", name="the search has no time limit").last).to_be_visible()
     expect(page.get_by_role("cell", name="I-1", exact=True).last).to_be_visible()
-    assert not requests_for(llm_server, AUTHOR), "no author before the user's word"
+    assert not review.requests_for(llm_server, review.AUTHOR), "no author before the user's word"
     page.screenshot(path=output_dir / "review-paused-en-US.png")
 
     page.get_by_role("button", name="Drop or add findings").click()
@@ -79,6 +49,6 @@ def test_review_pause_drops_a_finding_and_adds_one(
     page.get_by_role("button", name="Continue").last.click()
     expect(page.get_by_text("✅ Review finished", exact=False)).to_be_visible(timeout=60_000)
 
-    authors = requests_for(llm_server, AUTHOR)
+    authors = review.requests_for(llm_server, review.AUTHOR)
     assert len(authors) == 1 and '<section id="sec-02"' in authors[0] and ROLES in authors[0]
     assert "the search has no time limit" not in authors[0]

@@ -16,15 +16,6 @@ from tests import browser_support as web
 from tests import test_srs_support as srs
 from tests.apps import AppProcess
 from tests.scripted_server import Reply, ScriptedLLMServer
-from tests.test_srs_support import (
-    E_STORE,
-    PARSE,
-    clarify_reply,
-    doc_reply,
-    explore_reply,
-    parse_reply,
-    without_matrix,
-)
 
 pytestmark = pytest.mark.browser
 
@@ -35,15 +26,15 @@ def test_srs_mode_end_to_end(
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
     llm_server.script(
-        parse_reply(("FR-01", "顾客可以浏览商品目录"), ("NFR-01", "系统 7×24 小时可用")),
-        explore_reply(
+        srs.parse_reply(("FR-01", "顾客可以浏览商品目录"), ("NFR-01", "系统 7×24 小时可用")),
+        srs.explore_reply(
             ("FR-01", "顾客可以按类别浏览商品目录"), ("NFR-01", "系统全年可用率不低于 99.9%"),
             ("NFR-02", "商品页面在 2 秒内加载完成"),
         ),
-        clarify_reply(FR_01=2, NFR_01=1, NFR_02=1),
-        explore_reply(("NFR-01", "系统全年可用率不低于 99.9%，按月统计")),
-        clarify_reply(NFR_01=2, NFR_02=2),
-        doc_reply(SRS, chunk_chars=6, chunk_delay=0.02),
+        srs.clarify_reply(FR_01=2, NFR_01=1, NFR_02=1),
+        srs.explore_reply(("NFR-01", "系统全年可用率不低于 99.9%，按月统计")),
+        srs.clarify_reply(NFR_01=2, NFR_02=2),
+        srs.doc_reply(SRS, chunk_chars=6, chunk_delay=0.02),
         Reply(
             match=srs.EVALUATE,
             content=json.dumps({"metrics": {
@@ -75,7 +66,7 @@ def test_srs_mode_end_to_end(
     with page.expect_download() as download_info:
         page.get_by_text("srs.md").click()
     downloaded = Path(download_info.value.path()).read_text(encoding="utf-8")
-    assert without_matrix(downloaded) == SRS
+    assert srs.without_matrix(downloaded) == SRS
     # the traceability matrix (issue 22 item 8): a table at the end of the SRS, and as CSV
     expect(page.get_by_role("columnheader", name="来源")).to_be_visible()
     expect(page.get_by_role("cell", name="澄清第 1 轮").first).to_be_visible()
@@ -223,15 +214,15 @@ def test_a_starter_clicked_with_a_file_attached_sends_the_file_with_it(
     # Chainlit's starter sends its text alone: the attached reference stayed in the composer
     # and went with whatever the user sent next, in this chat or the next (issue 18 item 6).
     llm_server.script(
-        parse_reply(("FR-01", "读者可以借书")),
-        explore_reply(("FR-01", "读者最多可借五本书"), delay=6),  # still running when looked at
-        clarify_reply(FR_01=2),
-        doc_reply(SRS),
+        srs.parse_reply(("FR-01", "读者可以借书")),
+        srs.explore_reply(("FR-01", "读者最多可借五本书"), delay=6),  # still running when looked at
+        srs.clarify_reply(FR_01=2),
+        srs.doc_reply(SRS),
     )
     page = web.open_page(browser, app.url, locale)
     web.switch_mode(page, mode)
     expect(page.get_by_text(srs_on)).to_be_visible()  # the new chat is ready
-    web.attach(page, str(E_STORE / "reference.md"))
+    web.attach(page, str(srs.E_STORE / "reference.md"))
     expect(page.locator("#attachments")).to_be_visible()
     page.locator("#starters").get_by_text(starter).click()
     expect(page.get_by_text(read, exact=False)).to_be_visible()  # the file came with it
@@ -242,6 +233,6 @@ def test_a_starter_clicked_with_a_file_attached_sends_the_file_with_it(
     assert len(llm_server.requests) < 3  # ReqExplore has not answered yet
     expect(page.get_by_text(done, exact=False)).to_be_visible(timeout=60_000)
     expect(page.locator("#attachments")).to_have_count(0)  # nothing left for the next message
-    parse = next(r for r in llm_server.requests if PARSE in str(r))
+    parse = next(r for r in llm_server.requests if srs.PARSE in str(r))
     assert message in str(parse)  # the starter's own text was the request
     page.screenshot(path=output_dir / f"srs-starter-with-file-{locale}.png")

@@ -9,18 +9,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.apps import AppProcess
-from tests.browser_support import attach, open_page, provider_env, send, wait_until_loaded
+from tests import browser_support as web
+from tests import test_srs_support as srs
+from tests.apps import AppProcess, running_app
 from tests.scripted_server import ScriptedLLMServer
-from tests.test_srs_support import (
-    DOC,
-    E_STORE,
-    clarify_reply,
-    doc_reply,
-    explore_reply,
-    parse_reply,
-    prompts_for,
-)
 
 pytestmark = pytest.mark.browser
 
@@ -30,29 +22,23 @@ EDITED = "Customers cancel an order within 24 hours of placing it."
 def test_srs_pause_shows_the_scored_list_and_takes_an_edit(
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
+    requirements = (("FR-01", "Customers place orders."), ("FR-02", "Customers cancel orders."))
     llm_server.script(
-        parse_reply(("FR-01", "Customers place orders."), ("FR-02", "Customers cancel orders.")),
-        explore_reply(("FR-01", "Customers place orders."), ("FR-02", "Customers cancel orders.")),
-        clarify_reply(FR_01=2, FR_02=2),  # both frozen: the document comes next
-        doc_reply(),
+        srs.parse_reply(*requirements),
+        srs.explore_reply(*requirements),
+        srs.clarify_reply(FR_01=2, FR_02=2),  # both frozen: the document comes next
+        srs.doc_reply(),
     )
-    page = open_page(browser, app.url, "en-US")
-    page.locator("#chat-profiles").click()
-    page.get_by_role("option", name="SRS").click()
-    expect(page.get_by_text("SRS mode is on")).to_be_visible()
-    page.locator("#chat-settings-open-modal").click()
-    page.locator("#srs_pause").click()
-    page.get_by_role("button", name="Confirm").click()
-
-    attach(page, str(E_STORE / "reference.md"))
-    send(page, "An online store: customers place and cancel orders.")
+    page = web.open_page(browser, app.url, "en-US")
+    description = "An online store: customers place and cancel orders."
+    web.start_paused_srs_run(page, description, srs.E_STORE / "reference.md")
     paused = page.get_by_text("Round 1 is scored; the document is written next", exact=False)
     expect(paused).to_be_visible(timeout=60_000)
     # the pause's own table: the text, the score and the status of each item
     expect(page.get_by_role("cell", name="Customers cancel orders.").last).to_be_visible()
     expect(page.get_by_role("cell", name="+2", exact=True).last).to_be_visible()
     expect(page.get_by_role("cell", name="frozen", exact=True).last).to_be_visible()
-    assert not prompts_for(llm_server, DOC), "the document waits for the user"
+    assert not srs.prompts_for(llm_server, srs.DOC), "the document waits for the user"
     page.screenshot(path=output_dir / "srs-paused-en-US.png")
 
     page.get_by_role("button", name="Change the list").click()
@@ -68,7 +54,7 @@ def test_srs_pause_shows_the_scored_list_and_takes_an_edit(
     page.locator("#chat-submit").click()
     expect(page.get_by_text("Round 1, your changes: edited FR-02.")).to_be_visible(timeout=30_000)
     expect(page.get_by_text("✅ Done", exact=False)).to_be_visible(timeout=60_000)
-    document_prompt = prompts_for(llm_server, DOC)
+    document_prompt = srs.prompts_for(llm_server, srs.DOC)
     assert len(document_prompt) == 1 and EDITED in document_prompt[0]
     assert "Customers cancel orders." not in document_prompt[0]
     with page.expect_download() as download:
@@ -80,38 +66,30 @@ def test_srs_pause_shows_the_scored_list_and_takes_an_edit(
 def test_a_paused_run_is_decided_after_an_app_restart(
     browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
 ):
-    data_dir = tmp_path / "data"
-    first = AppProcess(data_dir, provider_env(llm_server)).start()
-    try:
+    data_dir, env = tmp_path / "data", web.provider_env(llm_server)
+    with running_app(data_dir, env) as first:
         llm_server.script(
-            parse_reply(("FR-01", "Readers search books."), ("FR-02", "Readers reserve books.")),
-            explore_reply(("FR-01", "Readers search books by title."), ("FR-02", "Reserve.")),
-            clarify_reply(FR_01=2, FR_02=2),
+            srs.parse_reply(
+                ("FR-01", "Readers search books."), ("FR-02", "Readers reserve books.")
+            ),
+            srs.explore_reply(("FR-01", "Readers search books by title."), ("FR-02", "Reserve.")),
+            srs.clarify_reply(FR_01=2, FR_02=2),
         )
-        page = open_page(browser, first.url, "en-US")
-        page.locator("#chat-profiles").click()
-        page.get_by_role("option", name="SRS").click()
-        expect(page.get_by_text("SRS mode is on")).to_be_visible()
-        page.locator("#chat-settings-open-modal").click()
-        page.locator("#srs_pause").click()
-        page.get_by_role("button", name="Confirm").click()
-        attach(page, str(E_STORE / "reference.md"))
-        send(page, "Library lending: readers search and reserve books.")
+        page = web.open_page(browser, first.url, "en-US")
+        description = "Library lending: readers search and reserve books."
+        web.start_paused_srs_run(page, description, srs.E_STORE / "reference.md")
         expect(page.get_by_text("Round 1 is scored", exact=False)).to_be_visible(timeout=60_000)
         page.context.close()  # nobody answers; the app goes away
-    finally:
-        first.stop()
 
     llm_server.reset()
-    llm_server.script(doc_reply())
-    second = AppProcess(data_dir, provider_env(llm_server)).start()
-    try:
-        page = open_page(browser, second.url, "en-US")
+    llm_server.script(srs.doc_reply())
+    with running_app(data_dir, env) as second:
+        page = web.open_page(browser, second.url, "en-US")
         page.locator("#thread-history").get_by_text("Library lending", exact=False).click()
         expect(
             page.get_by_text("waits for your decision on the list after round 1", exact=False)
         ).to_be_visible()
-        wait_until_loaded(page)
+        web.wait_until_loaded(page)
         page.get_by_role("button", name="Resume").click()
         # the same list again, from the checkpoint: nothing ran before the user's word
         expect(page.get_by_role("cell", name="Readers search books by title.").last).to_be_visible(
@@ -122,7 +100,5 @@ def test_a_paused_run_is_decided_after_an_app_restart(
         expect(page.get_by_text("Round 1: you accepted the list as it is.")).to_be_visible()
         expect(page.get_by_text("✅ Done", exact=False)).to_be_visible(timeout=60_000)
         page.screenshot(path=output_dir / "srs-paused-resumed.png")
-    finally:
-        second.stop()
     assert [r for r in llm_server.requests if "Requirement Clarification Agent" in str(r)] == []
-    assert "Readers search books by title." in prompts_for(llm_server, DOC)[0]
+    assert "Readers search books by title." in srs.prompts_for(llm_server, srs.DOC)[0]

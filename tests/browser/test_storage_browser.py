@@ -16,11 +16,11 @@ from tests.browser.test_srs_browser import SRS
 from tests.browser_support import (
     attach,
     open_page,
+    open_thread,
     provider_env,
     send,
     start_srs_run,
     switch_mode,
-    wait_until_loaded,
 )
 from tests.review_support import (
     DOCUMENT_ZH,
@@ -64,9 +64,7 @@ def test_srs_files_download_on_another_instance(
         page.context.close()
         first.stop()  # the instance that wrote the files is gone
 
-        page = open_page(browser, second.url)
-        page.locator("#thread-history").get_by_text("在线电子商店", exact=False).click()
-        wait_until_loaded(page)
+        page = open_thread(browser, second.url, "在线电子商店")
         expect(page.get_by_text("本文档描述 e-Store 的需求。")).to_be_visible()
         for name in ("srs.md", "srs-log.json", "reference.md"):  # the names users saw
             expect(page.get_by_text(name, exact=True)).to_be_visible()
@@ -115,9 +113,7 @@ def test_review_downloads_and_chart_come_back_on_another_instance(
         page.context.close()
         first.stop()
 
-        page = open_page(browser, second.url)
-        page.locator("#thread-history").get_by_text("请审阅这份文档", exact=False).click()
-        wait_until_loaded(page)
+        page = open_thread(browser, second.url, "请审阅这份文档")
         expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
         with page.expect_download() as improved:
             page.get_by_text("improved.md").click()
@@ -154,9 +150,7 @@ def test_rewrite_downloads_come_back_on_another_instance(
         page.context.close()
         first.stop()
 
-        page = open_page(browser, second.url)
-        page.locator("#thread-history").get_by_text("请重写这份文档", exact=False).click()
-        wait_until_loaded(page)
+        page = open_thread(browser, second.url, "请重写这份文档")
         with page.expect_download() as rewritten:
             page.get_by_text("rewritten.md").click()
         markdown = Path(rewritten.value.path()).read_text(encoding="utf-8")

@@ -10,14 +10,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests import browser_support as web
 from tests.apps import AppProcess
-from tests.browser_support import (
-    open_page,
-    provider_env,
-    send,
-    wait_until_idle,
-    wait_until_loaded,
-)
 from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
@@ -25,7 +19,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture
 def app(llm_server: ScriptedLLMServer, tmp_path: Path) -> Iterator[AppProcess]:
-    env = provider_env(llm_server) | {"REQSTUDIO_MODEL_CHOICES": "bigger-model,cheaper-model"}
+    env = web.provider_env(llm_server) | {"REQSTUDIO_MODEL_CHOICES": "bigger-model,cheaper-model"}
     process = AppProcess(tmp_path / "data", env).start()
     yield process
     process.stop()
@@ -40,7 +34,7 @@ def test_a_model_and_temperature_picked_in_the_panel_are_the_threads(
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
     llm_server.script(Reply(content="用大模型回答。"), Reply(content="重新打开后仍是大模型。"))
-    page = open_page(browser, app.url, "zh-CN")
+    page = web.open_page(browser, app.url, "zh-CN")
     expect(page.get_by_text("已启用 Chat 对话 模式")).to_be_visible()
     open_settings(page)
     page.locator("#thread_model").click()
@@ -57,14 +51,14 @@ def test_a_model_and_temperature_picked_in_the_panel_are_the_threads(
     expect(slider).to_have_attribute("aria-valuenow", "1.2")
     page.screenshot(path=output_dir / "thread-model-zh-CN.png")
     page.locator("#confirm").click()
-    send(page, "这个对话用哪个模型？")
+    web.send(page, "这个对话用哪个模型？")
     expect(page.get_by_text("用大模型回答。")).to_be_visible()
-    wait_until_idle(page)
+    web.wait_until_idle(page)
     sent = llm_server.requests[-1]
     assert (sent["model"], sent["temperature"]) == ("bigger-model", 1.2)
 
     page.reload()  # the thread's page: reopened from the history
-    wait_until_loaded(page)
+    web.wait_until_loaded(page)
     expect(page.get_by_text("用大模型回答。")).to_be_visible()
     open_settings(page)
     expect(page.locator("#thread_model")).to_have_text("bigger-model")
@@ -73,7 +67,7 @@ def test_a_model_and_temperature_picked_in_the_panel_are_the_threads(
         "aria-valuenow", "1.2"
     )
     page.keyboard.press("Escape")
-    send(page, "重新打开后呢？")
+    web.send(page, "重新打开后呢？")
     expect(page.get_by_text("重新打开后仍是大模型。")).to_be_visible()
     sent = llm_server.requests[-1]
     assert (sent["model"], sent["temperature"]) == ("bigger-model", 1.2)

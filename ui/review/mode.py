@@ -14,12 +14,12 @@ from agents.review.documents import load_document
 from agents.srs.documents import ReferenceDocumentError
 from reqstudio.document_model import parse_markdown
 from reqstudio.persistence import open_checkpointer
-from ui.modes import ModeSpec, catalog_texts, rounds_slider
+from ui.modes import catalog_mode, rounds_slider
 from ui.rendering import offer_resume as offer_resume_once
 from ui.requirements_check import show_requirements_check
 from ui.review.flow import render_review
 from ui.review.results import resume_action
-from ui.session import persist_thread_state, runtime, send_notice
+from ui.session import persist_thread_state, runtime
 from ui.texts import Catalog, lang
 
 MIN_PASTED_CHARS = 30
@@ -56,10 +56,6 @@ def settings_widgets() -> list:
         rounds_slider("review_max_rounds", tr("settings_rounds"), settings.review_max_rounds),
         Switch(id="review_pause", label=tr("settings_pause"), initial=pause),
     ]
-
-
-async def on_review_start() -> None:
-    await send_notice(tr("intro"))  # a notice: the starters stay
 
 
 async def read_document(message: cl.Message) -> tuple[str, str] | None:
@@ -107,11 +103,9 @@ async def review_generated_srs(srs_markdown: str) -> str | None:
     return result.improved_markdown
 
 
-REVIEW_MODE = ModeSpec(
-    id="Review",
-    **catalog_texts("review"),
+REVIEW_MODE = catalog_mode(
+    "Review",
     on_message=on_review_message,
-    on_start=on_review_start,
     on_resume=on_review_resume,
     settings=settings_widgets,
 )

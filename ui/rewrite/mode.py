@@ -11,20 +11,16 @@ import chainlit as cl
 from agents.rewrite import ClarificationItem, RewriteRequest
 from agents.srs.documents import ReferenceDocumentError, load_reference
 from reqstudio.persistence import open_checkpointer
-from ui.modes import ModeSpec, catalog_texts
+from ui.modes import catalog_mode
 from ui.rendering import offer_resume as offer_resume_once
 from ui.rewrite.clarify import choose_clarifications, read_clarifications_file
 from ui.rewrite.flow import render_rewrite, resume_action, rewrite_chain
-from ui.session import persist_thread_state, runtime, send_notice
+from ui.session import persist_thread_state, runtime
 from ui.texts import Catalog, lang
 
 MIN_PASTED_CHARS = 30
 
 tr = Catalog("rewrite")
-
-
-async def on_rewrite_start() -> None:
-    await send_notice(tr("intro"))
 
 
 def store_original(name: str, text: str) -> None:
@@ -102,10 +98,8 @@ async def offer_resume() -> None:
     await offer_resume_once(run_key, is_pending, tr("resume_offer"), resume_action(run_key))
 
 
-REWRITE_MODE = ModeSpec(
-    id="Rewrite",
-    **catalog_texts("rewrite"),
+REWRITE_MODE = catalog_mode(
+    "Rewrite",
     on_message=on_rewrite_message,
-    on_start=on_rewrite_start,
     on_resume=on_rewrite_resume,
 )

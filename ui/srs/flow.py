@@ -13,19 +13,6 @@ import chainlit as cl
 from agents.srs import events
 from agents.srs.decisions import DecisionError, HumanDecision
 from agents.srs.engine import SrsRequest, run_srs
-from agents.srs.events import (
-    DecisionApplied,
-    DocumentContinued,
-    DocumentReset,
-    DocumentToken,
-    NodeFinished,
-    NodeStarted,
-    Notice,
-    Paused,
-    RunFailed,
-    RunFinished,
-    SrsResult,
-)
 from agents.srs.trace import CSV_NAME as TRACE_CSV
 from agents.srs.trace import document_language
 from reqstudio.errors import (
@@ -85,12 +72,12 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
 
     async def show(event: object) -> None:
         nonlocal open_step, rounds_shown, document
-        if isinstance(event, Notice):
+        if isinstance(event, events.Notice):
             text = event.message_zh if lang() == "zh" and event.message_zh else event.message
             await cl.Message(content=f"ℹ️ {text}").send()
-        elif isinstance(event, DecisionApplied):
+        elif isinstance(event, events.DecisionApplied):
             await cl.Message(content=decision_text(event)).send()
-        elif isinstance(event, NodeStarted):
+        elif isinstance(event, events.NodeStarted):
             looping = event.agent in ("ReqExplore", "ReqClarify")
             if looping:
                 rounds_shown = max(rounds_shown, event.round)
@@ -106,19 +93,19 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
             if event.agent == "DocGenerate":
                 document = top_level_message()
             await remove_offer_once()
-        elif isinstance(event, NodeFinished) and open_step is not None:
+        elif isinstance(event, events.NodeFinished) and open_step is not None:
             await finish_step(open_step, output=node_output(event))
             open_step = None
-        elif isinstance(event, DocumentToken):
+        elif isinstance(event, events.DocumentToken):
             await document.stream_token(event.text)
-        elif isinstance(event, DocumentReset):
+        elif isinstance(event, events.DocumentReset):
             document.content = ""
             await document.update()
-        elif isinstance(event, DocumentContinued):
+        elif isinstance(event, events.DocumentContinued):
             log.info("DocGenerate hit the length limit; continued (%d)", event.count)
-        elif isinstance(event, RunFinished):
+        elif isinstance(event, events.RunFinished):
             await finish_run(document, event.result, rounds_shown)
-        elif isinstance(event, RunFailed):
+        elif isinstance(event, events.RunFailed):
             reason = event.message_zh if lang() == "zh" and event.message_zh else event.message
             await finish_step(open_step, "failed", note=reason)
             open_step = None
@@ -130,7 +117,7 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
             await show_partial(document, event.partial, note)
 
     decision: HumanDecision | None = None
-    paused: Paused | None = None
+    paused: events.Paused | None = None
     try:
         while True:
             refused = ""
@@ -151,7 +138,7 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                         log_dir=interaction_log_dir(),
                         decision=decision,
                     ):
-                        if isinstance(event, Paused):
+                        if isinstance(event, events.Paused):
                             waiting = event
                         else:
                             await show(event)
@@ -198,7 +185,7 @@ def ablation_label(ablation: str) -> str:
     return tr(f"ablation_{ablation.replace('-', '_')}")
 
 
-async def finish_run(document: cl.Message, result: SrsResult, rounds_shown: int = 0) -> None:
+async def finish_run(document: cl.Message, result: events.SrsResult, rounds_shown: int = 0) -> None:
     cl.user_session.set("srs_last_result", {"srs": result.srs_markdown, "message_id": document.id})
     summary = tr(
         "summary",

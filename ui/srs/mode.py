@@ -12,9 +12,9 @@ from chainlit.input_widget import Select, Switch
 
 from agents.srs.engine import SrsRequest, paused_run, pending_resume
 from reqstudio.persistence import open_checkpointer
-from ui.modes import ModeSpec, catalog_texts, rounds_slider
+from ui.modes import catalog_mode, rounds_slider
 from ui.rendering import first_offer, forget_offer
-from ui.session import persist_thread_state, run_as_task, runtime, send_notice, start_run
+from ui.session import persist_thread_state, run_as_task, runtime, start_run
 from ui.srs.flow import ablation_label, render_run
 from ui.srs.reference import ask_for_reference, read_attachments
 from ui.srs.thread import drop_earlier_offers, remove_taken_offer, restore_thread_items
@@ -38,10 +38,6 @@ def settings_widgets() -> list:
         # Off by default, per thread: wait for the user's word after each ReqClarify round.
         Switch(id="srs_pause", label=tr("settings_pause"), initial=False),
     ]
-
-
-async def on_srs_start() -> None:
-    await send_notice(tr("intro"))
 
 
 async def on_srs_message(message: cl.Message) -> None:
@@ -134,11 +130,9 @@ def system_name(description: str) -> str:
     return first[:40]
 
 
-SRS_MODE = ModeSpec(
-    id="SRS",
-    **catalog_texts("srs"),
+SRS_MODE = catalog_mode(
+    "SRS",
     on_message=on_srs_message,
-    on_start=on_srs_start,
     on_resume=on_srs_resume,
     settings=settings_widgets,
     thread_title=lambda description: f"SRS · {system_name(description)}",
