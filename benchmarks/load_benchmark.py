@@ -66,6 +66,7 @@ from reqstudio.local_model import free_port  # noqa: E402
 CHAINLIT = Path(sys.executable).parent / "chainlit"
 RESULTS = ROOT / "benchmarks" / "results" / "load.md"
 PASSWORD = "load-pass"
+FAILED = "SRS generation failed"  # the SRS run's own failure message (locales/en-US.toml)
 SKIPPED = 3  # exit code when the run cannot be made here (no nginx, no PostgreSQL)
 
 REFERENCE = (ROOT / "tests" / "data" / "srs" / "e-store" / "reference.md").read_bytes()
@@ -261,7 +262,7 @@ class Session:
         self.messages[step["id"]] = step.get("output") or ""
         self.changed.set()
         if step.get("isError") and step.get("type") == "assistant_message":
-            self.errors.append(step.get("output", "")[:200])
+            self.errors.append(step.get("output", "")[-300:])
 
     async def _first(self, data: dict) -> None:
         self.thread_id = data.get("thread_id") or self.thread_id
@@ -393,11 +394,11 @@ async def one_user(user: User, shape: Shape, start: asyncio.Event) -> UserResult
                 await srs.send(  # with a reference: ReqClarify scores and the rounds go on
                     f"{tag(name)} a university library lending system; readers search, "
                     "reserve and borrow books.",
-                    lambda texts: any("Done:" in t or "failed" in t for t in texts),
+                    lambda texts: any("Done:" in t or FAILED in t for t in texts),
                     files=[reference],
                 )
                 result.errors += srs.errors
-                result.errors += [t[:200] for t in srs.messages.values() if "failed" in t]
+                result.errors += [t[-300:] for t in srs.messages.values() if FAILED in t]
                 await srs.close()
             threads = await user.list_threads()
             if chat_thread:
