@@ -187,6 +187,7 @@ class User:
         self.source = source
         self.cookies: dict[str, str] = {}
         self.http: httpx.AsyncClient | None = None
+        self.sessions: list[Session] = []
 
     async def __aenter__(self) -> User:
         transport = httpx.AsyncHTTPTransport(local_address=self.source) if self.source else None
@@ -196,6 +197,9 @@ class User:
     async def __aexit__(self, *exc: object) -> None:
         assert self.http is not None
         await self.http.aclose()
+        for session in self.sessions:  # those an error left open
+            if session.http_session is not None and not session.http_session.closed:
+                await session.http_session.close()
 
     async def login(self) -> None:
         assert self.http is not None
@@ -245,6 +249,7 @@ class Session:
             connector = aiohttp.TCPConnector(local_addr=(user.source, 0))
             self.http_session = aiohttp.ClientSession(connector=connector)
         self.sio = socketio.AsyncClient(reconnection=False, http_session=self.http_session)
+        user.sessions.append(self)
         self.changed = asyncio.Event()  # set on every message event (no polling)
         self.messages: dict[str, str] = {}
         self.resumed = False
@@ -255,6 +260,7 @@ class Session:
         self.sio.on("ask", self._ask)
         self.sio.on("first_interaction", self._first)
         self.sio.on("resume_thread", self._resumed)
+        self.sio.on("resume_thread_error", self._not_resumed)
         self.sio.on("task_start", self._task_start)
         self.sio.on("task_end", self._task_end)
 
@@ -269,6 +275,11 @@ class Session:
 
     async def _resumed(self, thread: dict) -> None:
         self.resumed = True
+        self.changed.set()
+
+    async def _not_resumed(self, error: object = None) -> None:
+        self.errors.append(f"resume refused: {error}")
+        self.resumed = True  # nothing more will come
         self.changed.set()
 
     async def _task_start(self, data: object = None) -> None:
@@ -323,7 +334,7 @@ class Session:
         else:
             await self.until(lambda: any("mode is on" in t for t in self.messages.values()))
 
-    async def until(self, condition, timeout: float = 600.0) -> None:
+    async def until(self, condition, timeout: float = 300.0) -> None:
         async def wait() -> None:
             while not condition():
                 self.changed.clear()
@@ -335,7 +346,7 @@ class Session:
             raise TimeoutError(f"{self.user.name}/{self.mode}: condition not reached") from None
 
     async def send(
-        self, text: str, done=None, files: list[str] = (), timeout: float = 600.0
+        self, text: str, done=None, files: list[str] = (), timeout: float = 300.0
     ) -> None:
         """Send a message as the composer does and wait until the app has handled it (and
         `done(messages)` holds, when given)."""
@@ -366,6 +377,7 @@ def answered(count: int):
 async def one_user(user: User, shape: Shape, start: asyncio.Event) -> UserResult:
     result = UserResult()
     name = user.name
+    stage = "login"
     await start.wait()
     began = time.perf_counter()
     try:
@@ -373,6 +385,7 @@ async def one_user(user: User, shape: Shape, start: asyncio.Event) -> UserResult
             await user.login()
             await user.list_threads()
             chat_thread = ""
+            stage = "Chat"
             if "Chat" in shape.modes:
                 chat = await user.session("Chat")
                 for turn in range(1, shape.chat_turns + 1):
@@ -384,11 +397,16 @@ async def one_user(user: User, shape: Shape, start: asyncio.Event) -> UserResult
                 chat_thread = chat.thread_id
                 await chat.close()
             if "Agent" in shape.modes:
+                stage = "Agent"
                 agent = await user.session("Agent")
-                await agent.send(f"{tag(name)} What makes a requirement testable?")
+                await agent.send(  # its statistics close every Agent run
+                    f"{tag(name)} What makes a requirement testable?",
+                    lambda texts: any("**Statistics**" in t for t in texts),
+                )
                 result.errors += agent.errors
                 await agent.close()
             if "SRS" in shape.modes:
+                stage = "SRS"
                 srs = await user.session("SRS")
                 reference = await srs.upload("reference.md", REFERENCE)
                 await srs.send(  # with a reference: ReqClarify scores and the rounds go on
@@ -400,14 +418,17 @@ async def one_user(user: User, shape: Shape, start: asyncio.Event) -> UserResult
                 result.errors += srs.errors
                 result.errors += [t[-300:] for t in srs.messages.values() if FAILED in t]
                 await srs.close()
+            stage = "sidebar"
             threads = await user.list_threads()
             if chat_thread:
+                stage = "reopen"
                 if chat_thread not in {t["id"] for t in threads}:
                     result.errors.append(f"{name}: the Chat thread is not in the sidebar")
                 reopened = await user.open_thread(chat_thread)
+                result.errors += reopened.errors
                 await reopened.close()
     except Exception as exc:
-        result.errors.append(f"{name}: {type(exc).__name__}: {exc}")
+        result.errors.append(f"{name} at {stage}: {type(exc).__name__}: {exc}")
     result.seconds = time.perf_counter() - began
     return result
 
@@ -468,8 +489,12 @@ class MemoryWatch:
         self._task.cancel()
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    return sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in pids)
+def cpu_seconds(pids: list[int], children: bool = False) -> float:
+    """User + system CPU seconds of these processes (and their children's: nginx's workers)."""
+    processes = [psutil.Process(pid) for pid in pids]
+    if children:
+        processes += [c for p in processes for c in p.children(recursive=True)]
+    return sum(sum(p.cpu_times()[:2]) for p in processes)
 
 
 @dataclass
@@ -480,6 +505,7 @@ class Deployment:
     llm_url: str
     instances: list[tuple[str, int]]
     proxied: bool = False
+    others: dict[str, int] = field(default_factory=dict)  # the model server, nginx: their pids
 
 
 async def run_level(deployment: Deployment, users: int, shape: Shape) -> dict:
@@ -494,6 +520,8 @@ async def run_level(deployment: Deployment, users: int, shape: Shape) -> dict:
         for url, _ in deployment.instances:
             await http.get(f"{url}/reqstudio/loop-lag", params={"reset": 1})
         cpu_before = cpu_seconds(pids)
+        others_before = {n: cpu_seconds([pid], True) for n, pid in deployment.others.items()}
+        driver_before = cpu_seconds([os.getpid()])
         start = asyncio.Event()
         people = [
             User(deployment.url, name, f"127.0.{n}.1" if deployment.proxied else None)
@@ -509,6 +537,11 @@ async def run_level(deployment: Deployment, users: int, shape: Shape) -> dict:
             (await http.get(f"{url}/reqstudio/loop-lag")).json() for url, _ in deployment.instances
         ]
         cpu = cpu_seconds(pids) - cpu_before
+        # on the same 2 cores: what the scripted model, nginx and these simulated users cost
+        others = {
+            name: round(cpu_seconds([pid], True) - others_before[name], 1)
+            for name, pid in deployment.others.items()
+        } | {"users (this script)": round(cpu_seconds([os.getpid()]) - driver_before, 1)}
         unused = (await http.post(f"{deployment.llm_url}/_script", json={"replies": []})).json()
     times = [r.seconds for r in results]
     errors = [e for r in results for e in r.errors]
@@ -533,6 +566,7 @@ async def run_level(deployment: Deployment, users: int, shape: Shape) -> dict:
         "cpu_busy": round(cpu / total / len(pids), 3),
         "peak_rss_mb": round(max(memory.peaks) / 2**20, 1),
         "peak_rss_mb_per_instance": [round(p / 2**20, 1) for p in memory.peaks],
+        "cpu_s_elsewhere": others,
         "errors": errors,
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
@@ -659,7 +693,9 @@ async def main_async(args: argparse.Namespace, shape: Shape) -> list[dict]:
         url, proxied = instances[0][0], False
         if args.instances > 1:
             listen = free_port()
-            (work / "nginx").mkdir()
+            (work / "nginx").mkdir(mode=0o777)  # nginx's workers run as another user
+            (work / "nginx").chmod(0o777)
+            work.chmod(0o755)
             conf = work / "nginx.conf"
             conf.write_text(nginx_config([int(u.rsplit(":", 1)[1]) for u, _ in instances],
                                          listen, work))  # fmt: skip
@@ -670,7 +706,8 @@ async def main_async(args: argparse.Namespace, shape: Shape) -> list[dict]:
             processes.append(nginx)
             url, proxied = f"http://127.0.0.1:{listen}", True
             wait_http(url, nginx, work / "nginx.log")
-        deployment = Deployment(url, llm_url, instances, proxied)
+        others = {"model server": llm.pid} | ({"nginx": nginx.pid} if proxied else {})
+        deployment = Deployment(url, llm_url, instances, proxied, others)
         for instance_url, pid in instances:  # warm-up of each instance, not reported
             await run_level(Deployment(instance_url, llm_url, [(instance_url, pid)]), 1,
                             shape.small())  # fmt: skip
@@ -686,7 +723,8 @@ async def main_async(args: argparse.Namespace, shape: Shape) -> list[dict]:
                 f"(gc {row['gc_max_ms']:.0f}, idle probe {row['idle_probe_max_stall_ms']:.0f}) "
                 f"CPU {row['cpu_s_per_user']:.2f} s/user {row['cpu_s_per_1000_tokens']:.2f} "
                 f"s/1000 tokens, busy {row['cpu_busy']:.0%}, peak RSS {row['peak_rss_mb']:.0f} "
-                f"MB, errors {len(row['errors'])}, load {row['load_average'][0]:.1f}",
+                f"MB, errors {len(row['errors'])}, load {row['load_average'][0]:.1f}; CPU s "
+                f"elsewhere {row['cpu_s_elsewhere']}",
                 flush=True,
             )
             for error in row["errors"][:3]:
@@ -784,6 +822,7 @@ def main(argv: list[str] | None = None) -> None:
         if not args.nginx:
             print("skipped: two instances behind nginx need nginx (apt-get install -y nginx)")
             sys.exit(SKIPPED)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `timeout`: still clean up
     load_before = [round(x, 2) for x in os.getloadavg()]
     rows = asyncio.run(main_async(args, shape))
     if args.trace:
