@@ -708,7 +708,7 @@ async def main_async(args: argparse.Namespace, shape: Shape) -> list[dict]:
             wait_http(url, nginx, work / "nginx.log")
         others = {"model server": llm.pid} | ({"nginx": nginx.pid} if proxied else {})
         deployment = Deployment(url, llm_url, instances, proxied, others)
-        for instance_url, pid in instances:  # warm-up of each instance, not reported
+        for instance_url, pid in instances if args.warm_up else ():  # not reported
             await run_level(Deployment(instance_url, llm_url, [(instance_url, pid)]), 1,
                             shape.small())  # fmt: skip
         for users in levels:
@@ -793,12 +793,18 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Shape
         help="ReqExplore/ReqClarify rounds (the app's default is 4)",
     )
     parser.add_argument("--modes", default="Chat,Agent,SRS")
+    parser.add_argument(
+        "--no-warm-up",
+        dest="warm_up",
+        action="store_false",
+        help="skip the unreported short run that loads each instance's code",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument(
         "--markdown",
-        type=Path,
+        type=lambda value: Path(value) if value else None,
         default=RESULTS,
-        help=f"write the table here (default {RESULTS.relative_to(ROOT)})",
+        help=f"write the table here (default {RESULTS.relative_to(ROOT)}; '': nowhere)",
     )
     parser.add_argument(
         "--trace", action="store_true", help="the app logs the loop thread's stack at each stall"
