@@ -520,6 +520,7 @@ async def run_level(deployment: Deployment, users: int, shape: Shape) -> dict:
         for url, _ in deployment.instances:
             await http.get(f"{url}/reqstudio/loop-lag", params={"reset": 1})
         cpu_before = cpu_seconds(pids)
+        each_before = [cpu_seconds([pid]) for pid in pids]
         others_before = {n: cpu_seconds([pid], True) for n, pid in deployment.others.items()}
         driver_before = cpu_seconds([os.getpid()])
         start = asyncio.Event()
@@ -537,6 +538,7 @@ async def run_level(deployment: Deployment, users: int, shape: Shape) -> dict:
             (await http.get(f"{url}/reqstudio/loop-lag")).json() for url, _ in deployment.instances
         ]
         cpu = cpu_seconds(pids) - cpu_before
+        each = [round(cpu_seconds([pid]) - b, 1) for pid, b in zip(pids, each_before, strict=True)]
         # on the same 2 cores: what the scripted model, nginx and these simulated users cost
         others = {
             name: round(cpu_seconds([pid], True) - others_before[name], 1)
@@ -563,6 +565,7 @@ async def run_level(deployment: Deployment, users: int, shape: Shape) -> dict:
         "cpu_s_per_user": round(cpu / users, 3),
         "cpu_s_per_1000_tokens": round(cpu / tokens * 1000, 3),
         "streamed_tokens": tokens,
+        "cpu_s_per_instance": each,  # how the proxy split the users
         "cpu_busy": round(cpu / total / len(pids), 3),
         "peak_rss_mb": round(max(memory.peaks) / 2**20, 1),
         "peak_rss_mb_per_instance": [round(p / 2**20, 1) for p in memory.peaks],
