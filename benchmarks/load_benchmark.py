@@ -710,6 +710,9 @@ async def main_async(args: argparse.Namespace, shape: Shape) -> list[dict]:
             url, proxied = f"http://127.0.0.1:{listen}", True
             wait_http(url, nginx, work / "nginx.log")
         others = {"model server": llm.pid} | ({"nginx": nginx.pid} if proxied else {})
+        if postgres is not None:  # the server and its backends (one per connection)
+            pid_file = postgres.data / "postmaster.pid"
+            others["PostgreSQL"] = int(pid_file.read_text().split()[0])
         deployment = Deployment(url, llm_url, instances, proxied, others)
         for instance_url, pid in instances if args.warm_up else ():  # not reported
             await run_level(Deployment(instance_url, llm_url, [(instance_url, pid)]), 1,
