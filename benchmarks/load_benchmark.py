@@ -66,7 +66,7 @@ from reqstudio.local_model import free_port  # noqa: E402
 CHAINLIT = Path(sys.executable).parent / "chainlit"
 RESULTS = ROOT / "benchmarks" / "results" / "load.md"
 PASSWORD = "load-pass"
-FAILED = "SRS generation failed"  # the SRS run's own failure message (locales/en-US.toml)
+FAILED = "SRS generation failed"  # the SRS run's failure message (locales/en-US.toml)
 SKIPPED = 3  # exit code when the run cannot be made here (no nginx, no PostgreSQL)
 
 REFERENCE = (ROOT / "tests" / "data" / "srs" / "e-store" / "reference.md").read_bytes()
@@ -412,11 +412,13 @@ async def one_user(user: User, shape: Shape, start: asyncio.Event) -> UserResult
                 await srs.send(  # with a reference: ReqClarify scores and the rounds go on
                     f"{tag(name)} a university library lending system; readers search, "
                     "reserve and borrow books.",
-                    lambda texts: any("Done:" in t or FAILED in t for t in texts),
                     files=[reference],
-                )
+                )  # the run ends with its message handling, however it ends
                 result.errors += srs.errors
-                result.errors += [t[-300:] for t in srs.messages.values() if FAILED in t]
+                texts = list(srs.messages.values())
+                if not any("Done:" in t for t in texts):  # failed, or stopped by the database
+                    ending = [t for t in texts if FAILED in t] or texts[-1:]
+                    result.errors.append(f"{name}: the SRS run did not finish: {ending[-1][-300:]}")
                 await srs.close()
             stage = "sidebar"
             threads = await user.list_threads()
