@@ -683,6 +683,7 @@ async def main_async(args: argparse.Namespace, shape: Shape) -> list[dict]:
         }
         if database_url:
             app_env["REQSTUDIO_DATABASE_URL"] = database_url
+        app_env |= dict(setting.split("=", 1) for setting in args.app_env)
         instances = []
         for n in range(1, args.instances + 1):  # one after the other: each seeds the accounts
             port = free_port()
@@ -801,6 +802,13 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Shape
         help="ReqExplore/ReqClarify rounds (the app's default is 4)",
     )
     parser.add_argument("--modes", default="Chat,Agent,SRS")
+    parser.add_argument(
+        "--app-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting for the instances, e.g. REQSTUDIO_DB_POOL_SIZE=20",
+    )
     parser.add_argument(
         "--no-warm-up",
         dest="warm_up",
