@@ -67,6 +67,7 @@ CHAINLIT = Path(sys.executable).parent / "chainlit"
 RESULTS = ROOT / "benchmarks" / "results" / "load.md"
 PASSWORD = "load-pass"
 FAILED = "SRS generation failed"  # the SRS run's failure message (locales/en-US.toml)
+NOT_SAVED = "this turn was not saved to the history"  # history_unavailable, likewise
 SKIPPED = 3  # exit code when the run cannot be made here (no nginx, no PostgreSQL)
 
 REFERENCE = (ROOT / "tests" / "data" / "srs" / "e-store" / "reference.md").read_bytes()
@@ -253,6 +254,7 @@ class Session:
         self.changed = asyncio.Event()  # set on every message event (no polling)
         self.messages: dict[str, str] = {}
         self.resumed = False
+        self.unsaved: set[str] = set()
         self.tasks: list[str] = []  # task_start / task_end, as they come
         self.errors: list[str] = []
         self.sio.on("new_message", self._message)
@@ -266,6 +268,9 @@ class Session:
 
     async def _message(self, step: dict) -> None:
         self.messages[step["id"]] = step.get("output") or ""
+        if NOT_SAVED in (step.get("output") or "") and step["id"] not in self.unsaved:
+            self.unsaved.add(step["id"])  # the app's notice that a turn missed the history
+            self.errors.append(f"{self.mode}: a turn was not saved to the history")
         self.changed.set()
         if step.get("isError") and step.get("type") == "assistant_message":
             self.errors.append(step.get("output", "")[-300:])
