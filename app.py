@@ -77,6 +77,7 @@ from ui.storage import make_storage, prepare_storage, serve_stored_files
 from ui.team import TEAM_MODE
 from ui.texts import lang, t
 from ui.thread_export import serve_thread_export
+from ui.token_stream import install as batch_streamed_tokens
 
 try:
     settings = get_settings()
@@ -121,6 +122,7 @@ cap_user_mcp_servers(settings.mcp_user_servers)
 set_session_cookie_by_scheme()
 serve_page_without_other_sites()
 serve_thread_export()
+batch_streamed_tokens()  # streamed tokens leave at most every 30 ms per tab
 cl_server.app.add_middleware(RevokedTokenGuard)
 if sign_in.configured:
     cl_server.app.add_middleware(DisabledAccountGuard, store=sign_in.store)

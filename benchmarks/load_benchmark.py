@@ -1,21 +1,35 @@
-"""Many users on one app instance, over the app's own websocket protocol.
+"""Many users on one app instance (or two behind nginx), over the app's own websocket protocol.
 
 Starts the app as users do (`chainlit run app.py --headless`, password login, loop-lag
-monitor on) and the scripted OpenAI-compatible server (its own process, every model call
-answering after a fixed latency), then drives N users at once. Each user does what the
-browser does, without a browser: logs in (`POST /login`), opens a Socket.IO connection on
-`/ws/socket.io` with the session id, mode and language the web app sends, and then
-  - Chat: 3 turns in one thread (streamed answers, memory, history saved);
-  - SRS: a new thread in SRS mode, one description, "continue without a reference"
-    answered to the app's question, the whole run (ReqParse, ReqExplore, DocGenerate).
-Each user has its own threads. For each N it reports the mean and slowest wall time per user
-against one user alone, the longest event-loop stall inside the app process, errors, and
-the app process's peak memory (RSS).
+monitor on) and the scripted OpenAI-compatible server (its own process), then drives N users
+at once. Every model answer streams as a provider streams: token-sized chunks (4 characters)
+at 40 chunks a second per user, after a first-byte latency, with answers of realistic length.
+Each user does what the browser does, without a browser: logs in (`POST /login`), lists the
+history sidebar (`POST /project/threads`), and over Socket.IO (`/ws/socket.io`, with the
+session id, mode and language the web app sends)
+  - Chat: 2 turns in one thread (streamed answers, memory, history saved);
+  - Agent: one question (a thinking round that needs no tool, then the streamed answer);
+  - SRS: one description, "continue without a reference", the whole run with the app's own
+    number of rounds (ReqParse, 4 x ReqExplore + ReqClarify, DocGenerate streaming the SRS);
+then lists the sidebar again and reopens the Chat thread (`GET /project/thread/<id>` and a
+socket resuming it, as clicking it in the sidebar does).
 
-Goal: at 20 users, wall time per user <= 1.3 x one user alone, and no stall over 100 ms.
+For each user count it prints the mean wall time per user against one user alone (the
+ratio; one user is always measured first, in the same run), the event loop's stalls inside
+the app (p50, p99, max of how late a 10 ms timer woke), the app's CPU seconds per user and
+per 1 000 streamed tokens, its peak RSS, and errors. `--json PATH` writes the same figures.
+
+Goals (2 cores): 20 users <= 1.2 x one user with p99 stall <= 50 ms and max <= 100 ms;
+50 users <= 1.5 x.
 
     .venv/bin/python benchmarks/load_benchmark.py [--users 1,10,20,50] [--latency 0.5]
-        [--database-url postgresql+asyncpg://...]
+        [--database sqlite|postgres] [--database-url postgresql+asyncpg://...]
+        [--instances 2] [--json PATH] [--markdown PATH]
+
+`--database postgres` starts a real PostgreSQL as the tests do (tests/postgres_support.py).
+`--instances 2` starts two instances on one PostgreSQL behind the README's nginx example
+(`ip_hash`; each user connects from its own loopback address 127.0.<n>.1, as users on
+different machines would) and needs nginx on PATH (skipped with a message otherwise).
 """
 
 from __future__ import annotations
@@ -23,8 +37,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import platform
+import re
+import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,9 +50,10 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, datetime
 from pathlib import Path
 
+import aiohttp
 import httpx
 import psutil
 import socketio
@@ -46,43 +65,111 @@ from reqstudio.local_model import free_port  # noqa: E402
 
 CHAINLIT = Path(sys.executable).parent / "chainlit"
 RESULTS = ROOT / "benchmarks" / "results" / "load.md"
-CHAT_TURNS = 3
-CHAT_MARK = "load-test chat"
 PASSWORD = "load-pass"
+FAILED = "SRS generation failed"  # the SRS run's failure message (locales/en-US.toml)
+NOT_SAVED = "this turn was not saved to the history"  # history_unavailable, likewise
+SKIPPED = 3  # exit code when the run cannot be made here (no nginx, no PostgreSQL)
 
-PARSE = "Requirement Parsing Agent"
-EXPLORE = "Requirement Exploration Agent"
-DOC = "Document Generation Agent"
+REFERENCE = (ROOT / "tests" / "data" / "srs" / "e-store" / "reference.md").read_bytes()
+
+PROSE = (
+    "A good requirement states one need, says who needs it and why, and can be checked by a "
+    "test that either passes or fails. It avoids words such as fast, easy or flexible unless "
+    "a number says what they mean, names the conditions under which it holds, and does not "
+    "prescribe a design where any design that meets it would do. "
+)
 
 
 def fenced(value: object) -> str:
     return "```json\n" + json.dumps(value, ensure_ascii=False) + "\n```"
 
 
-def requirement_list(count: int) -> list[dict[str, str]]:
-    return [
-        {"id": f"FR-{n:02d}", "content": f"The library system shall support capability {n}."}
+def prose(chars: int) -> str:
+    return (PROSE * (chars // len(PROSE) + 1))[:chars].rstrip() + "."
+
+
+@dataclass
+class Shape:
+    """What each user does and how the model streams."""
+
+    chunk_chars: int = 4
+    chunk_rate: float = 40.0  # chunks a second, per stream
+    latency: float = 0.5  # before the first byte
+    answer_chars: int = 1200  # Chat and Agent answers
+    document_chars: int = 4000  # the SRS document
+    items: int = 8  # requirements ReqParse finds
+    chat_turns: int = 2
+    srs_rounds: int = 4  # ReqExplore/ReqClarify rounds (the app's default SRS_MAX_ITERATIONS 5)
+    modes: tuple[str, ...] = ("Chat", "Agent", "SRS")
+
+    def stream(self) -> dict:
+        return {"delay": self.latency, "chunk_chars": self.chunk_chars,
+                "chunk_delay": 1 / self.chunk_rate}  # fmt: skip
+
+    def small(self) -> Shape:
+        """The warm-up: the same steps with short answers."""
+        return Shape(self.chunk_chars, 1000.0, 0.05, 80, 200, 3, 1, self.srs_rounds, self.modes)
+
+
+def tag(name: str) -> str:
+    """In every request of one user (their question, their items): each reply is matched to
+    the user whose request it answers, and a user's requests come one after another."""
+    return f"[{name}]"
+
+
+def items_for(name: str, count: int, round_number: int) -> list[dict[str, str]]:
+    items = [
+        {"id": f"FR-{n:02d}", "content": f"{tag(name)} The library shall support capability {n}."}
         for n in range(1, count + 1)
     ]
-
-
-def srs_document() -> str:
-    items = "\n".join(f"- FR-{n:02d} The system shall support capability {n}." for n in range(12))
-    return f"# Software Requirements Specification\n\n## 3. Specific requirements\n\n{items}\n"
-
-
-def replies_for(users: int, latency: float) -> list[dict]:
-    """Enough replies for every user: 3 chat answers, then ReqParse, ReqExplore, DocGenerate.
-    Each streams in chunks; `latency` is the wait before the first byte."""
-    stream = {"delay": latency, "chunk_chars": 24, "chunk_delay": 0.01}
-    chat = {"content": "A good requirement is testable and unambiguous. " * 4,
-            "match": CHAT_MARK, **stream}  # fmt: skip
-    srs = [
-        {"content": fenced(requirement_list(10)), "match": PARSE, **stream},
-        {"content": fenced(requirement_list(12)), "match": EXPLORE, **stream},
-        {"content": srs_document(), "match": DOC, **stream},
+    return items + [
+        {"id": f"NFR-{r}{k}", "content": f"{tag(name)} Round {r} quality rule {k}."}
+        for r in range(1, round_number + 1)
+        for k in (1, 2)
     ]
-    return [chat] * (CHAT_TURNS * users) + srs * users
+
+
+def replies_for(name: str, shape: Shape) -> list[dict]:
+    """One user's replies in the order the user's requests come."""
+    stream, match = shape.stream(), tag(name)
+    replies: list[dict] = []
+    if "Chat" in shape.modes:
+        replies += [{"content": prose(shape.answer_chars), "match": match, **stream}] * (
+            shape.chat_turns
+        )
+    if "Agent" in shape.modes:
+        replies += [
+            {"content": "The question needs no search; I can answer from what I know.",
+             "match": match, **stream},
+            {"content": prose(shape.answer_chars), "match": match, **stream},
+        ]  # fmt: skip
+    if "SRS" in shape.modes:
+        replies.append({"content": fenced(items_for(name, shape.items, 0)), "match": match,
+                        **stream})  # fmt: skip
+        frozen: set[str] = set()
+        for round_number in range(1, shape.srs_rounds + 1):
+            found = items_for(name, shape.items, round_number)
+            open_items = [item for item in found if item["id"] not in frozen]
+            replies.append({"content": fenced(open_items), "match": match, **stream})
+            scores = [
+                {"id": item["id"], "score": 2 if i == 0 else 0, "reason": "load"}
+                for i, item in enumerate(open_items)
+            ]  # each round freezes one item, so every round runs
+            frozen.add(open_items[0]["id"])
+            replies.append({"content": fenced(scores), "match": match, **stream})
+        lines = [f"- FR-{n:02d} The system shall support capability {n}." for n in range(200)]
+        document = "# Software Requirements Specification\n\n## 3. Specific requirements\n\n"
+        for line in lines:
+            if len(document) >= shape.document_chars:
+                break
+            document += line + "\n"
+        replies.append({"content": document, "match": match, **stream})
+    return replies
+
+
+def streamed_tokens(replies: list[dict]) -> int:
+    """Chunks the model streams for these replies: each is about one token."""
+    return sum(math.ceil(len(r["content"]) / r["chunk_chars"]) for r in replies)
 
 
 @dataclass
@@ -92,19 +179,56 @@ class UserResult:
 
 
 class User:
-    """One person in a browser, as the web app talks to the server."""
+    """One person in a browser, as the web app talks to the server. `source` is the local
+    address the user's connections come from (127.0.<n>.1: a machine of its own to nginx)."""
 
-    def __init__(self, base_url: str, name: str):
+    def __init__(self, base_url: str, name: str, source: str | None = None):
         self.base_url = base_url
         self.name = name
+        self.source = source
         self.cookies: dict[str, str] = {}
+        self.http: httpx.AsyncClient | None = None
+        self.sessions: list[Session] = []
 
-    async def login(self, http: httpx.AsyncClient) -> None:
-        response = await http.post(
-            f"{self.base_url}/login", data={"username": self.name, "password": PASSWORD}
+    async def __aenter__(self) -> User:
+        transport = httpx.AsyncHTTPTransport(local_address=self.source) if self.source else None
+        self.http = httpx.AsyncClient(base_url=self.base_url, timeout=120, transport=transport)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.http is not None
+        await self.http.aclose()
+        for session in self.sessions:  # those an error left open
+            if session.http_session is not None and not session.http_session.closed:
+                await session.http_session.close()
+
+    async def login(self) -> None:
+        assert self.http is not None
+        response = await self.http.post(
+            "/login", data={"username": self.name, "password": PASSWORD}
         )
         response.raise_for_status()
         self.cookies = dict(response.cookies)
+
+    async def list_threads(self) -> list[dict]:
+        """The history sidebar's request."""
+        assert self.http is not None
+        response = await self.http.post(
+            "/project/threads",
+            json={"pagination": {"first": 20, "cursor": None}, "filter": {}},
+            cookies=self.cookies,
+        )
+        response.raise_for_status()
+        return response.json()["data"]
+
+    async def open_thread(self, thread_id: str) -> Session:
+        """Clicking a thread in the sidebar: the page fetches it and a socket resumes it."""
+        assert self.http is not None
+        response = await self.http.get(f"/project/thread/{thread_id}", cookies=self.cookies)
+        response.raise_for_status()
+        session = Session(self, "Chat", thread_id)
+        await session.connect()
+        return session
 
     async def session(self, mode: str) -> Session:
         session = Session(self, mode)
@@ -115,23 +239,79 @@ class User:
 class Session:
     """One browser tab: a Socket.IO connection and the events it receives."""
 
-    def __init__(self, user: User, mode: str):
+    def __init__(self, user: User, mode: str, thread_id: str = ""):
         self.user = user
         self.mode = mode
         self.id = str(uuid.uuid4())
-        self.sio = socketio.AsyncClient(reconnection=False)
+        self.resuming = thread_id
+        self.thread_id = thread_id
+        self.http_session: aiohttp.ClientSession | None = None
+        if user.source:
+            connector = aiohttp.TCPConnector(local_addr=(user.source, 0))
+            self.http_session = aiohttp.ClientSession(connector=connector)
+        self.sio = socketio.AsyncClient(reconnection=False, http_session=self.http_session)
+        user.sessions.append(self)
         self.changed = asyncio.Event()  # set on every message event (no polling)
         self.messages: dict[str, str] = {}
+        self.resumed = False
+        self.unsaved: set[str] = set()
+        self.tasks: list[str] = []  # task_start / task_end, as they come
         self.errors: list[str] = []
         self.sio.on("new_message", self._message)
         self.sio.on("update_message", self._message)
         self.sio.on("ask", self._ask)
+        self.sio.on("first_interaction", self._first)
+        self.sio.on("resume_thread", self._resumed)
+        self.sio.on("resume_thread_error", self._not_resumed)
+        self.sio.on("task_start", self._task_start)
+        self.sio.on("task_end", self._task_end)
 
     async def _message(self, step: dict) -> None:
         self.messages[step["id"]] = step.get("output") or ""
+        if NOT_SAVED in (step.get("output") or "") and step["id"] not in self.unsaved:
+            self.unsaved.add(step["id"])  # the app's notice that a turn missed the history
+            self.errors.append(f"{self.mode}: a turn was not saved to the history")
         self.changed.set()
         if step.get("isError") and step.get("type") == "assistant_message":
-            self.errors.append(step.get("output", "")[:200])
+            self.errors.append(step.get("output", "")[-300:])
+
+    async def _first(self, data: dict) -> None:
+        self.thread_id = data.get("thread_id") or self.thread_id
+
+    async def _resumed(self, thread: dict) -> None:
+        self.resumed = True
+        self.changed.set()
+
+    async def _not_resumed(self, error: object = None) -> None:
+        self.errors.append(f"resume refused: {error}")
+        self.resumed = True  # nothing more will come
+        self.changed.set()
+
+    async def _task_start(self, data: object = None) -> None:
+        self.tasks.append("start")
+        self.changed.set()
+
+    async def _task_end(self, data: object = None) -> None:
+        self.tasks.append("end")
+        self.changed.set()
+
+    def idle_since(self, mark: int) -> bool:
+        """A task started after `mark` and the last one started has ended (the browser's
+        spinner appeared and went away)."""
+        seen = self.tasks[mark:]
+        return "start" in seen and seen[-1] == "end"
+
+    async def upload(self, name: str, content: bytes, mime: str = "text/markdown") -> str:
+        """Attach a file in the composer, as the web app does before sending."""
+        assert self.user.http is not None
+        response = await self.user.http.post(
+            "/project/file",
+            params={"session_id": self.id},
+            files={"file": (name, content, mime)},
+            cookies=self.user.cookies,
+        )
+        response.raise_for_status()
+        return response.json()["id"]
 
     async def _ask(self, data: dict) -> dict:
         # SRS asks whether to upload a reference: continue without one
@@ -147,14 +327,17 @@ class Session:
             auth={
                 "clientType": "webapp",
                 "sessionId": self.id,
-                "threadId": "",
+                "threadId": self.resuming,
                 "userEnv": "{}",
                 "chatProfile": self.mode,
             },
-            wait_timeout=30,
+            wait_timeout=60,
         )
         await self.sio.emit("connection_successful")
-        await self.until(lambda: any("mode is on" in text for text in self.messages.values()))
+        if self.resuming:
+            await self.until(lambda: self.resumed)
+        else:
+            await self.until(lambda: any("mode is on" in t for t in self.messages.values()))
 
     async def until(self, condition, timeout: float = 300.0) -> None:
         async def wait() -> None:
@@ -167,46 +350,92 @@ class Session:
         except TimeoutError:
             raise TimeoutError(f"{self.user.name}/{self.mode}: condition not reached") from None
 
-    async def send(self, text: str, done, timeout: float = 300.0) -> None:
-        """Send a message as the composer does and wait until `done(messages)` holds."""
+    async def send(
+        self, text: str, done=None, files: list[str] = (), timeout: float = 300.0
+    ) -> None:
+        """Send a message as the composer does and wait until the app has handled it (and
+        `done(messages)` holds, when given)."""
+        mark = len(self.tasks)
         step = {
             "id": str(uuid.uuid4()), "threadId": "", "name": self.user.name,
             "type": "user_message", "output": text, "createdAt": "", "streaming": False,
             "metadata": {}, "modes": {},
         }  # fmt: skip
-        await self.sio.emit("client_message", {"message": step, "fileReferences": None})
-        await self.until(lambda: done(list(self.messages.values())), timeout)
+        references = [{"id": f} for f in files] or None
+        await self.sio.emit("client_message", {"message": step, "fileReferences": references})
+        await self.until(
+            lambda: self.idle_since(mark) and (done is None or done(list(self.messages.values()))),
+            timeout,
+        )
 
     async def close(self) -> None:
         await self.sio.disconnect()
+        if self.http_session is not None:
+            await self.http_session.close()
 
 
-async def one_user(base_url: str, name: str, start: asyncio.Event) -> UserResult:
+def answered(count: int):
+    """The stats footer ("… tokens (…)") ends every finished Chat answer."""
+    return lambda texts: sum("tokens (" in t for t in texts) >= count
+
+
+async def one_user(user: User, shape: Shape, start: asyncio.Event) -> UserResult:
     result = UserResult()
-    user = User(base_url, name)
+    name = user.name
+    stage = "login"
     await start.wait()
     began = time.perf_counter()
     try:
-        async with httpx.AsyncClient(timeout=60) as http:
-            await user.login(http)
-        chat = await user.session("Chat")
-        for turn in range(1, CHAT_TURNS + 1):
-            await chat.send(
-                f"{CHAT_MARK} {name} turn {turn}: what makes a good requirement?",
-                lambda texts, turn=turn: sum("tokens (" in t for t in texts) >= turn,
-            )
-        result.errors += chat.errors
-        await chat.close()
-        srs = await user.session("SRS")
-        await srs.send(
-            f"{name}: a university library lending system; readers search, reserve, borrow.",
-            lambda texts: any("Done:" in t or "failed" in t for t in texts),
-        )
-        result.errors += srs.errors
-        result.errors += [t[:200] for t in srs.messages.values() if "failed" in t]
-        await srs.close()
+        async with user:
+            await user.login()
+            await user.list_threads()
+            chat_thread = ""
+            stage = "Chat"
+            if "Chat" in shape.modes:
+                chat = await user.session("Chat")
+                for turn in range(1, shape.chat_turns + 1):
+                    await chat.send(
+                        f"{tag(name)} turn {turn}: what makes a good requirement?",
+                        answered(turn),
+                    )
+                result.errors += chat.errors
+                chat_thread = chat.thread_id
+                await chat.close()
+            if "Agent" in shape.modes:
+                stage = "Agent"
+                agent = await user.session("Agent")
+                await agent.send(  # its statistics close every Agent run
+                    f"{tag(name)} What makes a requirement testable?",
+                    lambda texts: any("**Statistics**" in t for t in texts),
+                )
+                result.errors += agent.errors
+                await agent.close()
+            if "SRS" in shape.modes:
+                stage = "SRS"
+                srs = await user.session("SRS")
+                reference = await srs.upload("reference.md", REFERENCE)
+                await srs.send(  # with a reference: ReqClarify scores and the rounds go on
+                    f"{tag(name)} a university library lending system; readers search, "
+                    "reserve and borrow books.",
+                    files=[reference],
+                )  # the run ends with its message handling, however it ends
+                result.errors += srs.errors
+                texts = list(srs.messages.values())
+                if not any("Done:" in t for t in texts):  # failed, or stopped by the database
+                    ending = [t for t in texts if FAILED in t] or texts[-1:]
+                    result.errors.append(f"{name}: the SRS run did not finish: {ending[-1][-300:]}")
+                await srs.close()
+            stage = "sidebar"
+            threads = await user.list_threads()
+            if chat_thread:
+                stage = "reopen"
+                if chat_thread not in {t["id"] for t in threads}:
+                    result.errors.append(f"{name}: the Chat thread is not in the sidebar")
+                reopened = await user.open_thread(chat_thread)
+                result.errors += reopened.errors
+                await reopened.close()
     except Exception as exc:
-        result.errors.append(f"{type(exc).__name__}: {exc}")
+        result.errors.append(f"{name} at {stage}: {type(exc).__name__}: {exc}")
     result.seconds = time.perf_counter() - began
     return result
 
@@ -241,18 +470,24 @@ class IdleProbe:
 
 
 class MemoryWatch:
-    def __init__(self, pid: int):
-        self.process = psutil.Process(pid)
-        self.peak = 0
+    """The peak RSS of each app process."""
+
+    def __init__(self, pids: list[int]):
+        self.processes = [psutil.Process(pid) for pid in pids]
+        self.peaks = [0] * len(pids)
         self._task: asyncio.Task | None = None
+
+    def _sample(self) -> None:
+        for i, process in enumerate(self.processes):
+            self.peaks[i] = max(self.peaks[i], process.memory_info().rss)
 
     async def _run(self) -> None:
         while True:
-            self.peak = max(self.peak, self.process.memory_info().rss)
+            self._sample()
             await asyncio.sleep(0.25)
 
     def __enter__(self) -> MemoryWatch:
-        self.peak = self.process.memory_info().rss
+        self._sample()
         self._task = asyncio.get_running_loop().create_task(self._run())
         return self
 
@@ -261,37 +496,89 @@ class MemoryWatch:
         self._task.cancel()
 
 
-async def run_level(base_url: str, llm_url: str, users: int, latency: float, pid: int) -> dict:
+def cpu_seconds(pids: list[int], children: bool = False) -> float:
+    """User + system CPU seconds of these processes (and their children's: nginx's workers)."""
+    processes = [psutil.Process(pid) for pid in pids]
+    if children:
+        processes += [c for p in processes for c in p.children(recursive=True)]
+    return sum(sum(p.cpu_times()[:2]) for p in processes)
+
+
+@dataclass
+class Deployment:
+    """Where users connect (`url`) and the app instances behind it (their own URLs and pids)."""
+
+    url: str
+    llm_url: str
+    instances: list[tuple[str, int]]
+    proxied: bool = False
+    others: dict[str, int] = field(default_factory=dict)  # the model server, nginx: their pids
+
+
+async def run_level(deployment: Deployment, users: int, shape: Shape) -> dict:
+    names = [f"user{n:03d}" for n in range(1, users + 1)]
+    scripts = [replies_for(name, shape) for name in names]
+    pids = [pid for _, pid in deployment.instances]
     async with httpx.AsyncClient(timeout=30) as http:
-        await http.post(f"{llm_url}/_reset")
-        await http.post(f"{llm_url}/_script", json={"replies": replies_for(users, latency)})
-        await http.get(f"{base_url}/reqstudio/loop-lag", params={"reset": 1})
-        cpu_before = sum(psutil.Process(pid).cpu_times()[:2])
+        await http.post(f"{deployment.llm_url}/_reset")
+        await http.post(
+            f"{deployment.llm_url}/_script", json={"replies": [r for s in scripts for r in s]}
+        )
+        for url, _ in deployment.instances:
+            await http.get(f"{url}/reqstudio/loop-lag", params={"reset": 1})
+        cpu_before = cpu_seconds(pids)
+        each_before = [cpu_seconds([pid]) for pid in pids]
+        others_before = {n: cpu_seconds([pid], True) for n, pid in deployment.others.items()}
+        driver_before = cpu_seconds([os.getpid()])
         start = asyncio.Event()
-        names = [f"user{n:02d}" for n in range(1, users + 1)]
-        tasks = [asyncio.create_task(one_user(base_url, name, start)) for name in names]
+        people = [
+            User(deployment.url, name, f"127.0.{n}.1" if deployment.proxied else None)
+            for n, name in enumerate(names, start=1)
+        ]
+        tasks = [asyncio.create_task(one_user(person, shape, start)) for person in people]
         began = time.perf_counter()
-        with MemoryWatch(pid) as memory, IdleProbe() as probe:
+        with MemoryWatch(pids) as memory, IdleProbe() as probe:
             start.set()
             results = await asyncio.gather(*tasks)
         total = time.perf_counter() - began
-        lag = (await http.get(f"{base_url}/reqstudio/loop-lag")).json()
-        cpu = sum(psutil.Process(pid).cpu_times()[:2]) - cpu_before
+        lags = [
+            (await http.get(f"{url}/reqstudio/loop-lag")).json() for url, _ in deployment.instances
+        ]
+        cpu = cpu_seconds(pids) - cpu_before
+        each = [round(cpu_seconds([pid]) - b, 1) for pid, b in zip(pids, each_before, strict=True)]
+        # on the same 2 cores: what the scripted model, nginx and these simulated users cost
+        others = {
+            name: round(cpu_seconds([pid], True) - others_before[name], 1)
+            for name, pid in deployment.others.items()
+        } | {"users (this script)": round(cpu_seconds([os.getpid()]) - driver_before, 1)}
+        unused = (await http.post(f"{deployment.llm_url}/_script", json={"replies": []})).json()
     times = [r.seconds for r in results]
     errors = [e for r in results for e in r.errors]
+    if unused["queued"]:  # a request got another's reply, or a step did not run
+        errors.append(f"{unused['queued']} scripted replies were not asked for")
+    tokens = sum(streamed_tokens(s) for s in scripts)
     return {
         "users": users,
-        "mean": sum(times) / len(times),
-        "slowest": max(times),
-        "total": total,
-        "max_stall_ms": lag["max_ms"],
-        "stalls_over_100ms": lag["stalls_over_warn"],
-        "gc_max_ms": lag["gc_max_ms"],
-        "idle_probe_ms": probe.max_ms,
-        "cpu_per_user": cpu / users,
-        "cpu_share": cpu / total,
+        "mean_s_per_user": round(sum(times) / len(times), 2),
+        "slowest_s": round(max(times), 2),
+        "total_s": round(total, 2),
+        # the worst instance's figure where there are several
+        "p50_stall_ms": max(lag["p50_ms"] for lag in lags),
+        "p99_stall_ms": max(lag["p99_ms"] for lag in lags),
+        "max_stall_ms": max(lag["max_ms"] for lag in lags),
+        "stalls_over_100ms": sum(lag["stalls_over_warn"] for lag in lags),
+        "gc_max_ms": max(lag["gc_max_ms"] for lag in lags),
+        "idle_probe_max_stall_ms": probe.max_ms,
+        "cpu_s_per_user": round(cpu / users, 3),
+        "cpu_s_per_1000_tokens": round(cpu / tokens * 1000, 3),
+        "streamed_tokens": tokens,
+        "cpu_s_per_instance": each,  # how the proxy split the users
+        "cpu_busy": round(cpu / total / len(pids), 3),
+        "peak_rss_mb": round(max(memory.peaks) / 2**20, 1),
+        "peak_rss_mb_per_instance": [round(p / 2**20, 1) for p in memory.peaks],
+        "cpu_s_elsewhere": others,
         "errors": errors,
-        "rss_mb": memory.peak / 2**20,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
 
 
@@ -317,106 +604,290 @@ def stop_process(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
         try:
-            process.wait(timeout=15)
+            process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
 
 
-async def main_async(args: argparse.Namespace) -> list[dict]:
-    levels = [int(n) for n in args.users.split(",")]
+def readme_nginx() -> str:
+    """The nginx example of the README's Deployment section, as it is written there."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"```nginx\n(.*?)```", text, re.S)
+    if not found:
+        raise RuntimeError("README.md has no nginx example")
+    return found.group(1)
+
+
+def nginx_config(ports: list[int], listen: int, work: Path) -> str:
+    """The README's example with this run's instances and port; the rest as written."""
+    example = readme_nginx()
+    servers = "".join(f"    server 127.0.0.1:{port};\n" for port in ports)
+    example = re.sub(r"(upstream reqstudio \{\n\s*ip_hash;\n)(?:\s*server [^\n]+\n)+",
+                     lambda m: m.group(1) + servers, example)  # fmt: skip
+    example = example.replace("listen 80;", f"listen 127.0.0.1:{listen};")
+    temp = work / "nginx"
+    return (
+        f"worker_processes 1;\npid {work}/nginx.pid;\nerror_log {work}/nginx-error.log;\n"
+        "events { worker_connections 4096; }\n"
+        f"http {{\naccess_log off;\nclient_body_temp_path {temp}/body;\n"
+        f"proxy_temp_path {temp}/proxy;\nfastcgi_temp_path {temp}/fastcgi;\n"
+        f"uwsgi_temp_path {temp}/uwsgi;\nscgi_temp_path {temp}/scgi;\n{example}}}\n"
+    )
+
+
+def nginx_binary() -> str | None:
+    return shutil.which("nginx") or next(
+        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if Path(p).exists()), None
+    )
+
+
+def postgres_or_none():
+    from tests.postgres_support import PostgresServer, postgres_bin_dir
+
+    bin_dir = postgres_bin_dir()
+    return PostgresServer(bin_dir).init().start() if bin_dir else None
+
+
+async def main_async(args: argparse.Namespace, shape: Shape) -> list[dict]:
+    levels = sorted({1, *(int(n) for n in args.users.split(","))})
     work = Path(tempfile.mkdtemp(prefix="reqstudio-load-"))
-    llm_port, app_port = free_port(), free_port()
-    llm_url, base_url = f"http://127.0.0.1:{llm_port}", f"http://127.0.0.1:{app_port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
     env.pop("CI", None)
-    llm = start_process(
-        [sys.executable, "-m", "tests.scripted_server", "--port", str(llm_port)],
-        env, work / "llm.log",
-    )  # fmt: skip
-    users = ",".join(f"user{n:02d}:{PASSWORD}" for n in range(1, max(levels) + 1))
-    app_env = env | {
-        "OPENAI_BASE_URL": f"{llm_url}/v1",
-        "OPENAI_API_KEY": "sk-load-test-not-a-real-key",
-        "OPENAI_MODEL": "scripted-model",
-        "OPENAI_TIMEOUT": "120",
-        "REQSTUDIO_DATA_DIR": str(work / "data"),
-        "REQSTUDIO_USERS": users,
-        "REQSTUDIO_LOOP_MONITOR": "trace" if args.trace else "1",
-        "SRS_MAX_ITERATIONS": "1",
-        "PYTHONUNBUFFERED": "1",
-    }
-    if args.database_url:
-        app_env["REQSTUDIO_DATABASE_URL"] = args.database_url
-    app = start_process(
-        [str(CHAINLIT), "run", "app.py", "--headless", "--host", "127.0.0.1",
-         "--port", str(app_port)],
-        app_env, work / "app.log",
-    )  # fmt: skip
-    rows = []
+    env.pop("CHAINLIT_AUTH_SECRET", None)
+    env["PATH"] = f"{CHAINLIT.parent}{os.pathsep}{env.get('PATH', '')}"  # as scripts/run.sh
+    processes: list[subprocess.Popen] = []
+    postgres = None
+    rows: list[dict] = []
     try:
+        database_url = args.database_url
+        if args.database == "postgres" and not database_url:
+            postgres = postgres_or_none()
+            if postgres is None:
+                print("skipped: PostgreSQL server binaries not found (/usr/lib/postgresql/*/bin)")
+                sys.exit(SKIPPED)
+            database_url = postgres.create_database()
+        llm_port = free_port()
+        llm_url = f"http://127.0.0.1:{llm_port}"
+        llm = start_process(
+            [sys.executable, "-m", "tests.scripted_server", "--port", str(llm_port)],
+            env, work / "llm.log",
+        )  # fmt: skip
+        processes.append(llm)
         wait_http(f"{llm_url}/v1/models", llm, work / "llm.log")
-        wait_http(base_url, app, work / "app.log")
-        await run_level(base_url, llm_url, 1, args.latency, app.pid)  # warm-up, not reported
+        accounts = ",".join(f"user{n:03d}:{PASSWORD}" for n in range(1, max(levels) + 1))
+        app_env = env | {
+            "OPENAI_BASE_URL": f"{llm_url}/v1",
+            "OPENAI_API_KEY": "sk-load-test-not-a-real-key",
+            "OPENAI_MODEL": "scripted-model",
+            "OPENAI_TIMEOUT": "300",
+            "REQSTUDIO_USERS": accounts,
+            "REQSTUDIO_LOOP_MONITOR": "trace" if args.trace else "1",
+            "SRS_MAX_ITERATIONS": str(shape.srs_rounds + 1),  # ReqParse counts as one
+            "CHAINLIT_AUTH_SECRET": secrets.token_urlsafe(48),  # shared by the instances
+            "PYTHONUNBUFFERED": "1",
+        }
+        if database_url:
+            app_env["REQSTUDIO_DATABASE_URL"] = database_url
+        app_env |= dict(setting.split("=", 1) for setting in args.app_env)
+        instances = []
+        for n in range(1, args.instances + 1):  # one after the other: each seeds the accounts
+            port = free_port()
+            log = work / f"app{n}.log"
+            app = start_process(
+                [str(CHAINLIT), "run", "app.py", "--headless", "--host", "127.0.0.1",
+                 "--port", str(port)],
+                app_env | {"REQSTUDIO_DATA_DIR": str(work / f"data{n}")}, log,
+            )  # fmt: skip
+            processes.append(app)
+            wait_http(f"http://127.0.0.1:{port}", app, log)
+            instances.append((f"http://127.0.0.1:{port}", app.pid))
+        url, proxied = instances[0][0], False
+        if args.instances > 1:
+            listen = free_port()
+            (work / "nginx").mkdir(mode=0o777)  # nginx's workers run as another user
+            (work / "nginx").chmod(0o777)
+            work.chmod(0o755)
+            conf = work / "nginx.conf"
+            conf.write_text(nginx_config([int(u.rsplit(":", 1)[1]) for u, _ in instances],
+                                         listen, work))  # fmt: skip
+            nginx = start_process(
+                [args.nginx, "-c", str(conf), "-p", str(work), "-g", "daemon off;"],
+                env, work / "nginx.log",
+            )  # fmt: skip
+            processes.append(nginx)
+            url, proxied = f"http://127.0.0.1:{listen}", True
+            wait_http(url, nginx, work / "nginx.log")
+        others = {"model server": llm.pid} | ({"nginx": nginx.pid} if proxied else {})
+        if postgres is not None:  # the server and its backends (one per connection)
+            pid_file = postgres.data / "postmaster.pid"
+            others["PostgreSQL"] = int(pid_file.read_text().split()[0])
+        deployment = Deployment(url, llm_url, instances, proxied, others)
+        for instance_url, pid in instances if args.warm_up else ():  # not reported
+            await run_level(Deployment(instance_url, llm_url, [(instance_url, pid)]), 1,
+                            shape.small())  # fmt: skip
         for users in levels:
-            row = await run_level(base_url, llm_url, users, args.latency, app.pid)
+            row = await run_level(deployment, users, shape)
+            baseline = rows[0]["mean_s_per_user"] if rows else row["mean_s_per_user"]
+            row = {"users": users, "ratio": round(row["mean_s_per_user"] / baseline, 3)} | row
             rows.append(row)
             print(
-                f"N={users}: mean {row['mean']:.2f}s slowest {row['slowest']:.2f}s "
-                f"stall {row['max_stall_ms']:.0f}ms gc {row['gc_max_ms']:.0f}ms "
-                f"idle probe {row['idle_probe_ms']:.0f}ms errors {len(row['errors'])} "
-                f"rss {row['rss_mb']:.0f}MB",
+                f"N={users}: ratio {row['ratio']:.2f} (mean {row['mean_s_per_user']:.2f}s, "
+                f"slowest {row['slowest_s']:.2f}s) stall p50 {row['p50_stall_ms']:.1f} "
+                f"p99 {row['p99_stall_ms']:.1f} max {row['max_stall_ms']:.0f} ms "
+                f"(gc {row['gc_max_ms']:.0f}, idle probe {row['idle_probe_max_stall_ms']:.0f}) "
+                f"CPU {row['cpu_s_per_user']:.2f} s/user {row['cpu_s_per_1000_tokens']:.2f} "
+                f"s/1000 tokens, busy {row['cpu_busy']:.0%}, peak RSS {row['peak_rss_mb']:.0f} "
+                f"MB, errors {len(row['errors'])}, load {row['load_average'][0]:.1f}; CPU s "
+                f"elsewhere {row['cpu_s_elsewhere']}",
                 flush=True,
             )
             for error in row["errors"][:3]:
                 print(f"   error: {error}", flush=True)
     finally:
-        stop_process(app)
-        stop_process(llm)
+        for process in reversed(processes):
+            stop_process(process)
+        if postgres is not None:
+            postgres.cleanup()
     print(f"logs in {work}")
     return rows
 
 
 def table(rows: list[dict]) -> str:
-    alone = rows[0]["mean"] if rows and rows[0]["users"] == 1 else None
     lines = [
-        "| users | mean s / user | slowest s | × one user alone | longest loop stall ms "
-        "| stalls > 100 ms | longest GC ms | idle probe's longest stall ms | errors "
-        "| peak RSS MB | app CPU s / user | app CPU busy |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| users | × one user | mean s / user | slowest s | stall p50 ms | stall p99 ms "
+        "| stall max ms | longest GC ms | idle probe max ms | CPU s / user "
+        "| CPU s / 1000 tokens | CPU busy | peak RSS MB | errors | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        ratio = f"{row['mean'] / alone:.2f}" if alone else "-"
         lines.append(
-            f"| {row['users']} | {row['mean']:.2f} | {row['slowest']:.2f} | {ratio} "
-            f"| {row['max_stall_ms']:.0f} | {row['stalls_over_100ms']} "
-            f"| {row['gc_max_ms']:.0f} | {row['idle_probe_ms']:.0f} "
-            f"| {len(row['errors'])} | {row['rss_mb']:.0f} | {row['cpu_per_user']:.2f} "
-            f"| {row['cpu_share']:.0%} |"
+            f"| {row['users']} | {row['ratio']:.2f} | {row['mean_s_per_user']:.1f} "
+            f"| {row['slowest_s']:.1f} | {row['p50_stall_ms']:.1f} | {row['p99_stall_ms']:.1f} "
+            f"| {row['max_stall_ms']:.0f} | {row['gc_max_ms']:.0f} "
+            f"| {row['idle_probe_max_stall_ms']:.0f} | {row['cpu_s_per_user']:.2f} "
+            f"| {row['cpu_s_per_1000_tokens']:.2f} | {row['cpu_busy']:.0%} "
+            f"| {row['peak_rss_mb']:.0f} | {len(row['errors'])} | {row['load_average'][0]:.1f} |"
         )
     return "\n".join(lines)
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Shape]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--users", default="1,10,20,50")
+    parser.add_argument(
+        "--users",
+        default="1,10,20,50",
+        help="user counts; one user is always measured first (the ratio's base)",
+    )
     parser.add_argument("--latency", type=float, default=0.5, help="model latency, seconds")
+    parser.add_argument(
+        "--database",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="postgres: start a real PostgreSQL for the run",
+    )
     parser.add_argument("--database-url", default=None, help="REQSTUDIO_DATABASE_URL")
     parser.add_argument(
-        "--trace", action="store_true", help="the app logs the loop thread's stack at each stall"
+        "--instances",
+        type=int,
+        default=1,
+        help="app instances; more than one: behind the README's nginx example, on one PostgreSQL",
     )
-    args = parser.parse_args()
-    rows = asyncio.run(main_async(args))
+    parser.add_argument("--nginx", default=None, help="the nginx binary (default: on PATH)")
+    parser.add_argument("--chunk-chars", type=int, default=4, help="characters per streamed chunk")
+    parser.add_argument(
+        "--chunk-rate", type=float, default=40.0, help="streamed chunks a second, per user"
+    )
+    parser.add_argument("--answer-chars", type=int, default=1200, help="Chat and Agent answers")
+    parser.add_argument("--document-chars", type=int, default=4000, help="the SRS document")
+    parser.add_argument("--chat-turns", type=int, default=2)
+    parser.add_argument(
+        "--srs-rounds",
+        type=int,
+        default=4,
+        help="ReqExplore/ReqClarify rounds (the app's default is 4)",
+    )
+    parser.add_argument("--modes", default="Chat,Agent,SRS")
+    parser.add_argument(
+        "--app-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting for the instances, e.g. REQSTUDIO_DB_POOL_SIZE=20",
+    )
+    parser.add_argument(
+        "--no-warm-up",
+        dest="warm_up",
+        action="store_false",
+        help="skip the unreported short run that loads each instance's code",
+    )
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument(
+        "--markdown",
+        type=lambda value: Path(value) if value else None,
+        default=RESULTS,
+        help=f"write the table here (default {RESULTS.relative_to(ROOT)}; '': nowhere)",
+    )
+    parser.add_argument(
+        "--trace", action="store_true", help="the app logs the loop thread's stack at each stall"
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    if args.instances > 1 and args.database != "postgres" and not args.database_url:
+        args.database = "postgres"  # several instances share one PostgreSQL
+    shape = Shape(
+        chunk_chars=args.chunk_chars, chunk_rate=args.chunk_rate, latency=args.latency,
+        answer_chars=args.answer_chars, document_chars=args.document_chars,
+        chat_turns=args.chat_turns, srs_rounds=args.srs_rounds,
+        modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
+    )  # fmt: skip
+    return args, shape
+
+
+def main(argv: list[str] | None = None) -> None:
+    args, shape = parse_args(argv)
+    if args.instances > 1:
+        args.nginx = args.nginx or nginx_binary()
+        if not args.nginx:
+            print("skipped: two instances behind nginx need nginx (apt-get install -y nginx)")
+            sys.exit(SKIPPED)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `timeout`: still clean up
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    rows = asyncio.run(main_async(args, shape))
     if args.trace:
         return  # a diagnosis run: the stacks are in the app's log; no results written
-    store = "PostgreSQL" if args.database_url else "SQLite"
-    report = (
-        f"# Load benchmark ({date.today().isoformat()})\n\n"
-        f"One app instance ({store} history), {platform.machine()} with {os.cpu_count()} cores; "
-        f"scripted model at {args.latency:g} s latency, streamed. Each user: login, "
-        f"{CHAT_TURNS} Chat turns, one SRS run (no reference, 1 round).\n\n{table(rows)}\n"
+    store = "PostgreSQL" if args.database_url or args.database == "postgres" else "SQLite"
+    where = (
+        f"{args.instances} instances behind the README's nginx example"
+        if args.instances > 1
+        else "One app instance"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(report, encoding="utf-8")
+    command = "benchmarks/load_benchmark.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    figures = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": command.strip(),
+        "database": store.lower(),
+        "instances": args.instances,
+        "nproc": os.cpu_count(),
+        "load_average_before": load_before,
+        "shape": shape.__dict__ | {"modes": list(shape.modes)},
+        "levels": rows,
+    }
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(figures, indent=2, ensure_ascii=False), encoding="utf-8")
+    report = (
+        f"# Load benchmark ({figures['date']})\n\n"
+        f"{where} ({store} history), {platform.machine()} with {os.cpu_count()} cores, load "
+        f"average {load_before[0]} before the run; `{figures['command']}`. Scripted model: "
+        f"{shape.latency:g} s to the first byte, then {shape.chunk_chars}-character chunks at "
+        f"{shape.chunk_rate:g} a second. Each user: login, sidebar, "
+        f"{', '.join(shape.modes)} (Chat {shape.chat_turns} turns of {shape.answer_chars} "
+        f"characters; Agent one answer of {shape.answer_chars}; SRS {shape.srs_rounds} rounds "
+        f"and a {shape.document_chars}-character document), sidebar, reopen the Chat "
+        f"thread.\n\n{table(rows)}\n"
+    )
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(report, encoding="utf-8")
     print(report)
 
 

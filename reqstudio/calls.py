@@ -31,6 +31,7 @@ import httpx
 import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.messages.utils import message_chunk_to_message
 from langchain_core.runnables import Runnable
 from tenacity import (
@@ -222,11 +223,13 @@ async def stream_once(
     label: str,
     on_reasoning: TokenCallback | None = None,
 ) -> AIMessage:
-    """One try: the streamed answer, whole, or `IncompleteAnswerError` saying why not."""
-    merged: AIMessageChunk | None = None
+    """One try: the streamed answer, whole, or `IncompleteAnswerError` saying why not.
+    The chunks are joined once at the end (`chunk + chunk` per token copies the whole answer
+    so far each time: a tenth of the app's CPU per streamed token)."""
+    chunks: list[AIMessageChunk] = []
     try:
         async for chunk in model.astream(list(messages)):
-            merged = chunk if merged is None else merged + chunk
+            chunks.append(chunk)
             if on_reasoning is not None:
                 # A reasoning model's thinking (DeepSeek-R1, Qwen), kept by e.g. ChatDeepSeek.
                 thinking = chunk.additional_kwargs.get("reasoning_content")
@@ -236,9 +239,10 @@ async def stream_once(
                 await notify(on_token, chunk.content)
     except openai.LengthFinishReasonError:
         # response_format = JSON schema: the SDK parses the answer and refuses a cut one.
-        raise IncompleteAnswerError("length", _text_of(merged), label) from None
+        raise IncompleteAnswerError("length", _text_of(_joined(chunks)), label) from None
     except openai.ContentFilterFinishReasonError:
-        raise IncompleteAnswerError("content_filter", _text_of(merged), label) from None
+        raise IncompleteAnswerError("content_filter", _text_of(_joined(chunks)), label) from None
+    merged = _joined(chunks)
     if merged is None:
         raise IncompleteAnswerError("cut", "", label)
     text = _text_of(merged)
@@ -250,6 +254,12 @@ async def stream_once(
     if not text.strip() and not (merged.tool_calls or merged.invalid_tool_calls):
         raise IncompleteAnswerError("empty", text, label)
     return message_chunk_to_message(merged)
+
+
+def _joined(chunks: list[AIMessageChunk]) -> AIMessageChunk | None:
+    if not chunks:
+        return None
+    return chunks[0] if len(chunks) == 1 else add_ai_message_chunks(chunks[0], *chunks[1:])
 
 
 def _text_of(message: BaseMessage | None) -> str:

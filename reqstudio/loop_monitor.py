@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import traceback
+from collections import deque
 from dataclasses import dataclass, field
 
 log = logging.getLogger("reqstudio.loop")
@@ -29,6 +30,9 @@ class LoopLagMonitor:
     total_ms: float = 0.0
     gc_max_ms: float = 0.0  # the longest garbage collection, which also stops the loop
     gc_total_ms: float = 0.0
+    # every wake-up's lateness since the last reset (the newest 360 000: an hour at 10 ms),
+    # for the percentiles: p50 says how late the loop usually is, p99 how late it often is
+    lateness: deque[float] = field(default_factory=lambda: deque(maxlen=360_000), repr=False)
     _task: asyncio.Task | None = field(default=None, repr=False)
     _gc_started: float = field(default=0.0, repr=False)
     _last_tick: float = field(default=0.0, repr=False)
@@ -85,11 +89,21 @@ class LoopLagMonitor:
     def reset(self) -> None:
         self.max_ms = self.total_ms = self.gc_max_ms = self.gc_total_ms = 0.0
         self.samples = self.stalls_over_warn = 0
+        self.lateness.clear()
+
+    def percentile_ms(self, share: float) -> float:
+        """The lateness that `share` of the wake-ups since the last reset did not exceed."""
+        if not self.lateness:
+            return 0.0
+        ordered = sorted(self.lateness)
+        return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
     def snapshot(self) -> dict[str, float]:
         return {
             "max_ms": round(self.max_ms, 1),
             "mean_ms": round(self.total_ms / self.samples, 2) if self.samples else 0.0,
+            "p50_ms": round(self.percentile_ms(0.50), 1),
+            "p99_ms": round(self.percentile_ms(0.99), 1),
             "samples": self.samples,
             "stalls_over_warn": self.stalls_over_warn,
             "warn_ms": self.warn_ms,
@@ -105,6 +119,7 @@ class LoopLagMonitor:
             late_ms = max(0.0, (now - asked - self.interval) * 1000)
             self.samples += 1
             self.total_ms += late_ms
+            self.lateness.append(late_ms)
             self.max_ms = max(self.max_ms, late_ms)
             if late_ms > self.warn_ms:
                 self.stalls_over_warn += 1

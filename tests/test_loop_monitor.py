@@ -28,6 +28,8 @@ async def test_a_blocking_call_is_measured_and_its_stack_logged(caplog):
         monitor.stop()
     figures = monitor.snapshot()
     assert figures["max_ms"] > 100 and figures["stalls_over_warn"] >= 1
+    # one late wake-up among many on time: the worst is in the max, not in the median
+    assert figures["p50_ms"] < 100 <= figures["max_ms"] and figures["p99_ms"] <= figures["max_ms"]
     assert "parse_a_huge_file_synchronously" in caplog.text  # the watchdog saw where it was
     monitor.reset()
-    assert monitor.snapshot()["max_ms"] == 0
+    assert monitor.snapshot()["max_ms"] == 0 and monitor.snapshot()["p99_ms"] == 0
