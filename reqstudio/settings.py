@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import ipaddress
 import json
-import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +25,12 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceParseError
+
+from reqstudio.settings_errors import (
+    JSON_ERROR_PREFIX,
+    describe_source_error,
+    describe_validation_error,
+)
 
 ModelRole = Literal[
     "chat",
@@ -514,9 +519,6 @@ def parse_json_setting(raw: str) -> Any:
         raise ValueError(f"{JSON_ERROR_PREFIX}{exc})") from None
 
 
-JSON_ERROR_PREFIX = "not valid JSON ("
-
-
 def parse_users(raw: str) -> dict[str, str]:
     """`REQSTUDIO_USERS="alice:secret1,bob:secret2"` -> {"alice": "secret1", ...}."""
     users: dict[str, str] = {}
@@ -531,71 +533,14 @@ def parse_users(raw: str) -> dict[str, str]:
     return users
 
 
-def _env_name(field_name: str) -> str:
-    alias = Settings.model_fields[field_name].validation_alias
-    return alias.choices[0] if isinstance(alias, AliasChoices) else field_name.upper()
-
-
-_ENV_NAMES = {name: _env_name(name) for name in Settings.model_fields}
-_SECRET_ENV_NAMES = {
-    _ENV_NAMES["openai_api_key"],
-    _ENV_NAMES["openai_evaluation_api_key"],
-    _ENV_NAMES["users"],
-}
-# Whole values of these may hold an API key: shown only field by field, never whole.
-_MAY_HOLD_KEYS = {_ENV_NAMES["agent_function_call_model"], _ENV_NAMES["agent_answer_model"]}
-
-
-def describe_validation_error(error: ValidationError) -> str:
-    """One line per bad variable: its name, its value (secrets hidden) and what is allowed."""
-    lines = []
-    for item in error.errors():
-        if not item.get("loc"):  # a check across settings: its message names them
-            lines.append(
-                f"Invalid settings: {item.get('msg', 'invalid').removeprefix('Value error, ')}"
-            )
-            continue
-        loc = item["loc"]
-        field = str(loc[0])  # the field name, or the alias it was given by
-        env_name = _ENV_NAMES.get(field, field)
-        value = item.get("input")
-        detail = item.get("msg", "invalid").removeprefix("Value error, ")
-        extra = ".".join(str(p) for p in loc[1:])
-        where = f" (field {extra})" if extra else ""
-        hidden = env_name in _SECRET_ENV_NAMES or (
-            env_name in _MAY_HOLD_KEYS and (not extra or "api_key" in extra)
-        )
-        if detail.startswith(JSON_ERROR_PREFIX):
-            lines.append(f"Invalid setting {env_name}{where}: {detail}")
-            continue
-        shown = "***" if hidden else json.dumps(value, ensure_ascii=False)
-        lines.append(f"Invalid setting {env_name}={shown}{where}: {detail}")
-    return "; ".join(lines)
-
-
-def describe_source_error(error: SourceParseError) -> str:
-    """A value the settings source could not decode (e.g. invalid JSON in AGENT_PRICES): one
-    line naming the variable and the JSON error. The value is not shown (it may hold a key)."""
-    found = re.search(r'field "([^"]+)"', str(error))
-    field = found.group(1) if found else "?"
-    env_name = _ENV_NAMES.get(field, field.upper())
-    cause = error.__cause__
-    detail = (
-        f"not valid JSON ({cause})"
-        if isinstance(cause, json.JSONDecodeError)
-        else str(cause or error)
-    )
-    return f"Invalid setting {env_name}: {detail}"
-
-
 def load_settings(**overrides: Any) -> Settings:
     """Read settings; raise `SettingsError` with a one-line message on a bad value."""
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        raise SettingsError(describe_validation_error(exc)) from None
+        raise SettingsError(describe_validation_error(exc, Settings.model_fields)) from None
     except SourceParseError as exc:
-        raise SettingsError(describe_source_error(exc)) from None
+        raise SettingsError(describe_source_error(exc, Settings.model_fields)) from None
 
 
 @lru_cache(maxsize=1)
