@@ -2,7 +2,8 @@
 
 Chainlit answers a sign-in whose account lookup failed with a bare 500, and the history list of
 a signed-in user with `404 User not found` (its user lookup fails quietly): the browser showed
-an English "Not Found" toast. Both answer `503` instead, with a sentence in the language the
+an English "Not Found" toast, and a list whose query found no pool connection in time a 500.
+All answer `503` instead, with a sentence in the language the
 browser asks for (`Accept-Language`); the login form shows its own translation of a 503
 (`auth.login.errors["service unavailable"]` in `.chainlit/translations`).
 """
@@ -18,7 +19,7 @@ from chainlit.server import GetThreadsRequest, UserParam
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.routing import APIRoute
 
-from reqstudio.errors import describe_database_away
+from reqstudio.errors import describe_database_away, is_database_failure
 
 log = logging.getLogger("reqstudio")
 
@@ -63,6 +64,11 @@ async def list_threads(request: Request, payload: GetThreadsRequest, current_use
             log.warning("history list refused: the database is unavailable")
             raise database_unavailable(request, "threads") from None
         raise
+    except Exception as error:  # e.g. no pool connection within its timeout, under load
+        if not is_database_failure(error):
+            raise
+        log.warning("history list refused: %s", type(error).__name__)
+        raise database_unavailable(request, "threads") from None
 
 
 def say_when_the_database_is_away() -> None:
