@@ -179,7 +179,9 @@ async def test_red_blue_and_client_review_at_the_same_time(factory, llm_server):
     assert spans["judge"]["received"] >= max(s["answered"] for s in reviewers)
 
 
-async def test_an_unreadable_reviewer_is_named_and_the_round_goes_on(factory, llm_server):
+async def test_an_unreadable_reviewer_is_named_and_the_round_goes_on(
+    factory, llm_server, monkeypatch
+):
     garbage = [Reply(content="I think the document is fine overall!", match=CLIENT)] * 3
     llm_server.script(
         red_reply(improvement("sec-03", "medium")), blue_reply(), *garbage, judge_reply()
@@ -189,9 +191,18 @@ async def test_an_unreadable_reviewer_is_named_and_the_round_goes_on(factory, ll
     failed = [e for e in events if isinstance(e, ReviewerFailed)]
     assert [e.reviewer for e in failed] == ["client"]
     assert "not valid JSON after 3 attempts" in failed[0].reason
+    assert failed[0].reason_zh.startswith("模型多次返回无法解析或不符合要求的 JSON（3 次尝试）")
     record = last.result.rounds[0]
     assert record.client is None and record.red_team is not None and record.judge is not None
     assert [f.reviewer for f in record.failures] == ["client"]
+    # what the user reads at the end, in Chinese: the round, the reviewer and why, in Chinese
+    import ui.review.tables
+    import ui.texts
+
+    monkeypatch.setattr(ui.texts, "lang", lambda: "zh")
+    monkeypatch.setattr(ui.review.tables, "lang", lambda: "zh")
+    said = ui.review.tables.final_text(last.result)
+    assert "第 1 轮 甲方：模型多次返回无法解析或不符合要求的 JSON（3 次尝试）" in said
     assert len(requests_for(llm_server, CLIENT)) == 3  # the shared re-ask path, then given up
     judge_prompt = requests_for(llm_server, JUDGE)[0]
     assert '"unavailable": "the model\'s answer was not valid JSON' in judge_prompt

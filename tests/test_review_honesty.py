@@ -502,7 +502,7 @@ async def test_the_closing_message_has_no_tick_when_a_reviewer_failed(factory, l
     text = final_text(red_failed.result)
     assert "✅" not in text
     assert text.startswith("⚠️ Review ended without a pass: the red team failed")
-    assert "round 1 red_team:" in text
+    assert "round 1 Red team:" in text  # the reviewer named as the UI names it
 
     llm_server.reset()
     llm_server.script(

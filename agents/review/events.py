@@ -33,6 +33,7 @@ class ReviewerFailed:
     round: int
     reviewer: Reviewer
     reason: str
+    reason_zh: str = ""
 
 
 @dataclass

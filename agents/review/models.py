@@ -344,6 +344,7 @@ class NextAction(BaseModel):
 class ReviewerFailure(BaseModel):
     reviewer: Reviewer
     reason: str
+    reason_zh: str = ""  # the same, for a Chinese reader (not in the JSON export's keys)
 
 
 class SectionRevision(BaseModel):

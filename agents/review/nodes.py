@@ -121,6 +121,27 @@ class ReviewRoundFailed(RuntimeError):
     """No reviewer's answer could be read this round: nothing to decide on."""
 
 
+INCOMPLETE_REASONS_ZH = {
+    "length": "回答在长度上限处被截断（finish reason: length），续写后仍不完整",
+    "content_filter": "模型服务的内容过滤中止了回答（finish reason: content_filter），重试后仍然如此",
+    "cut": "回答流在没有结束原因的情况下中断，重试后仍然如此",
+    "empty": "回答为空，重试后仍然如此",
+}
+
+
+def reason_zh_for(error: BaseException) -> str:
+    """`reason_for` in Chinese, for the user; the English one stays in the record and JSON."""
+    if isinstance(error, StructuredOutputError):
+        return f"模型多次返回无法解析或不符合要求的 JSON（{error.attempts} 次尝试）：{error}"
+    if type(error) is ValueError:
+        return f"回答无法使用：{error}"
+    if isinstance(error, IncompleteAnswerError):
+        return INCOMPLETE_REASONS_ZH.get(
+            error.reason, f"回答以 finish reason {error.reason!r} 结束，重试后仍然如此"
+        )
+    return describe_failure(error, "zh")
+
+
 def reason_for(error: BaseException) -> str:
     if isinstance(error, StructuredOutputError):
         return str(error)
@@ -308,10 +329,14 @@ async def review_perspective(
                 runtime.context, reviewer, document, task["language"], task["round"]
             )
     except Exception as error:
-        reason = reason_for(error)
+        reason, reason_zh = reason_for(error), reason_zh_for(error)
         log.warning("review round %d: %s failed: %s", task["round"], reviewer, reason)
-        _emit(ReviewerFailed(round=task["round"], reviewer=reviewer, reason=reason))
-        return {"reviews": [{"reviewer": reviewer, "failed": reason}]}
+        _emit(
+            ReviewerFailed(
+                round=task["round"], reviewer=reviewer, reason=reason, reason_zh=reason_zh
+            )
+        )
+        return {"reviews": [{"reviewer": reviewer, "failed": reason, "failed_zh": reason_zh}]}
     _emit(ReviewerFinished(round=task["round"], reviewer=reviewer, review=review))
     return {"reviews": [{"reviewer": reviewer, "review": review.model_dump(mode="json")}]}
 
@@ -374,7 +399,13 @@ def round_record(state: ReviewState) -> ReviewRound:
             model = fields.get(reviewer, JudgeReview)
             setattr(record, reviewer, model.model_validate(outcome["review"]))
         elif "failed" in outcome:
-            record.failures.append(ReviewerFailure(reviewer=reviewer, reason=outcome["failed"]))
+            record.failures.append(
+                ReviewerFailure(
+                    reviewer=reviewer,
+                    reason=outcome["failed"],
+                    reason_zh=outcome.get("failed_zh", ""),
+                )
+            )
     return record
 
 

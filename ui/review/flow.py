@@ -127,7 +127,10 @@ async def render_review(
                             event.reviewer, reviewer_output(event.review, titles)
                         )
                     elif isinstance(event, ReviewerFailed) and view is not None:
-                        note = tr("unreadable", reviewer=tr(event.reviewer), reason=event.reason)
+                        reason = (
+                            event.reason_zh if lang() == "zh" and event.reason_zh else event.reason
+                        )
+                        note = tr("unreadable", reviewer=tr(event.reviewer), reason=reason)
                         await view.reviewer_done(event.reviewer, note, error=True)
                     elif isinstance(event, DecisionMade) and view is not None:
                         counts = {

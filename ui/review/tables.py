@@ -235,7 +235,16 @@ def final_text(result: ReviewResult) -> str:
         "tokens": result.usage.get("total_tokens", 0),
         "seconds": result.seconds,
     }
-    failures = result.failed_reviewers
+    failures = [
+        tr(
+            "failed_reviewer",
+            round=r.round,
+            reviewer=tr(f.reviewer),
+            reason=f.reason_zh if lang() == "zh" and f.reason_zh else f.reason,
+        )
+        for r in result.rounds
+        for f in r.failures
+    ]
     names = "; ".join(failures) or result.stop_detail
     note = tr("failed_reviewers", names=names) if names else ""
     if result.stop_reason in UNCHECKED_STOPS:
