@@ -515,7 +515,7 @@ async def test_the_closing_message_has_no_tick_when_a_reviewer_failed(factory, l
     assert client_failed.result.stop_reason == "quality_sufficient"
     text = final_text(client_failed.result)
     assert "✅" not in text and "not every reviewer could review" in text
-    assert "round 1 client:" in text
+    assert "round 1 Client:" in text
 
     llm_server.reset()
     llm_server.script(
