@@ -86,6 +86,9 @@
 //   taken from data attributes: nothing is added to React's tree.
 // - A code block without a language is headed "Raw code", in English whatever the page's
 //   language (hard-coded in Chainlit's bundle, no translation key): in Chinese it reads "代码".
+// - A file over Chainlit's own upload gate (far above the app's limit, which refuses in the
+//   user's language) gets Chainlit's English toast "File is larger than N MB", and a file of a
+//   type it does not take "File type must be ...": both said in Chinese.
 (function () {
   const zh = (navigator.language || "").toLowerCase().startsWith("zh");
   const FOLD_ABOVE_PX = 480; // taller than this folds (the folded height is in reqstudio.css)
@@ -104,6 +107,13 @@
     if (zh) {
       for (const label of document.querySelectorAll("span.text-sm.text-muted-foreground")) {
         if (label.textContent === "Raw code") label.textContent = "代码";
+      }
+      // Chainlit's upload gate (set far above the app's own limit) refuses in English only
+      for (const title of document.querySelectorAll("[data-sonner-toast] [data-title]")) {
+        const found = /^File is larger than ([\d.]+) MB$/.exec(title.textContent.trim());
+        if (found) title.textContent = "文件大于 " + found[1] + " MB，无法上传。";
+        const type = /^File type must be (.+)$/.exec(title.textContent.trim());
+        if (type) title.textContent = "不支持此文件类型。可上传的类型：" + type[1];
       }
     }
   }

@@ -80,3 +80,35 @@ def test_an_unlabelled_code_block_is_headed_in_chinese(
     expect(page.get_by_text("GET /books?available=true")).to_be_visible()
     expect(page.get_by_text("代码", exact=True)).to_be_visible()
     expect(page.get_by_text("Raw code", exact=True)).to_have_count(0)
+
+
+def test_a_file_over_chainlits_upload_gate_is_refused_in_chinese(
+    browser: Browser, app: AppProcess, output_dir: Path
+):
+    # Chainlit's gate sits far above the app's limit (the app refuses in words); past it the
+    # browser refuses before any upload, in a toast Chainlit writes in English only.
+    page = open_page(browser, app.url, "zh-CN")
+    expect(page.get_by_text("已启用 Chat 对话 模式")).to_be_visible()
+    gate = page.locator("#upload-button-input").evaluate(
+        """input => {
+            const big = new File([new Uint8Array(1001 * 1000 * 1000 / 10)], "huge.md", {
+                type: "text/markdown",
+            });
+            const files = new DataTransfer();
+            files.items.add(big);
+            input.files = files.files;
+            input.dispatchEvent(new Event("change", { bubbles: true }));
+            return big.size;
+        }"""
+    )
+    assert gate > 100 * 1000 * 1000  # over the gate of 100 MB (REQSTUDIO_REFERENCE_MAX_MB × 10)
+    expect(page.get_by_text("文件大于 100 MB，无法上传。")).to_be_visible()
+    expect(page.get_by_text("File is larger than", exact=False)).to_have_count(0)
+    expect(page.locator("#attachments")).to_have_count(0)  # nothing was taken
+    page.screenshot(path=output_dir / "upload-gate-zh-CN.png")
+    # a type the app does not read: Chainlit's English "File type must be ..." likewise
+    page.locator("#upload-button-input").set_input_files(
+        files=[{"name": "photo.png", "mimeType": "image/png", "buffer": b"\x89PNG\r\n"}]
+    )
+    expect(page.get_by_text("不支持此文件类型。可上传的类型：", exact=False)).to_be_visible()
+    expect(page.get_by_text("File type must be", exact=False)).to_have_count(0)
