@@ -55,7 +55,7 @@ def test_review_two_rounds_in_the_browser(
     )  # fmt: skip
     page = open_page(browser, app.url, "zh-CN")
     switch_mode(page, "审阅")
-    expect(page.get_by_text("已启用 审阅 模式")).to_be_visible()
+    expect(page.get_by_text("已启用 Review 审阅 模式")).to_be_visible()
     expect(page.get_by_text("请上传要审阅的需求文档")).to_be_visible()
 
     attach(page, str(document))
@@ -234,7 +234,7 @@ def test_a_failed_round_keeps_the_finished_ones_and_resumes(
     )
     page = open_page(browser, app.url, "zh-CN")
     switch_mode(page, "审阅")
-    expect(page.get_by_text("已启用 审阅 模式")).to_be_visible()
+    expect(page.get_by_text("已启用 Review 审阅 模式")).to_be_visible()
     send(page, review.DOCUMENT_ZH)
     failed = page.get_by_text("⚠️ 审阅未能完成", exact=False).last
     expect(failed).to_be_visible(timeout=60_000)

@@ -58,7 +58,7 @@ def test_rewrite_end_to_end(
     )
     page = open_page(browser, app.url, "zh-CN")
     switch_mode(page, "重写")
-    expect(page.get_by_text("已启用 重写 模式")).to_be_visible()
+    expect(page.get_by_text("已启用 Rewrite 重写 模式")).to_be_visible()
     expect(page.get_by_text("请上传要重写的原始文档")).to_be_visible()
 
     attach(page, str(original))

@@ -54,7 +54,7 @@ def quick_env(server: ScriptedLLMServer) -> dict[str, str]:
 
 def start_rewrite(page: Page, mode: str, original: Path, text: str, no_questions: str) -> None:
     switch_mode(page, mode)
-    on = "已启用 重写 模式" if mode == "重写" else "Rewrite mode is on"
+    on = "已启用 Rewrite 重写 模式" if mode == "重写" else "Rewrite mode is on"
     expect(page.get_by_text(on)).to_be_visible()  # the new chat's composer is in place
     attach(page, str(original))
     send(page, text)

@@ -206,7 +206,7 @@ def test_the_provider_key_reaches_no_payload_in_review_rewrite_and_team(
             *turn("agent-1", then="等待请求。"),
             answer("团队答复：FR-1 发布商品。"),
         )
-        switch_to(page, "团队 Team")
+        switch_to(page, "Team 团队")
         web.send(page, "为二手交易平台写出功能需求")
         expect(page.get_by_text("团队答复：FR-1 发布商品。")).to_be_visible(timeout=90_000)
         web.wait_until_idle(page)

@@ -141,7 +141,7 @@ def test_rewrite_downloads_come_back_on_another_instance(
         )
         page = open_page(browser, first.url)
         switch_mode(page, "重写")
-        expect(page.get_by_text("已启用 重写 模式")).to_be_visible()
+        expect(page.get_by_text("已启用 Rewrite 重写 模式")).to_be_visible()
         attach(page, str(original))
         send(page, "请重写这份文档")
         page.get_by_role("button", name="不澄清，直接重写").click()

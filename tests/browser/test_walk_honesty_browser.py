@@ -51,8 +51,8 @@ def test_a_chat_answer_cut_by_the_content_filter_shows_only_the_whole_retry(
 def switch_to_team(page: Page) -> None:
     expect(page.get_by_text("已启用 Chat 对话 模式")).to_be_visible()
     page.locator("#chat-profiles").click()
-    page.get_by_role("option", name="团队 Team").click()
-    expect(page.get_by_text("已启用 团队 Team 模式")).to_be_visible()
+    page.get_by_role("option", name="Team 团队").click()
+    expect(page.get_by_text("已启用 Team 团队 模式")).to_be_visible()
 
 
 def test_a_team_shows_the_agent_card_and_an_answer_sent_twice_once(
