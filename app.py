@@ -191,12 +191,12 @@ async def modes(user: cl.User | None, language: str | None = None) -> list[cl.Ch
 @cl.on_chat_start
 async def start_chat() -> None:
     mode = current_mode()
-    await send_settings(mode)
     # Notices, not assistant messages: the mode's starters stay visible on a new chat.
     await send_notice(t("mode_on", mode=mode_title(mode), description=mode.description[lang()]))
-    if startup_problem():
+    if startup_problem():  # no model: no model to choose either
         await send_notice(t("no_model", problem=startup_problem()))
         return
+    await send_settings(mode)
     if runtime().endpoint.embedded:
         await send_notice(t("embedded_notice"))
     if mode.on_start is not None:
@@ -207,7 +207,8 @@ async def start_chat() -> None:
 async def resume_chat(thread: cl.types.ThreadDict) -> None:
     # Chainlit restores the session (mode, settings, memory) from the thread's metadata.
     mode = current_mode()
-    await send_settings(mode)  # with the thread's model, temperature and mode settings
+    if not startup_problem():
+        await send_settings(mode)  # with the thread's model, temperature and mode settings
     if mode.on_resume is not None:
         await mode.on_resume(thread)
 
