@@ -172,7 +172,7 @@ def test_the_provider_key_reaches_no_payload_in_review_rewrite_and_team(
             review.red_reply(), review.blue_reply(), review.client_reply(),
             review.judge_reply(conflicts=False),
         )  # fmt: skip
-        switch_to(page, "审阅", confirm=False)  # a fresh chat: nothing to confirm
+        switch_to(page, "Review 审阅", confirm=False)  # a fresh chat: nothing to confirm
         web.attach(page, str(document))
         web.send(page, "请审阅这份文档")
         expect(page.get_by_text("improved.md")).to_be_visible(timeout=90_000)
@@ -190,7 +190,7 @@ def test_the_provider_key_reaches_no_payload_in_review_rewrite_and_team(
             Reply(content="本系统供宠物主人在线预约就诊。\n", match=FILL_ZH),
             review_reply(match="文档评审专家"),
         )
-        switch_to(page, "重写")
+        switch_to(page, "Rewrite 重写")
         web.attach(page, str(original))
         web.send(page, "请重写这份文档")
         page.get_by_role("button", name="不澄清，直接重写").click()
