@@ -85,7 +85,10 @@ def test_a_reload_keeps_the_thread_s_mode_and_the_history_names_it(
 
 @pytest.mark.parametrize(
     ("locale", "review", "starter"),
-    [("zh-CN", "审阅", "审阅一份预约系统 SRS"), ("en-US", "Review", "Review a booking system SRS")],
+    [
+        ("zh-CN", "Review 审阅", "审阅一份预约系统 SRS"),
+        ("en-US", "Review", "Review a booking system SRS"),
+    ],
 )
 def test_review_shows_its_starters_on_a_new_thread(
     browser: Browser, app: AppProcess, locale: str, review: str, starter: str
