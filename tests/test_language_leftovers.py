@@ -122,3 +122,27 @@ async def test_settings_choices_are_labelled_in_the_users_language(language):
     assert text("settings.model_default", "zh", model="m").startswith("默认")
     language("en-US")
     assert ablation_label("no-explore-clarify").endswith("(no-explore-clarify)")
+
+
+# --- the judge's consensus table names the reviewers as the UI does ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "said"), [("zh-CN", "| 红队、甲方 |"), ("en-US", "| Red team, Client |")]
+)
+async def test_the_consensus_table_names_who_raised_an_issue_in_the_users_words(
+    language, code, said
+):
+    from agents.review.models import JudgeReview
+    from ui.review.tables import disagreement_tables
+
+    language(code)
+    judge = JudgeReview.model_validate(
+        {
+            "consensus_issues": [
+                {"issue": "no number", "agent_id": "sec-02", "raised_by": ["red_team", "client"]}
+            ]
+        }
+    )
+    shown = disagreement_tables(judge, {"sec-02": "2. 预约"})
+    assert said in shown and "red_team" not in shown

@@ -100,6 +100,15 @@ def reviewer_output(review: Any, titles: dict[str, str]) -> str:
     return "\n\n".join(parts)
 
 
+def listed(names) -> str:
+    return ("、" if lang() == "zh" else ", ").join(names)
+
+
+def reviewer_name(reviewer: str) -> str:
+    """A reviewer as the UI names it (红队 / Red team); the model's own word if not one."""
+    return tr.get(reviewer, reviewer)
+
+
 def disagreement_tables(judge: JudgeReview, titles: dict[str, str]) -> str:
     """The judge's conflicting_views (red and blue side by side, and the ruling) and
     consensus_issues."""
@@ -113,7 +122,7 @@ def disagreement_tables(judge: JudgeReview, titles: dict[str, str]) -> str:
     consensus = table(
         ["section", "consensus_issue", "raised_by"],
         [
-            [section_label(c.agent_id, titles), c.issue, ", ".join(c.raised_by)]
+            [section_label(c.agent_id, titles), c.issue, listed(map(reviewer_name, c.raised_by))]
             for c in judge.consensus_issues
         ],
     )
