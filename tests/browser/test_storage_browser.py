@@ -5,13 +5,14 @@ the first instance wrote (issue 19 item 3; issue 18 item 1 for these files)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.apps import shared_database_env, two_instances
-from tests.browser.test_review_browser import EXPECTED, ISSUE, REVISED
+from tests.browser.test_review_browser import EXPECTED, ISSUE, REVISED, ROOT
 from tests.browser.test_srs_browser import SRS
 from tests.browser_support import (
     attach,
@@ -125,6 +126,10 @@ def test_review_downloads_and_chart_come_back_on_another_instance(
         assert data["stop_reason"] == "quality_sufficient"
         page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
         page.screenshot(path=output_dir / "storage-review-reopened-elsewhere.png")
+        shutil.copy(  # the README shows it
+            output_dir / "storage-review-reopened-elsewhere.png",
+            ROOT / "docs" / "screenshots" / "review-reopened-elsewhere-zh-CN.png",
+        )
 
 
 def test_rewrite_downloads_come_back_on_another_instance(
