@@ -137,3 +137,56 @@ async def test_an_element_written_twice_keeps_the_later_message_even_if_the_firs
     assert [(e["id"], e["forId"]) for e in thread["elements"]] == [("file-1", "read")]
     assert layer._element_locks == {}  # nothing kept once both are written
     await layer.engine.dispose()
+
+
+async def test_a_failed_write_counts_for_its_own_thread_only_and_a_first_file_finds_its_thread(
+    tmp_path,
+):
+    # At 20 users on PostgreSQL one user's failed write made every turn in flight say "not
+    # saved" (the count was the process's); and the file attached to a thread's first message
+    # was written before the thread's row (a foreign key refused it).
+    import asyncio
+
+    from chainlit.context import ChainlitContext, context_var
+    from chainlit.element import File
+    from chainlit.emitter import BaseChainlitEmitter
+    from chainlit.session import HTTPSession
+    from chainlit.user import PersistedUser
+
+    url = f"sqlite+aiosqlite:///{tmp_path}/history.db"
+    await create_schema(url)
+    layer = await new_layer(url)
+    user = await layer.create_user(User(identifier="ann", metadata={}))
+
+    def in_session(thread_id: str) -> None:
+        session = HTTPSession(id=f"s-{thread_id}", client_type="webapp", thread_id=thread_id)
+        session.user = PersistedUser(id=user.id, identifier="ann", createdAt="", metadata={})
+        context_var.set(ChainlitContext(session, BaseChainlitEmitter(session)))
+
+    async def write_as(thread_id: str, query: str) -> None:
+        in_session(thread_id)
+        await layer.execute_sql(query, {})
+
+    await asyncio.create_task(write_as("thread-a", "INSERT INTO no_such_table VALUES (1)"))
+    await asyncio.create_task(write_as("thread-b", "SELECT 1"))
+    assert layer.failures_of == {"thread-a": 1}
+
+    class Store:
+        async def upload_file(self, object_key, data, mime, overwrite=True):
+            return {"object_key": object_key, "url": f"/files/{object_key}"}
+
+    layer.storage_provider = Store()
+    path = tmp_path / "reference.md"
+    path.write_text("# Reference\n", encoding="utf-8")
+
+    async def attach_first_file() -> None:
+        in_session("thread-new")
+        element = File(id="file-1", name="reference.md", path=str(path), mime="text/markdown")
+        element.thread_id, element.for_id = "thread-new", "message-1"
+        await layer.create_element(element)
+
+    await asyncio.create_task(attach_first_file())
+    thread = await layer.get_thread("thread-new")
+    assert thread is not None and thread["userId"] == user.id  # made with its owner
+    assert [e["id"] for e in thread["elements"]] == ["file-1"]
+    await layer.engine.dispose()

@@ -157,6 +157,16 @@ def _same_thread_upsert(query: str) -> tuple[str, str | None]:
     return query, None
 
 
+def _session_thread() -> str | None:
+    """The thread of the Chainlit session this code runs for, if any."""
+    from chainlit.context import context
+
+    try:
+        return context.session.thread_id
+    except Exception:
+        return None
+
+
 def _tracked(name: str, method: Any = None):
     async def write(self: HistoryDataLayer, *args: Any, **kwargs: Any) -> Any:
         task = asyncio.current_task()
@@ -187,11 +197,13 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
             bind=self.engine, expire_on_commit=False, class_=AsyncSession
         )
         self.failures = 0  # statements that failed since start-up
+        self.failures_of: dict[str, int] = {}  # ... by the thread whose session wrote them
         self.available = True  # the last statement succeeded
         # Chainlit hands lists and dicts to the driver as they are: SQLite cannot store them
         # and asyncpg refuses them for TEXT/JSONB parameters, so both get JSON text.
         self._json_columns = True
         self._writes: set[asyncio.Task] = set()
+        self._threads_known: set[str] = set()  # threads this process saw written
         self._element_locks: dict[str, tuple[asyncio.Lock, int]] = {}  # lock, writes using it
 
     create_step = _tracked("create_step")
@@ -206,6 +218,7 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         uploaded file moved onto another message went back to the first."""
         from ui.storage import FileNotStored
 
+        await self._thread_before_its_element(element)
         lock, users = self._element_locks.get(element.id, (asyncio.Lock(), 0))
         self._element_locks[element.id] = (lock, users + 1)
         try:
@@ -219,6 +232,28 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
                 del self._element_locks[element.id]
             else:
                 self._element_locks[element.id] = (lock, users - 1)
+
+    async def _thread_before_its_element(self, element: Any) -> None:
+        """A file attached to a thread's first message is written by a task of Chainlit's
+        that may run before the thread's row exists (the element's foreign key refused it,
+        and the turn was reported unsaved). The session's own thread is written first, with
+        its owner, as Chainlit writes it; any other thread is left alone."""
+        from chainlit.context import context
+        from chainlit.user import PersistedUser
+
+        try:
+            session = context.session
+        except Exception:  # outside a session (a test, a script): nothing to add
+            return
+        if not element.thread_id or element.thread_id != session.thread_id:
+            return
+        if element.thread_id in self._threads_known:
+            return
+        user = session.user if isinstance(session.user, PersistedUser) else None
+        if user is None:
+            return
+        await self.update_thread(thread_id=element.thread_id, user_id=user.id)
+        self._threads_known.add(element.thread_id)
 
     create_element = _tracked("create_element", _create_element)
     delete_element = _tracked("delete_element")
@@ -247,6 +282,9 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         self.available = result is not None
         if result is None:
             self.failures += 1
+            thread = _session_thread()
+            if thread is not None:  # whose turn it was: one user's failure is not another's
+                self.failures_of[thread] = self.failures_of.get(thread, 0) + 1
         elif upsert_of and result == 0:
             log.warning(
                 "%s %s belongs to another thread: not written", upsert_of, parameters.get("id")
@@ -323,6 +361,7 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
                     return False
         except Exception:
             self.failures += 1
+            self.failures_of[thread_id] = self.failures_of.get(thread_id, 0) + 1
             self.available = False
             log.exception("history: could not save the state of thread %s", thread_id)
             return False

@@ -80,8 +80,17 @@ async def persist_thread_state() -> None:
 
 
 def history_failures() -> int:
-    """How many history statements have failed so far (0 without our data layer)."""
-    return getattr(get_data_layer(), "failures", 0)
+    """How many history statements of this session's thread have failed so far (0 without
+    our data layer): another user's failed write is not this user's unsaved turn."""
+    layer = get_data_layer()
+    failures_of = getattr(layer, "failures_of", None)
+    if failures_of is None:
+        return getattr(layer, "failures", 0)
+    try:
+        thread = cl.context.session.thread_id
+    except Exception:
+        return getattr(layer, "failures", 0)
+    return failures_of.get(thread, 0)
 
 
 async def warn_if_history_failed(before: int, text: str) -> None:
