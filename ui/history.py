@@ -252,7 +252,8 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         user = session.user if isinstance(session.user, PersistedUser) else None
         if user is None:
             return
-        await self.update_thread(thread_id=element.thread_id, user_id=user.id)
+        if not await self.get_thread_author(element.thread_id):  # only a thread not yet made
+            await self.update_thread(thread_id=element.thread_id, user_id=user.id)
         self._threads_known.add(element.thread_id)
 
     create_element = _tracked("create_element", _create_element)
