@@ -215,7 +215,7 @@ def test_a_starter_clicked_with_a_file_attached_sends_the_file_with_it(
     # and went with whatever the user sent next, in this chat or the next (issue 18 item 6).
     llm_server.script(
         srs.parse_reply(("FR-01", "读者可以借书")),
-        srs.explore_reply(("FR-01", "读者最多可借五本书"), delay=6),  # still running when looked at
+        srs.explore_reply(("FR-01", "读者最多可借五本书"), delay=15),  # still running when looked at
         srs.clarify_reply(FR_01=2),
         srs.doc_reply(SRS),
     )
@@ -228,7 +228,7 @@ def test_a_starter_clicked_with_a_file_attached_sends_the_file_with_it(
     expect(page.get_by_text(read, exact=False)).to_be_visible()  # the file came with it
     # the history names the thread by its mode and subject as the run starts, no reload
     expect(page.locator("#thread-history").get_by_text(re.compile(r"^SRS · "))).to_be_visible(
-        timeout=4_000
+        timeout=12_000
     )
     assert len(llm_server.requests) < 3  # ReqExplore has not answered yet
     expect(page.get_by_text(done, exact=False)).to_be_visible(timeout=60_000)
