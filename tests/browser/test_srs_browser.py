@@ -215,7 +215,9 @@ def test_a_starter_clicked_with_a_file_attached_sends_the_file_with_it(
     # and went with whatever the user sent next, in this chat or the next (issue 18 item 6).
     llm_server.script(
         srs.parse_reply(("FR-01", "读者可以借书")),
-        srs.explore_reply(("FR-01", "读者最多可借五本书"), delay=15),  # still running when looked at
+        srs.explore_reply(
+            ("FR-01", "读者最多可借五本书"), delay=15
+        ),  # still running when looked at
         srs.clarify_reply(FR_01=2),
         srs.doc_reply(SRS),
     )
