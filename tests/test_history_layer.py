@@ -93,6 +93,14 @@ async def test_a_thread_state_never_goes_backwards_on_sqlite(tmp_path, caplog):
     assert "state version 2 not saved over version 3" in caplog.text
 
 
+async def layer_with_user(tmp_path, identifier: str):
+    """A history layer on a fresh SQLite file, and one signed-up user."""
+    url = f"sqlite+aiosqlite:///{tmp_path}/history.db"
+    await create_schema(url)
+    layer = await new_layer(url)
+    return layer, await layer.create_user(User(identifier=identifier, metadata={}))
+
+
 async def test_an_element_written_twice_keeps_the_later_message_even_if_the_first_is_slower(
     tmp_path,
 ):
@@ -103,10 +111,7 @@ async def test_an_element_written_twice_keeps_the_later_message_even_if_the_firs
 
     from chainlit.element import File
 
-    url = f"sqlite+aiosqlite:///{tmp_path}/history.db"
-    await create_schema(url)
-    layer = await new_layer(url)
-    user = await layer.create_user(User(identifier="local", metadata={}))
+    layer, user = await layer_with_user(tmp_path, "local")
     await layer.update_thread("thread-1", name="SRS · 图书馆", user_id=user.id)
     first_upload_may_finish = asyncio.Event()
     uploads = []
@@ -153,10 +158,7 @@ async def test_a_failed_write_counts_for_its_own_thread_only_and_a_first_file_fi
     from chainlit.session import HTTPSession
     from chainlit.user import PersistedUser
 
-    url = f"sqlite+aiosqlite:///{tmp_path}/history.db"
-    await create_schema(url)
-    layer = await new_layer(url)
-    user = await layer.create_user(User(identifier="ann", metadata={}))
+    layer, user = await layer_with_user(tmp_path, "ann")
 
     def in_session(thread_id: str) -> None:
         session = HTTPSession(id=f"s-{thread_id}", client_type="webapp", thread_id=thread_id)
