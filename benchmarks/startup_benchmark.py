@@ -86,14 +86,28 @@ def fenced(value: object) -> str:
     return "```json\n" + json.dumps(value, ensure_ascii=False) + "\n```"
 
 
-def script_srs_run(server: ScriptedLLMServer, latency: float) -> int:
+def paced(content: str, match: str, latency: float, burst: bool, chunk_chars: int = 8) -> Reply:
+    """One answer that takes `latency` at the provider. Paced (the default), as a provider
+    streams: the first token after a third of it, the rest spread over the other two thirds,
+    so the client reads each chunk while the model is still writing. `burst`: every chunk at
+    once after `latency`, the worst case, where all the client's reading comes after it."""
+    if burst:
+        return Reply(content=content, match=match, delay=latency, chunk_chars=chunk_chars)
+    pieces = max(1, -(-len(content) // chunk_chars))
+    return Reply(
+        content=content, match=match, delay=latency / 3, chunk_chars=chunk_chars,
+        chunk_delay=latency * 2 / 3 / pieces,
+    )  # fmt: skip
+
+
+def script_srs_run(server: ScriptedLLMServer, latency: float, burst: bool = False) -> int:
     """Replies for ReqParse, two ReqExplore/ReqClarify rounds and DocGenerate; each clarify
     round freezes one item and scores the rest 0, so both rounds run. Returns the call count."""
     items = [
         {"id": f"FR-{n:02d}", "content": f"The E-Store shall support capability {n}."}
         for n in range(1, 9)
     ]
-    replies = [Reply(content=fenced(items), match="Requirement Parsing Agent", delay=latency)]
+    replies = [paced(fenced(items), "Requirement Parsing Agent", latency, burst)]
     frozen: set[str] = set()
     for round_number in (1, 2):
         items = [*items, {"id": f"NFR-{round_number}", "content": "Pages load within 2 s."}]
@@ -104,16 +118,14 @@ def script_srs_run(server: ScriptedLLMServer, latency: float) -> int:
         ]
         frozen.add(open_items[0]["id"])
         replies += [
-            Reply(content=fenced(open_items), match="Requirement Exploration Agent", delay=latency),
-            Reply(content=fenced(scores), match="Requirement Clarification Agent", delay=latency),
+            paced(fenced(open_items), "Requirement Exploration Agent", latency, burst),
+            paced(fenced(scores), "Requirement Clarification Agent", latency, burst),
         ]
     document = "# Software Requirements Specification\n\n" + "\n".join(
         f"## 3.{n} Requirement {n}\n\nThe E-Store shall do thing {n} within 2 seconds.\n"
         for n in range(1, 11)
     )
-    replies.append(
-        Reply(content=document, match="Document Generation Agent", delay=latency, chunk_chars=64)
-    )
+    replies.append(paced(document, "Document Generation Agent", latency, burst, chunk_chars=64))
     server.script(*replies)
     return len(replies)
 
@@ -129,9 +141,11 @@ def in_flight(spans: list[dict[str, float]]) -> float:
     return total
 
 
-def srs_run(server: ScriptedLLMServer, latency: float, workdir: Path) -> dict[str, float]:
+def srs_run(
+    server: ScriptedLLMServer, latency: float, workdir: Path, burst: bool
+) -> dict[str, float]:
     server.reset()
-    calls = script_srs_run(server, latency)
+    calls = script_srs_run(server, latency, burst)
     env = environment() | {
         "OPENAI_BASE_URL": server.base_url,
         "OPENAI_API_KEY": "sk-benchmark",
@@ -169,6 +183,11 @@ def main() -> None:
     options = parser(__doc__, "startup.md")
     options.add_argument("--runs", type=int, default=5, help="runs per measure (median)")
     options.add_argument("--latency", type=float, default=0.3, help="seconds per model call")
+    options.add_argument(
+        "--burst", action="store_true",
+        help="send each answer's chunks all at once after the latency (worst case) instead of "
+        "paced over the call as a provider streams them",
+    )  # fmt: skip
     args = options.parse_args()
 
     startup = {}
@@ -182,7 +201,7 @@ def main() -> None:
         print(f"{name}: median {startup[name]['median']:.3f} s", file=sys.stderr, flush=True)
 
     with ScriptedLLMServer() as server, tempfile.TemporaryDirectory() as tmp:
-        runs = [srs_run(server, args.latency, Path(tmp)) for _ in range(args.runs)]
+        runs = [srs_run(server, args.latency, Path(tmp), args.burst) for _ in range(args.runs)]
     median = {key: statistics.median(r[key] for r in runs) for key in ("wall", "first_call", "cpu")}
     model = statistics.median(r["model"] for r in runs)
     model_wait = statistics.median(r["model_wait"] for r in runs)
@@ -191,6 +210,7 @@ def main() -> None:
         "runs": args.runs,
         "model_calls": runs[0]["calls"],
         "latency": args.latency,
+        "chunks": "burst" if args.burst else "paced",
         "wall": median["wall"],
         "first_model_call": median["first_call"],
         "model": model,
@@ -216,7 +236,8 @@ def main() -> None:
             for name, s in startup.items()
         ),
         "",
-        f"Whole run (`srs generate`, {whole['model_calls']} model calls × {args.latency} s; "
+        f"Whole run (`srs generate`, {whole['model_calls']} model calls × {args.latency} s, "
+        f"chunks {whole['chunks']}; "
         f"goal: (run − start-up) / model ≤ {RATIO_GOAL}):",
         "",
         "| run s | CPU s | first model call at s | model s: in flight (server) "
