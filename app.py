@@ -18,6 +18,7 @@ from chainlit.data import get_data_layer
 import ui.edits  # noqa: F401  (registers the Regenerate action)
 from reqstudio.local_model import EmbeddedModelUnavailable
 from reqstudio.loop_monitor import LoopLagMonitor
+from reqstudio.loop_timers import keep_timer_heap_clean
 from reqstudio.persistence import open_pools, prepare_checkpoints
 from reqstudio.pools import close_pools, configure_pools
 from reqstudio.runtime import (
@@ -143,8 +144,12 @@ if settings.loop_monitor != "0":
     expose_loop_lag(loop_monitor)
 
 
+_background: set[asyncio.Task] = set()
+
+
 @cl.on_app_startup
 async def start_app() -> None:
+    _background.add(asyncio.create_task(keep_timer_heap_clean(), name="timer-heap"))
     if settings.loop_monitor != "0":
         loop_monitor.start(trace=settings.loop_monitor == "trace")
     settings.data_dir.mkdir(parents=True, exist_ok=True)
