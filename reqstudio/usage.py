@@ -42,6 +42,7 @@ class RoleUsage:
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
+    unreported: int = 0  # calls whose answer carried no token counts (some servers send none)
 
     @property
     def total_tokens(self) -> int:
@@ -79,12 +80,15 @@ class UsageTracker(BaseCallbackHandler):
         usage = self.roles.setdefault(role, RoleUsage())
         usage.calls += 1
         usage.seconds += time.perf_counter() - started
+        reported = False
         for generations in response.generations:
             for generation in generations:
                 meta = getattr(getattr(generation, "message", None), "usage_metadata", None)
                 if meta:
+                    reported = True
                     usage.input_tokens += int(meta.get("input_tokens", 0))
                     usage.output_tokens += int(meta.get("output_tokens", 0))
+        usage.unreported += not reported
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         role, started = self._started.pop(run_id, ("unknown", time.perf_counter()))
@@ -109,6 +113,12 @@ class UsageTracker(BaseCallbackHandler):
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    @property
+    def tokens_known(self) -> bool:
+        """Whether every call's answer said how many tokens it took (else the totals are
+        only what some calls reported)."""
+        return all(u.unreported == 0 for u in self.roles.values())
 
     @property
     def model_seconds(self) -> float:

@@ -194,6 +194,23 @@ def test_without_prices_the_bar_shows_tokens_and_the_cost_stays_blank(llm_server
     assert "SRS runs" in done.stderr
 
 
+def test_tokens_a_provider_did_not_report_are_blank_not_zero(llm_server, tmp_path):
+    """llama.cpp's server (the offline model) streams without usage: the row must not say
+    the run took 0 tokens."""
+    cases = make_cases(tmp_path / "cases", "a")
+    out = tmp_path / "runs.csv"
+    llm_server.script(
+        parse_reply(("FR-01", "Sell products."), sends_usage=False),
+        doc_reply(sends_usage=False),
+        judged(),  # the judge reports its usage
+    )
+    done = experiment(llm_server, tmp_path, "--cases", cases, "--out", out)
+    assert done.returncode == 0, done.stderr
+    [row] = rows_of(out)
+    assert row["tokens"] == "" and int(row["judge_tokens"]) > 0
+    assert "(not reported in 1 run)" in done.stderr
+
+
 def test_the_judge_endpoint_falls_back_to_the_main_one():
     main = Endpoint("http://generator.example/v1", "sk-main", "gen-model")
     same = ModelFactory(load_settings(), main)

@@ -150,7 +150,7 @@ async def run_case(
             case, ablation, factory, row, tracker, judge, max_iterations, max_mb, srs_dir
         )
     finally:
-        row["judge_tokens"] = judge.total_tokens
+        row["judge_tokens"] = judge.total_tokens if judge.tokens_known else ""
         cost = estimate_cost({**tracker.roles, **judge.roles}, prices or {})
         row["cost"] = "" if cost is None else cost
 
@@ -189,7 +189,9 @@ async def _generate_and_evaluate(
         row.update(
             seconds=round(result.seconds if result else 0.0, 3),
             llm_calls=tracker.calls,
-            tokens=tracker.total_tokens,
+            # blank, not 0, when the provider did not report them (llama.cpp's server
+            # streams without usage): an unknown count is not a count of nothing
+            tokens=tracker.total_tokens if tracker.tokens_known else "",
         )
         if result is None:
             return row

@@ -90,15 +90,20 @@ class RunningTotals:
 
     def __init__(self) -> None:
         self.tokens = 0
+        self.unreported = 0  # runs whose provider did not report the tokens
         self.cost: float | None = 0.0
 
     def add(self, row: dict[str, Any]) -> None:
         self.tokens += int(_number(row.get("tokens")) + _number(row.get("judge_tokens")))
+        self.unreported += any(row.get(key) == "" for key in ("tokens", "judge_tokens"))
         if self.cost is not None:
             self.cost = None if row.get("cost") in ("", None) else self.cost + _number(row["cost"])
 
     def describe(self) -> str:
         text = f"tokens {self.tokens:,}"
+        if self.unreported:
+            runs = "run" if self.unreported == 1 else "runs"
+            text += f" (not reported in {self.unreported} {runs})"
         return text if self.cost is None else f"{text}, cost {self.cost:.4f}"
 
 
