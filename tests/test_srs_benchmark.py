@@ -211,6 +211,26 @@ def test_tokens_a_provider_did_not_report_are_blank_not_zero(llm_server, tmp_pat
     assert "(not reported in 1 run)" in done.stderr
 
 
+def test_an_evaluation_too_large_for_the_judge_is_an_evaluation_failure(llm_server, tmp_path):
+    """The SRS was generated: a judge that cannot take the request is `eval_failed`, with the
+    reason, and the generation's figures stay in the row."""
+    cases = make_cases(tmp_path / "cases", "a")
+    (cases / "a" / "reference.md").write_text(
+        "# Reference\n\n" + "The system shall sell products to customers. " * 200,
+        encoding="utf-8",
+    )
+    out = tmp_path / "runs.csv"
+    llm_server.script(parse_reply(("FR-01", "Sell products.")), doc_reply())
+    done = experiment(
+        llm_server, tmp_path, "--cases", cases, "--out", out, OPENAI_CONTEXT_TOKENS="1000"
+    )
+    assert done.returncode == 1
+    [row] = rows_of(out)
+    assert row["status"] == "eval_failed" and row["llm_calls"] == "2"
+    assert row["error"].startswith("evaluation: The evaluation request would be about")
+    assert not llm_server.pending and len(llm_server.requests) == 2  # the judge was not asked
+
+
 def test_the_judge_endpoint_falls_back_to_the_main_one():
     main = Endpoint("http://generator.example/v1", "sk-main", "gen-model")
     same = ModelFactory(load_settings(), main)

@@ -201,13 +201,19 @@ async def _generate_and_evaluate(
                 result.srs_markdown, encoding="utf-8"
             )
         row.update(_check_columns(result.srs_markdown))
-        evaluation = await evaluate_srs(reference, result.srs_markdown, factory, tracker=judge)
     except ReferenceDocumentError as exc:
         row["error"] = exc.message_en
         return row
     except Exception as exc:
         row["error"] = describe_failure(exc, "en")
         return row
+    # The SRS exists from here on: whatever the judge does, the row says the evaluation failed
+    try:
+        evaluation = await evaluate_srs(reference, result.srs_markdown, factory, tracker=judge)
+    except ReferenceDocumentError as exc:  # the request would not fit the judge's context
+        evaluation = {"error": exc.message_en}
+    except Exception as exc:
+        evaluation = {"error": describe_failure(exc, "en")}
     if "error" in evaluation or "metrics" not in evaluation:
         row.update(
             status="eval_failed", error=f"evaluation: {evaluation.get('error', 'no metrics')}"
