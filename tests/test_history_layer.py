@@ -192,3 +192,50 @@ async def test_a_failed_write_counts_for_its_own_thread_only_and_a_first_file_fi
     assert thread is not None and thread["userId"] == user.id  # made with its owner
     assert [e["id"] for e in thread["elements"]] == ["file-1"]
     await layer.engine.dispose()
+
+
+async def test_a_turn_waits_for_its_own_threads_writes_and_not_for_others(tmp_path):
+    # An answer is in the browser before Chainlit's write of it (a task nobody awaits) has
+    # landed: the turn's end waits for that write, so "not saved" follows the right turn and a
+    # turn that ended was saved. Another user's slow write does not hold this turn.
+    import asyncio
+
+    from chainlit.context import ChainlitContext, context_var
+    from chainlit.element import File
+    from chainlit.emitter import BaseChainlitEmitter
+    from chainlit.session import HTTPSession
+
+    layer, user = await layer_with_user(tmp_path, "ann")
+    for thread in ("thread-a", "thread-b"):
+        await layer.update_thread(thread, name=thread, user_id=user.id)
+    may_finish = {"thread-a": asyncio.Event(), "thread-b": asyncio.Event()}
+
+    class HeldStore:
+        async def upload_file(self, object_key, data, mime, overwrite=True):
+            await may_finish[context_var.get().session.thread_id].wait()
+            return {"object_key": object_key, "url": f"/files/{object_key}"}
+
+    layer.storage_provider = HeldStore()
+    path = tmp_path / "answer.md"
+    path.write_text("# Answer\n", encoding="utf-8")
+
+    async def write_in(thread_id: str) -> None:
+        session = HTTPSession(id=f"s-{thread_id}", client_type="webapp", thread_id=thread_id)
+        context_var.set(ChainlitContext(session, BaseChainlitEmitter(session)))
+        element = File(id=f"file-{thread_id}", name="answer.md", path=str(path))
+        element.thread_id, element.for_id = thread_id, "message-1"
+        await layer.create_element(element)
+
+    writes = [asyncio.create_task(write_in(t)) for t in ("thread-a", "thread-b")]
+    await asyncio.sleep(0.05)
+    assert await layer.flush_thread("thread-a", timeout=0.2) is False  # still held: bounded
+    waiting = asyncio.create_task(layer.flush_thread("thread-a", timeout=5))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    may_finish["thread-a"].set()
+    assert await asyncio.wait_for(waiting, 2) is True  # thread-b's write is still held
+    assert not writes[1].done()
+    may_finish["thread-b"].set()
+    await asyncio.gather(*writes)
+    assert layer._writes_of == {}  # nothing kept once written
+    await layer.engine.dispose()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
@@ -170,13 +171,20 @@ def _session_thread() -> str | None:
 def _tracked(name: str, method: Any = None):
     async def write(self: HistoryDataLayer, *args: Any, **kwargs: Any) -> Any:
         task = asyncio.current_task()
+        thread = _session_thread()
         if task is not None:
             self._writes.add(task)
+            if thread is not None:
+                self._writes_of.setdefault(thread, set()).add(task)
         try:
             return await (method or getattr(SQLAlchemyDataLayer, name))(self, *args, **kwargs)
         finally:
             if task is not None:
                 self._writes.discard(task)
+                if thread is not None and (mine := self._writes_of.get(thread)) is not None:
+                    mine.discard(task)
+                    if not mine:
+                        del self._writes_of[thread]
 
     write.__name__ = name
     return write
@@ -203,6 +211,7 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         # and asyncpg refuses them for TEXT/JSONB parameters, so both get JSON text.
         self._json_columns = True
         self._writes: set[asyncio.Task] = set()
+        self._writes_of: dict[str, set[asyncio.Task]] = {}  # ... by the session's thread
         self._threads_known: set[str] = set()  # threads this process saw written
         self._element_locks: dict[str, tuple[asyncio.Lock, int]] = {}  # lock, writes using it
 
@@ -261,15 +270,26 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
 
     async def flush(self, timeout: float = 15.0) -> None:
         """Wait until the writes Chainlit started (and those they start) have finished."""
+        if await self._wait_for(lambda: self._writes, timeout):
+            log.warning("history: %d write(s) unfinished at shutdown", len(self._writes))
+
+    async def flush_thread(self, thread_id: str, timeout: float = 10.0) -> bool:
+        """Wait until the writes started for `thread_id`'s session have finished (at most
+        `timeout` s): a turn's answer is in the browser before Chainlit's write of it, which
+        runs in a task nobody awaits, has landed. True when none is left unfinished."""
+        return not await self._wait_for(lambda: self._writes_of.get(thread_id, set()), timeout)
+
+    async def _wait_for(self, writes: Callable[[], set[asyncio.Task]], timeout: float) -> int:
+        """Wait for the tasks `writes()` gives, as long as it gives some and at most `timeout`
+        s; returns how many are left."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         await asyncio.sleep(0)  # let writes scheduled just now begin
         current = asyncio.current_task()
-        while (pending := self._writes - {current}) and loop.time() < deadline:
+        while (pending := writes() - {current}) and loop.time() < deadline:
             await asyncio.wait(pending, timeout=deadline - loop.time())
             await asyncio.sleep(0)
-        if self._writes - {current}:
-            log.warning("history: %d write(s) unfinished at shutdown", len(self._writes))
+        return len(writes() - {current})
 
     async def execute_sql(self, query: str, parameters: dict) -> Any:
         query, upsert_of = _same_thread_upsert(query)

@@ -79,6 +79,12 @@ async def persist_thread_state() -> None:
         log.exception("could not save thread state")
 
 
+# At most this long a turn's end waits for its history writes (the data-layer pool's own
+# wait, REQSTUDIO_DB_POOL_TIMEOUT, is 10 s by default; a write still unfinished after this
+# counts for the next turn).
+TURN_WRITES_WAIT_S = 10.0
+
+
 def history_failures() -> int:
     """How many history statements of this session's thread have failed so far (0 without
     our data layer): another user's failed write is not this user's unsaved turn."""
@@ -95,7 +101,12 @@ def history_failures() -> int:
 
 async def warn_if_history_failed(before: int, text: str) -> None:
     """Tell the user when saving this turn's history failed (the database went away): once
-    per outage, until a turn is saved again. The notice itself cannot be saved either."""
+    per outage, until a turn is saved again. The notice itself cannot be saved either.
+    The turn's own writes are waited for first (Chainlit starts them in tasks nobody awaits):
+    the notice then follows the turn that was not saved, and a turn that ended was saved."""
+    flush_thread = getattr(get_data_layer(), "flush_thread", None)
+    if flush_thread is not None:
+        await flush_thread(cl.context.session.thread_id, TURN_WRITES_WAIT_S)
     if history_failures() == before:
         cl.user_session.set("history_warned", False)
         return

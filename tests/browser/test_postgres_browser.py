@@ -17,6 +17,7 @@ from tests.browser_support import (
     provider_env,
     send,
     start_srs_run,
+    wait_until_idle,
     wait_until_loaded,
 )
 from tests.postgres_support import PostgresServer
@@ -132,6 +133,7 @@ def test_database_going_away_mid_conversation(
         expect(page.get_by_text("已启用")).to_be_visible()
         send(page, "库存需要每日盘点")
         expect(page.get_by_text("第一轮：已记录库存需求。")).to_be_visible()
+        wait_until_idle(page)  # the turn has ended: its history is written (the app waits)
 
         postgres_server.stop()
         try:
@@ -149,6 +151,7 @@ def test_database_going_away_mid_conversation(
 
         send(page, "数据库回来了吗")
         expect(page.get_by_text("第三轮：数据库回来了。")).to_be_visible()
+        wait_until_idle(page)
         expect(notice).to_have_count(1)  # this turn was saved: no new notice
         page.context.close()
 
