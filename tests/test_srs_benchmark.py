@@ -370,3 +370,14 @@ def test_the_summary_names_the_judges_seven_metrics():
     from agents.srs.experiment_summary import JUDGE_METRICS
 
     assert JUDGE_METRICS == METRICS
+
+
+def test_the_bar_counts_unreported_tokens_only_for_runs_that_called_a_model():
+    from agents.srs.experiment_cli import RunningTotals
+
+    totals = RunningTotals()
+    totals.add({"tokens": "", "llm_calls": "", "judge_tokens": 0, "cost": ""})  # unreadable case
+    assert totals.describe() == "tokens 0"
+    totals.add({"tokens": "", "llm_calls": 3, "judge_tokens": 120, "cost": ""})  # llama.cpp
+    totals.add({"tokens": 900, "llm_calls": 3, "judge_tokens": "", "cost": ""})  # judge silent
+    assert totals.describe() == "tokens 1,020 (not reported in 2 runs)"

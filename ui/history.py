@@ -273,7 +273,7 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         if await self._wait_for(lambda: self._writes, timeout):
             log.warning("history: %d write(s) unfinished at shutdown", len(self._writes))
 
-    async def flush_thread(self, thread_id: str, timeout: float = 10.0) -> bool:
+    async def flush_thread(self, thread_id: str, timeout: float) -> bool:
         """Wait until the writes started for `thread_id`'s session have finished (at most
         `timeout` s): a turn's answer is in the browser before Chainlit's write of it, which
         runs in a task nobody awaits, has landed. True when none is left unfinished."""

@@ -95,7 +95,9 @@ class RunningTotals:
 
     def add(self, row: dict[str, Any]) -> None:
         self.tokens += int(_number(row.get("tokens")) + _number(row.get("judge_tokens")))
-        self.unreported += any(row.get(key) == "" for key in ("tokens", "judge_tokens"))
+        # a row that stopped before any model call (an unreadable case) has no tokens to report
+        called = row.get("llm_calls") not in ("", None, 0, "0")
+        self.unreported += (called and row.get("tokens") == "") or row.get("judge_tokens") == ""
         if self.cost is not None:
             self.cost = None if row.get("cost") in ("", None) else self.cost + _number(row["cost"])
 
