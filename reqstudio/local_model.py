@@ -84,7 +84,7 @@ class EmbeddedModelServer:
 
     def __init__(
         self,
-        threads: int = 2,
+        threads: int = 1,
         context_size: int = 8192,
         log_file: Path | None = None,
         model_file: Path | None = None,
@@ -121,6 +121,7 @@ class EmbeddedModelServer:
             "--port", str(self.port),
             "--n_ctx", str(self.context_size),
             "--n_threads", str(self.threads),
+            "--n_threads_batch", str(self.threads),
             "--model_alias", EMBEDDED_MODEL_NAME,
             # Concurrent calls (Review's three reviewers, Rewrite's patches) queue; by default
             # a new request would end the running stream early, and each retry the next.
@@ -163,7 +164,7 @@ class EmbeddedModelServer:
 
 
 @contextlib.contextmanager
-def embedded_model(threads: int = 2, log_file: Path | None = None) -> Iterator[str]:
+def embedded_model(threads: int = 1, log_file: Path | None = None) -> Iterator[str]:
     server = EmbeddedModelServer(threads=threads, log_file=log_file)
     try:
         yield server.start()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import ipaddress
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -96,6 +97,13 @@ def _comma_list(value: str) -> list[str]:
 
 class SettingsError(ValueError):
     """A configuration value is not allowed; the message is one line for the user."""
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, not the machine's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 class Settings(BaseSettings):
@@ -263,8 +271,13 @@ class Settings(BaseSettings):
     local_model_file: Path | None = Field(
         default=None, validation_alias=AliasChoices("REQSTUDIO_LOCAL_MODEL_FILE")
     )
+    # One core is left to the app and the browser: llama.cpp's threads wait on each other, so
+    # with one of them preempted a token takes several times longer (README, offline model).
     local_model_threads: int = Field(
-        default=2, ge=1, le=64, validation_alias=AliasChoices("REQSTUDIO_LOCAL_MODEL_THREADS")
+        default_factory=lambda: max(1, usable_cpus() - 1),
+        ge=1,
+        le=64,
+        validation_alias=AliasChoices("REQSTUDIO_LOCAL_MODEL_THREADS"),
     )
     loop_monitor: Literal["0", "1", "trace"] = Field(
         default="0", validation_alias=AliasChoices("REQSTUDIO_LOOP_MONITOR")
