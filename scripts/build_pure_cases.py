@@ -35,13 +35,40 @@ SPLITS = ("dev", "held-out")
 MIN_LETTERS = 200  # an Introduction with fewer letters is a table-of-contents entry
 MAX_CHARS = 8000  # an introduction longer than this is cut at a paragraph end
 
-# "Introduction", "1 Introduction", "1. Introduction" alone on its line (a table-of-contents
-# line carries its page number or dot leaders on the same line, so it does not match)
-_INTRO = re.compile(r"^\s*(?:1\.?\s+)?introduction\s*$", re.IGNORECASE)
+# The opening section, alone on its line, in the order tried: "Introduction", "1 Introduction",
+# "1.0 Introduction", "1Introduction", "### 1\\. Introduction", "3. Introduction and Scope",
+# "Document Introduction"; failing that, a section numbered 1 called Overview, Scope or
+# Purpose ("1.0 SCOPE", "1. Overview", "1. Scope and Method"). A
+# table-of-contents line carries its page number or dot leaders on the same line, so it does
+# not match.
+_HEADING = r"^\s*(?:#+\s*)?(?:\*\*)?{number}(?:\*\*)?(?:{title})(?:\*\*)?\s*$"
+_NUMBER = r"(?:(?P<n>{digits})(?:\.0)?\\?\.?\s*)"
+_OPENINGS = (
+    re.compile(
+        _HEADING.format(
+            number=_NUMBER.format(digits=r"\d") + "?",
+            title=r"(?:document\s+)?introduction(?:\s+and\s+scope)?",
+        ),
+        re.IGNORECASE,
+    ),
+    re.compile(
+        _HEADING.format(
+            number=_NUMBER.format(digits="1"), title=r"overview|scope(?:\s+and\s+method)?|purpose"
+        ),
+        re.IGNORECASE,
+    ),
+)
 # the table of contents' second top-level entry: "2.    Overall Description    6",
 # "2 Overall Description....... 4", "2 Specific Requirements"
 _TOC_SECOND = re.compile(r"^\s*2\.?\s+([A-Za-z][A-Za-z ,&/()-]*?)[\s.]*(?:\d+)?\s*$")
-_ANY_SECOND = re.compile(r"^\s*2\.?\s+[A-Z][A-Za-z ,&/()-]+$")
+
+
+def _next_section(number: int) -> re.Pattern[str]:
+    """The heading of the top-level section after the opening one: "2 Overall Description",
+    "2.0 General", "### 2\\. Scope"."""
+    return re.compile(
+        rf"^\s*(?:#+\s*)?(?:\*\*)?{number}(?:\.0)?\\?\.?\s+[A-Z][A-Za-z ,&/()-]+(?:\*\*)?\s*$"
+    )
 
 
 def case_name(path: Path) -> str:
@@ -58,15 +85,16 @@ def _normalise(title: str) -> str:
     return re.sub(r"[^a-z]+", " ", title.lower()).strip()
 
 
-def _ends_section(line: str, second_title: str | None) -> bool:
+def _ends_section(line: str, second_title: str | None, after: re.Pattern[str]) -> bool:
     if second_title is not None:
         text = re.sub(r"^\s*2\.?\s+", "", line)
         return _normalise(text) == second_title
-    return bool(_ANY_SECOND.match(line))
+    return bool(after.match(line))
 
 
 def introduction_of(text: str) -> str | None:
-    """The document's Introduction section without its heading; None when none is found."""
+    """The document's opening section (its Introduction, else a first section called
+    Overview, Scope or Purpose) without its heading; None when none is found."""
     lines = text.splitlines()
     second_title = None
     for line in lines:
@@ -74,16 +102,25 @@ def introduction_of(text: str) -> str | None:
         if found and _normalise(found.group(1)):
             second_title = _normalise(found.group(1))
             break
-    for start, line in enumerate(lines):
-        if not _INTRO.match(line):
-            continue
-        end = next(
-            (i for i in range(start + 1, len(lines)) if _ends_section(lines[i], second_title)),
-            len(lines),
-        )
-        body = lines[start + 1 : end]
-        if _letters(body) >= MIN_LETTERS:
-            return _tidy(body, _running_lines(lines))
+    running = _running_lines(lines)
+    for opening in _OPENINGS:
+        for start, line in enumerate(lines):
+            heading = opening.match(line)
+            if not heading:
+                continue
+            number = int(heading.group("n") or 1)
+            after = _next_section(number + 1)
+            end = next(
+                (
+                    i
+                    for i in range(start + 1, len(lines))
+                    if _ends_section(lines[i], second_title if number == 1 else None, after)
+                ),
+                len(lines),
+            )
+            body = lines[start + 1 : end]
+            if _letters(body) >= MIN_LETTERS:
+                return _tidy(body, running)
     return None
 
 
@@ -134,6 +171,10 @@ def documents(sources: list[Path]) -> dict[str, Path]:
     return found
 
 
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def assign_split(name: str) -> str:
     return SPLITS[int(hashlib.sha256(name.encode()).hexdigest(), 16) % 2]
 
@@ -145,7 +186,11 @@ def build(sources: list[Path], out: Path) -> dict[str, list[str]]:
     if split_file.is_file():
         splits.update(json.loads(split_file.read_text(encoding="utf-8"))["splits"])
     assigned = {name: split for split, names in splits.items() for name in names}
+    # a document already there under another name (`2010-blit-draft` for
+    # `2010 - blit draft.pdf.md`) keeps that name, and so its split
+    shipped = {_digest(ref): ref.parent.name for ref in sorted(out.glob("*/reference.md"))}
     for name, path in sorted(documents(sources).items()):
+        name = shipped.get(_digest(path), name)
         text = path.read_text(encoding="utf-8")
         introduction = introduction_of(text)
         if introduction is None:
