@@ -12,6 +12,7 @@ tests/test_check.py). EARS templates: precision and recall per template, and the
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -30,7 +31,18 @@ DOCUMENTS = {
     "ears-en": DATA / "ears-en.md",  # EARS templates only: their rule codes are "?"
     "ears-zh": DATA / "ears-zh.md",
 }
-HELD_OUT = {"2010-blit-draft"}
+CASES = ROOT / "cases" / "pure"  # any other labelled document: a benchmark case's reference
+
+
+def document_path(name: str) -> Path:
+    return DOCUMENTS.get(name) or CASES / name / "reference.md"
+
+
+def held_out() -> set[str]:
+    """The quality benchmark's held-out split (cases/pure/split.json): nobody tunes on it."""
+    return set(json.loads((CASES / "split.json").read_text(encoding="utf-8"))["splits"]["held-out"])
+
+
 CODES = {
     "SUP": "ISO29148-superlative",
     "SUBJ": "ISO29148-subjective",
@@ -82,6 +94,7 @@ class Outcome:
     items: int = 0
     not_found: list[str] = field(default_factory=list)
     counts: dict[str, Counter] = field(default_factory=dict)  # rule -> tp / fp / fn
+    errors: list[str] = field(default_factory=list)  # "doc:line rule: missed|extra  words"
     ears: dict[str, Counter] = field(default_factory=dict)
     ears_share: tuple[int, int] = (0, 0)  # (predicted matching, labelled matching)
 
@@ -104,7 +117,7 @@ def evaluate(items: list[Item]) -> Outcome:
     predicted_matching = labelled_matching = 0
     reports = {}
     for document in sorted({i.document for i in items}):
-        reports[document] = check_document(DOCUMENTS[document].read_text(encoding="utf-8"))
+        reports[document] = check_document(document_path(document).read_text(encoding="utf-8"))
     for item in items:
         report = reports[item.document]
         positions = [n for n, r in enumerate(report.requirements) if r.line == item.line]
@@ -126,8 +139,10 @@ def evaluate(items: list[Item]) -> Outcome:
                 outcome.counts[rule]["tp"] += 1
             elif rule in found:
                 outcome.counts[rule]["fp"] += 1
+                outcome.errors.append(f"{item.document}:{item.line} {rule} extra: {item.words}")
             elif rule in item.rules:
                 outcome.counts[rule]["fn"] += 1
+                outcome.errors.append(f"{item.document}:{item.line} {rule} missed: {item.words}")
         predicted_matching += template is not None
         labelled_matching += item.ears is not None
         for name in outcome.ears:
@@ -196,15 +211,22 @@ def micro(outcome: Outcome) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("dev", "held-out", "all"), default="all")
+    parser.add_argument(
+        "--errors", action="store_true", help="list every missed and extra finding (dev only)"
+    )
     args = parser.parse_args(argv)
     items = load_labels()
     if args.split == "dev":
-        items = [i for i in items if i.document not in HELD_OUT]
+        items = [i for i in items if i.document not in held_out()]
     elif args.split == "held-out":
-        items = [i for i in items if i.document in HELD_OUT]
+        items = [i for i in items if i.document in held_out()]
     outcome = evaluate(items)
     print(f"{args.split}: {len(items)} labelled requirements")
     print(table(outcome))
+    if args.errors:
+        if args.split != "dev":
+            parser.error("--errors lists dev errors only: the held-out split is not for tuning")
+        print("\n".join(["", "Errors:", *outcome.errors]))
     return 0
 
 
