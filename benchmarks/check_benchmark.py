@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -110,6 +111,9 @@ def load_labels(path: Path = DATA / "labels.txt") -> list[Item]:
     return items
 
 
+_LIST_MARK = re.compile(r"^\s*(?:[a-z][.)]|\([a-z]\))\s+")  # "a. ", "b) ", "(c) "
+
+
 def evaluate(items: list[Item]) -> Outcome:
     outcome = Outcome(items=len(items))
     outcome.counts = {rule: Counter() for rule in CODES.values()}
@@ -126,8 +130,8 @@ def evaluate(items: list[Item]) -> Outcome:
         if positions:
             requirement = report.requirements[positions[0]]
             template = report.ears[positions[0]]
-            words = " ".join(item.words.split()[:3])
-            if not requirement.text.startswith(words):
+            words = " ".join(_LIST_MARK.sub("", item.words).split()[:3])
+            if not _LIST_MARK.sub("", requirement.text).startswith(words):
                 raise SystemExit(f"{item.document}:{item.line}: the text is not {words!r}")
             for finding in report.findings:
                 if finding.line == item.line and finding.requirement_id:

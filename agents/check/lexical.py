@@ -99,7 +99,11 @@ def combinator_hits(text: str, language: str) -> list[Hit]:
         if len(ahead) > 1 and (ahead[0] in _BEFORE_VERB or _ADVERB.match(ahead[0])):
             ahead = ahead[1:]
         first = ahead[0] if ahead else ""
-        if first in _MODALS or _is_verb(first, verbs):
+        after = ahead[1] if len(ahead) > 1 else ""
+        # a noun, not an action: "the management and control of", "and operating systems"
+        gerund = first.endswith("ing")
+        nominal = (after == "of" and not gerund) or (gerund and after.endswith("s"))
+        if first in _MODALS or (_is_verb(first, verbs) and not nominal):
             word = match.group()[: len(match.group()) - len(match.group("ahead"))]
             hits.append(Hit("INCOSE-R19", word, match.start(), match.start() + len(word)))
     return hits
@@ -157,12 +161,14 @@ def repeated_hits(text: str, language: str) -> list[Hit]:
 
 _REFERENCE_EN = re.compile(
     r"\b(?:conform(?:s|ing)? to|compl(?:y|ies|iant) with|according to|in accordance with|"
-    r"as (?:defined|specified|described) in|refer(?:s)? to|as per)\b"
+    r"as (?:defined|specified|described) in|refer(?:s)? to|as per|adheres? to|"
+    r"(?:specified|defined|prescribed) by)\b"
     r"(?P<window>(?:\s+[^\s.;]+){1,8})",
     re.IGNORECASE,
 )
 _REFERENCE_EN_OBJECT = re.compile(
-    r"\b(?:standards?|documents?|specifications?|guidelines?|policy|policies|regulations?)\b",
+    r"\b(?:standards?|documents?|specifications?|guidelines?|policy|policies|regulations?|"
+    r"process(?:es)?|procedures?)\b",
     re.IGNORECASE,
 )
 _REFERENCE_ZH = re.compile(r"(?:符合|遵循|遵守|依据|按照|参照|参见)(?P<window>[^，。；,;]{0,12})")

@@ -107,9 +107,43 @@ def _clean(line: str) -> str:
     return re.sub(r"\*\*|__|`", "", line).strip()
 
 
+def _running_lines(lines: list[str]) -> set[str]:
+    """Running headers and footers of a converted PDF: short lines with a letter that come
+    back five times or more ("Digital Home Project, SRS 1.3")."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        key = line.strip()
+        if 0 < len(key) <= 60 and any(ch.isalpha() for ch in key) and not key.startswith("|"):
+            counts[key] = counts.get(key, 0) + 1
+    return {key for key, count in counts.items() if count >= 5}
+
+
+def _continues(previous: list[str], block: list[str]) -> bool:
+    """A paragraph cut by a page break: the first part ends without a stop and the rest
+    starts in lower case ("... shall allow a user to" / "monitor and control ...")."""
+    last, first = previous[-1].rstrip(), block[0].lstrip()
+    return bool(first) and first[0].islower() and not last.endswith(tuple(".;:!?。；：！？"))
+
+
 def _blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
     """(first line index, kind, lines) for every block: "heading", "row" or "text"."""
+    merged: list[tuple[int, str, list[str]]] = []
+    for start, kind, block in _raw_blocks(lines):
+        if (
+            merged
+            and kind == "text"
+            and merged[-1][1] == "text"
+            and _continues(merged[-1][2], block)
+        ):
+            merged[-1][2].extend(block)
+        else:
+            merged.append((start, kind, block))
+    return merged
+
+
+def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
     blocks: list[tuple[int, str, list[str]]] = []
+    running = _running_lines(lines)
     current: list[str] = []
     start = 0
     fenced = False
@@ -131,7 +165,7 @@ def _blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
         if not line.strip():
             close()
             continue
-        if _PAGE_LINE.match(line) or _DATED_LINE.match(line):
+        if _PAGE_LINE.match(line) or _DATED_LINE.match(line) or line.strip() in running:
             continue
         if _NUMBERED_HEADING.match(line) and _is_heading_text(line):
             close()
@@ -245,9 +279,13 @@ def parse_requirements(text: str) -> ParsedDocument:
                 under_heading.language = _language(under_heading.text)
             continue
         # an alphanumeric id marks a requirement even without "shall" (reported as such);
-        # a section number ("2.4.1 Constraints ...") needs the binding word
+        # a section number ("2.4.1 Constraints ...") needs a modal verb: the binding word, or
+        # a weak one ("3.3.2 The team will consist of ...", reported as having no "shall")
+        body = joined[body_start:]
         is_requirement = bool(binding) or (
-            bool(rid) and not numeric and _words(joined[body_start:]) >= 4
+            bool(rid)
+            and _words(body) >= 4
+            and (not numeric or bool(WEAK_EN.search(body) or WEAK_ZH.search(body)))
         )
         if not is_requirement:
             continue
