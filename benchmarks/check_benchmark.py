@@ -114,6 +114,19 @@ def load_labels(path: Path = DATA / "labels.txt") -> list[Item]:
 _LIST_MARK = re.compile(r"^\s*(?:[a-z][.)]|\([a-z]\))\s+")  # "a. ", "b) ", "(c) "
 
 
+def _inside(requirements: list, item: Item) -> list[int]:
+    """A labelled requirement the checker read as part of a longer block (a flattened
+    table's cells or page headers before it): the nearest requirement starting at most 15
+    lines before the label that holds the label's first words."""
+    words = " ".join(_LIST_MARK.sub("", item.words).split()[:4])
+    near = [
+        n
+        for n, r in enumerate(requirements)
+        if item.line - 15 <= r.line < item.line and words in r.text
+    ]
+    return near[-1:]
+
+
 def evaluate(items: list[Item]) -> Outcome:
     outcome = Outcome(items=len(items))
     outcome.counts = {rule: Counter() for rule in CODES.values()}
@@ -125,13 +138,15 @@ def evaluate(items: list[Item]) -> Outcome:
     for item in items:
         report = reports[item.document]
         positions = [n for n, r in enumerate(report.requirements) if r.line == item.line]
+        if not positions:
+            positions = _inside(report.requirements, item)
         found: set[str] = set()
         template = None
         if positions:
             requirement = report.requirements[positions[0]]
             template = report.ears[positions[0]]
             words = " ".join(_LIST_MARK.sub("", item.words).split()[:3])
-            if not _LIST_MARK.sub("", requirement.text).startswith(words):
+            if words not in _LIST_MARK.sub("", requirement.text):
                 raise SystemExit(f"{item.document}:{item.line}: the text is not {words!r}")
             for finding in report.findings:
                 if finding.line == item.line and finding.requirement_id:

@@ -101,8 +101,11 @@ def combinator_hits(text: str, language: str) -> list[Hit]:
         first = ahead[0] if ahead else ""
         after = ahead[1] if len(ahead) > 1 else ""
         # a noun, not an action: "the management and control of", "and operating systems"
+        # a gerund acts only on an object ("and updating of shipping methods", "and sending
+        # the report"); otherwise it is a noun ("the transmission and processing are",
+        # "and processing hardware", "sending and receiving multicast message")
         gerund = first.endswith("ing")
-        nominal = (after == "of" and not gerund) or (gerund and after.endswith("s"))
+        nominal = (after not in _DETERMINERS and after != "of") if gerund else after == "of"
         if first in _MODALS or (_is_verb(first, verbs) and not nominal):
             word = match.group()[: len(match.group()) - len(match.group("ahead"))]
             hits.append(Hit("INCOSE-R19", word, match.start(), match.start() + len(word)))

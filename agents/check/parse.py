@@ -179,13 +179,37 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
             if not _TABLE_SEPARATOR.match(line):
                 blocks.append((index, "row", [line]))
             continue
-        if current and (_LIST_MARKER.match(line) or _LEADING_ID.match(line)):
+        if current and (_LIST_MARKER.match(line) or _starts_another(current, line)):
             close()
         if not current:
             start = index
         current.append(line)
     close()
     return blocks
+
+
+def _id_prefix(requirement_id: str) -> str:
+    return re.split(r"\d", requirement_id, maxsplit=1)[0]
+
+
+def _starts_another(current: list[str], line: str) -> bool:
+    """`line` starts a new block with its id, unless the block before it is a requirement id
+    and the start of a sentence and `line`'s "id" is a name of another shape, as a
+    flattened table cell breaks "APAF-FR-04 Intermediate files of cleaned-up" /
+    "ASPERA-3 and MEX OA telemetry shall be generated ..."."""
+    found = _LEADING_ID.match(line)
+    if found is None:
+        return False
+    before = _LEADING_ID.match(current[0])
+    text = " ".join(current).rstrip()
+    continues = (
+        before is not None
+        and not binding_words(text)
+        and not text.endswith(tuple(".;:!?。；："))
+        and _id_prefix(before.group("id")) != _id_prefix(found.group("id"))
+        and not found.group("id")[0].isdigit()
+    )
+    return not continues
 
 
 def _is_heading_text(line: str) -> bool:
