@@ -113,7 +113,13 @@ def _running_lines(lines: list[str]) -> set[str]:
     counts: dict[str, int] = {}
     for line in lines:
         key = line.strip()
-        if 0 < len(key) <= 60 and any(ch.isalpha() for ch in key) and not key.startswith("|"):
+        furniture = (
+            0 < len(key) <= 60
+            and any(ch.isalpha() for ch in key)
+            and not key.startswith("|")
+            and not binding_words(key)  # a repeated requirement line is content
+        )
+        if furniture:
             counts[key] = counts.get(key, 0) + 1
     return {key for key, count in counts.items() if count >= 5}
 
