@@ -221,10 +221,47 @@ def table(outcome: Outcome) -> str:
     return "\n".join(lines)
 
 
+def agreement_table(first: list[Item], second: list[Item]) -> str:
+    """Per document: the second annotator against the first, and the checker against each."""
+    lines = [
+        "| document | requirements | second vs first: P / R | checker vs first: P / R "
+        "| checker vs second: P / R |",
+        "|---|---|---|---|---|",
+    ]
+    for document in sorted({i.document for i in second}):
+        theirs = [i for i in second if i.document == document]
+        lines_both = {i.line for i in theirs}
+        ours = [i for i in first if i.document == document and i.line in lines_both]
+        counts = agreement(ours, theirs)
+        row = [document, str(counts["requirements"]), " / ".join(precision_recall(counts))]
+        for labels in (ours, theirs):
+            checker = sum(evaluate(labels).counts.values(), Counter())
+            row.append(" / ".join(precision_recall(checker)))
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def micro(outcome: Outcome) -> tuple[float, float]:
     total = sum(outcome.counts.values(), Counter())
     tp, fp, fn = total["tp"], total["fp"], total["fn"]
     return tp / (tp + fp), tp / (tp + fn)
+
+
+def agreement(first: list[Item], second: list[Item]) -> Counter:
+    """How far a second annotator's labels agree with the first's on the requirements both
+    labelled (matched by document and line): tp / fp / fn of the second against the first,
+    one decision per (requirement, rule), as for the checker."""
+    ours = {(i.document, i.line): i for i in first if i.rules is not None}
+    counts: Counter = Counter()
+    for item in second:
+        other = ours.get((item.document, item.line))
+        if other is None or item.rules is None:
+            continue
+        counts["requirements"] += 1
+        counts["tp"] += len(item.rules & other.rules)
+        counts["fp"] += len(item.rules - other.rules)
+        counts["fn"] += len(other.rules - item.rules)
+    return counts
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -233,8 +270,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--errors", action="store_true", help="list every missed and extra finding (dev only)"
     )
+    parser.add_argument(
+        "--agreement",
+        action="store_true",
+        help="how far the second annotators' labels (labels-second.txt) agree with the first's",
+    )
     args = parser.parse_args(argv)
     items = load_labels()
+    if args.agreement:
+        print(agreement_table(items, load_labels(DATA / "labels-second.txt")))
+        return 0
     if args.split == "dev":
         items = [i for i in items if i.document not in held_out()]
     elif args.split == "held-out":

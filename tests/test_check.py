@@ -337,3 +337,22 @@ def test_the_markdown_tables_for_a_chat_ui():
     assert lines[0] == "#### 2 功能需求" and "| 需求 | 行 | 规则 | 说明 |" in lines
     assert "| FR-06 | 17 | `SRS-unknown-reference` | 引用了 FR-99，但没有需求使用该编号 |" in lines
     assert lines[-1].startswith("11 条需求")
+
+
+def test_annotator_agreement_counts_each_requirement_and_rule_once():
+    from benchmarks.check_benchmark import Item, agreement, precision_recall
+
+    first = [
+        Item("doc", 10, None, {"INCOSE-R2", "INCOSE-R19"}, "The report shall be sent"),
+        Item("doc", 12, None, set(), "The system shall log"),
+        Item("doc", 14, None, {"ISO29148-ambiguous"}, "Several users shall"),
+    ]
+    second = [
+        Item("doc", 10, None, {"INCOSE-R2"}, "The report shall be sent"),
+        Item("doc", 12, None, {"ISO29148-negative"}, "The system shall log"),
+        Item("doc", 99, None, {"INCOSE-R2"}, "a requirement the first did not label"),
+    ]
+    counts = agreement(first, second)
+    assert counts["requirements"] == 2  # line 14 and line 99 are not in both
+    assert (counts["tp"], counts["fp"], counts["fn"]) == (1, 1, 1)
+    assert precision_recall(counts) == ("0.50", "0.50")
