@@ -111,7 +111,7 @@ def load_labels(path: Path = DATA / "labels.txt") -> list[Item]:
     return items
 
 
-_LIST_MARK = re.compile(r"^\s*(?:[a-z][.)]|\([a-z]\))\s+")  # "a. ", "b) ", "(c) "
+_LIST_MARK = re.compile(r"^\s*(?:[a-z][.)]|\([a-z]\)|[-*•])\s+")  # "a. ", "b) ", "(c) ", "• "
 
 
 def _inside(requirements: list, item: Item) -> list[int]:

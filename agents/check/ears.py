@@ -42,10 +42,11 @@ def ears_template(text: str, language: str = "en") -> str | None:
     text = text.strip().lstrip("*").strip()
     if language == "zh":
         return _template_zh(text)
+    # one binding word: EARS writes "shall"; a document that binds with "must" is read alike
     shalls = list(BINDING_EN.finditer(text))
-    if len([m for m in shalls if m.group().lower() == "shall"]) != 1:
+    if len(shalls) != 1:
         return None
-    shall = next(m for m in shalls if m.group().lower() == "shall")
+    shall = shalls[0]
     before = text[: shall.start()].strip()
     if _TRAILING_CONDITION_EN.search(text[shall.end() :]) or _SECOND_SENTENCE.search(text):
         return None  # a condition after the response, or a second statement: not a template

@@ -217,6 +217,7 @@ _STOP = {
 _PERSONAL = {"he", "him", "his", "she", "her"}
 _PLURAL = {"they", "them", "their"}
 _DEMONSTRATIVE = {"this", "that", "these", "those"}
+_POSSESSIVE = {"its", "their"}
 _PRONOUN_USE_AHEAD = {
     "is", "are", "was", "were", "shall", "must", "will", "should", "may", "can", "has",
     "have", "does", "do", "means", "includes", "involves", "requires", "allows", "ensures",
@@ -313,6 +314,10 @@ def pronoun_hits(text: str, language: str) -> list[Hit]:
                 n.lower() for n in before if not _is_plural(n) and n.lower() not in persons
             }
         if len(candidates) == 1:
+            continue
+        # a possessive binds to the clause's subject when it can ("The CIA requesting the
+        # check must send its request": the CIA's)
+        if lower in _POSSESSIVE and before and before[0].lower() in candidates:
             continue
         why = (
             "nothing it can refer to"

@@ -22,7 +22,10 @@ _LEADING_ID = re.compile(
     r"^\s*[*_\[(（【#>|-]{0,4}\s*(?P<id>" + ALPHA_ID + "|" + _NUMERIC_ID + r")(?![\w-])"
     r"[\s*_\])）】:：.、|-]*"
 )
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+•✓]|\d{1,2}[.)]|[a-z][.)]|[ivx]{1,4}[.)])\s+")
+# bullets as converted documents leave them too: \x02 and U+F0B7 (a PDF's Symbol-font dot)
+_LIST_MARKER = re.compile(
+    r"^\s*(?:[-*+•✓▪●◦○]\s+|[\x02\uf0b7\uf0a7]\s*|(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+)"
+)
 _BARE_NUMBER = re.compile(r"^\d{1,2}\s+(?=[A-Z])")
 # page furniture of converted PDFs: "Page 7 of 12", "Created on 7/15/2009" (skipped, a page
 # break inside a paragraph does not end it)
@@ -134,17 +137,22 @@ def _continues(previous: list[str], block: list[str]) -> bool:
 def _blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
     """(first line index, kind, lines) for every block: "heading", "row" or "text"."""
     merged: list[tuple[int, str, list[str]]] = []
+    listing = False  # the last requirement introduced a list ("... the following:")
     for start, kind, block in _raw_blocks(lines):
-        if (
-            merged
-            and kind == "text"
-            and merged[-1][1] == "text"
-            and _continues(merged[-1][2], block)
-        ):
+        text = kind == "text" and merged and merged[-1][1] == "text"
+        if text and (_continues(merged[-1][2], block) or (listing and _list_item(block))):
             merged[-1][2].extend(block)
-        else:
-            merged.append((start, kind, block))
+            continue
+        merged.append((start, kind, block))
+        joined = " ".join(block).rstrip()
+        listing = kind == "text" and joined.endswith((":", "：")) and bool(binding_words(joined))
     return merged
+
+
+def _list_item(block: list[str]) -> bool:
+    """An item of a list a requirement introduced: a marked line without its own binding
+    word ("• Target DMS", "a. Interaction with the DH elements")."""
+    return bool(_LIST_MARKER.match(block[0])) and not binding_words(" ".join(block))
 
 
 def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
