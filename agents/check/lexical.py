@@ -165,17 +165,24 @@ def repeated_hits(text: str, language: str) -> list[Hit]:
 _REFERENCE_EN = re.compile(
     r"\b(?:conform(?:s|ing)? to|compl(?:y|ies|iant) with|according to|in accordance with|"
     r"as (?:defined|specified|described) in|refer(?:s)? to|as per|adheres? to|"
-    r"(?:specified|defined|prescribed) by)\b"
+    r"(?:specified|defined|prescribed) by|meets?|satisf(?:y|ies)|follows?)\b"
     r"(?P<window>(?:\s+[^\s.;]+){1,8})",
     re.IGNORECASE,
 )
 _REFERENCE_EN_OBJECT = re.compile(
     r"\b(?:standards?|documents?|specifications?|guidelines?|policy|policies|regulations?|"
-    r"process(?:es)?|procedures?)\b",
+    r"process(?:es)?|procedures?|rules?)\b",
     re.IGNORECASE,
 )
 _REFERENCE_ZH = re.compile(r"(?:符合|遵循|遵守|依据|按照|参照|参见)(?P<window>[^，。；,;]{0,12})")
 _REFERENCE_ZH_OBJECT = re.compile(r"标准|规范|文档|规定|政策|法规")
+
+
+# what names a reference's version or part: "1.2", "802.3", "9001", "2003", "v2", "[2]", "第3章"
+# (not the digits inside a name such as PC104+)
+_IDENTIFYING = re.compile(
+    r"(?<![A-Za-z\d])\d{2,}(?:[.:-]\d+)*|\d+\.\d+|\bv\d+|\[\d+\]|\bsection\s+\d|第\s*\d", re.I
+)
 
 
 def reference_hits(text: str, language: str) -> list[Hit]:
@@ -187,7 +194,7 @@ def reference_hits(text: str, language: str) -> list[Hit]:
     hits = []
     for match in pattern.finditer(text):
         window = match.group("window")
-        if target.search(window) and not re.search(r"\d", window):
+        if target.search(window) and not _IDENTIFYING.search(window):
             hits.append(
                 Hit(
                     "ISO29148-incomplete-reference",
