@@ -88,6 +88,29 @@ def _is_verb(word: str, verbs: frozenset[str]) -> bool:
     return forms and bool(stems & verbs) and len(word) > 2
 
 
+_AUXILIARIES = {"has", "have", "does", "do", "able", "which", "who"}
+_FINITE = {"shall", "must", "will", "should", "can", "may", "is", "are", "was", "were"}
+
+
+def _second_clause(text: str, match: re.Match) -> bool:
+    """The combinator joins two clauses, each with a verb of its own: "when a breach occurs
+    and a contact sensor is set OPEN" (not "all sensors and controllers will be": the words
+    before "and" hold no verb)."""
+    following = [t.lower() for t in _TOKEN.findall(text[match.end() - len(match.group("ahead")) :])]
+    # a new subject: "and a contact sensor is", "and no research will be", "and it shall"
+    if not following or following[0] not in _DETERMINERS | {"it", "they", "there"}:
+        return False
+    if not set(following[:4]) & _FINITE or set(following[:4]) & {".", ";", ":"}:
+        return False
+    preceding = [t.lower() for t in _TOKEN.findall(text[: match.start()])]
+    start = max((n + 1 for n, t in enumerate(preceding) if t in {".", ";", ":"}), default=0)
+    clause = preceding[start:]
+    verbs = word_set("en", "verbs")
+    return bool(set(clause) & _FINITE) or any(
+        t.endswith("s") and t[:-1] in verbs for t in clause[1:]
+    )
+
+
 def combinator_hits(text: str, language: str) -> list[Hit]:
     if language != "en":
         return []
@@ -106,7 +129,10 @@ def combinator_hits(text: str, language: str) -> list[Hit]:
         # "and processing hardware", "sending and receiving multicast message")
         gerund = first.endswith("ing")
         nominal = (after not in _DETERMINERS and after != "of") if gerund else after == "of"
-        if first in _MODALS or (_is_verb(first, verbs) and not nominal):
+        action = (
+            first in _MODALS or first in _AUXILIARIES or (_is_verb(first, verbs) and not nominal)
+        )
+        if action or _second_clause(text, match):
             word = match.group()[: len(match.group()) - len(match.group("ahead"))]
             hits.append(Hit("INCOSE-R19", word, match.start(), match.start() + len(word)))
     return hits
