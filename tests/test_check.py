@@ -295,7 +295,7 @@ def test_the_labelled_set_is_matched_and_the_measured_figures_hold():
     """The parser finds the labelled requirements (all but the few the README names: numbered
     statements with no modal verb, bullets with only "should", a requirement cut by a table),
     and the micro-averaged precision and recall over all rules do not fall below the figures
-    the README reports (dev 0.85 / 0.77, held-out 0.75 / 0.62 when written; Smella's 0.59
+    the README reports (dev 0.86 / 0.83, held-out 0.75 / 0.67 when written; Smella's 0.59
     precision is the floor for both)."""
     from benchmarks.check_benchmark import held_out as held_out_split
 
@@ -311,9 +311,9 @@ def test_the_labelled_set_is_matched_and_the_measured_figures_hold():
     ]
     assert held_out.not_found == ["2001-ctc-network-pdf:367"]
     precision, recall = micro(dev)
-    assert precision > 0.80 and recall > 0.75
+    assert precision > 0.80 and recall > 0.80
     precision, recall = micro(held_out)
-    assert precision > 0.59 and recall > 0.59
+    assert precision > 0.70 and recall > 0.62
 
 
 def test_every_ears_template_is_recognised_in_english_and_chinese():
