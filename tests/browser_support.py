@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.apps import AppProcess
@@ -310,3 +310,21 @@ def start_srs_run(page: Page, description: str, reference: Path) -> None:
     expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
     attach(page, str(reference))
     send(page, description)
+
+
+def click_until(button: Locator, effect: Locator, timeout: float = 10_000) -> None:
+    """Click as a user does and look for what the click does (`effect` visible).
+
+    Under load a click can land while Chainlit re-renders the chat (it fetches the thread
+    list again and remounts the page after a new thread's first message, or as a question's
+    buttons arrive) and then does nothing: no event leaves the browser. A user who sees
+    nothing happen clicks again, and so does this, up to three times, while the button is
+    still there."""
+    for attempt in range(1, 4):
+        button.click()
+        try:
+            expect(effect).to_be_visible(timeout=timeout)
+            return
+        except AssertionError:
+            if attempt == 3 or not button.count() or not button.first.is_visible():
+                raise

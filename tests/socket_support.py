@@ -26,6 +26,9 @@ def sign_in_cookie(url: str, user: str | None = None, password: str | None = Non
         return "; ".join(f"{k}={v}" for k, v in http.cookies.items())
 
 
+NO_ANSWER: Any = object()  # from `answer_actions`: leave the app's question unanswered
+
+
 class ChatSocket:
     def __init__(
         self,
@@ -55,7 +58,10 @@ class ChatSocket:
         if isinstance(data, dict) and not self.thread_id:  # the session's thread
             self.thread_id = data.get("thread_id") or data.get("threadId") or None
         if event == "ask" and self.answer_actions is not None:
-            return self.answer_actions(data)
+            answer = self.answer_actions(data)
+            if answer is NO_ANSWER:  # the user looks away: the question is never answered
+                await asyncio.Event().wait()
+            return answer
         return None
 
     async def connect(self) -> ChatSocket:

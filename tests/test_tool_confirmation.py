@@ -107,3 +107,53 @@ def test_the_command_line_refuses_a_writing_tool_unless_yes(llm_server, tmp_path
     listed = run_cli(llm_server, tmp_path, question, "--mcp-config", str(config), "--no-search",
                      REQSTUDIO_MCP_READ_ONLY_TOOLS="notes:write_note")  # fmt: skip
     assert listed.returncode == 0 and notes.exists()  # named read-only by the setting
+
+
+async def test_a_question_the_run_no_longer_waits_for_is_taken_back(tmp_path: Path):
+    """The Agent asks to run write_note and nobody answers before the run's time is up: the
+    buttons go, the browser stops waiting (clear_ask), the question says the run ended, in
+    the user's language, and nothing was written. (Before: the buttons stayed, live-looking,
+    under a run that had ended.)"""
+    from tests.apps import AppProcess
+    from tests.browser_support import provider_env
+    from tests.socket_support import NO_ANSWER, ChatSocket, sign_in_cookie
+
+    config, notes = notes_config(tmp_path)
+    with ScriptedLLMServer() as server:
+        env = provider_env(server) | {
+            "REQSTUDIO_MCP_CONFIG": str(config),
+            "AGENT_MAX_EXECUTION_TIME": "10",  # the tool phase ends before anyone answers
+        }
+        app = AppProcess(tmp_path / "data", env).start()
+        chat = ChatSocket(
+            app.url, sign_in_cookie(app.url), profile="Agent", answer_actions=lambda _: NO_ANSWER
+        )
+        try:
+            await chat.connect()
+            obeying_model(server)
+            await chat.send("总结共享需求文档")
+            ask = await chat.wait_for(lambda event, data: event == "ask", timeout=60)
+            question_id = ask["msg"]["id"]
+            await chat.wait_for(  # the run's answer, once its tool phase ran out of time
+                lambda event, data: (
+                    event == "new_message" and "文档列出两条需求" in str(data.get("output"))
+                ),
+                timeout=60,
+            )
+            names = [event for event, _ in chat.events]
+            assert "clear_ask" in names[names.index("ask") :]
+            removed = {data["name"] for event, data in chat.events if event == "remove_action"}
+            assert removed == {"allow_tool", "refuse_tool"}
+            updates = [
+                data["output"]
+                for event, data in chat.events
+                if event == "update_message" and data.get("id") == question_id
+            ]
+            assert updates and "write_note" in updates[-1]  # the question stays readable
+            assert updates[-1].endswith(
+                "The run ended; this question no longer waits for an answer."
+            )
+            assert not notes.exists()
+        finally:
+            await chat.close()
+            app.stop()

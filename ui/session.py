@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import logging
 from collections.abc import Awaitable, Callable
@@ -246,7 +247,25 @@ class LocalizedAskAction(cl.AskActionMessage):
     async def send(self):
         # Chainlit replaces the question with the choice once answered; the question stays.
         self.question = self.content
-        return await super().send()
+        try:
+            return await super().send()
+        except asyncio.CancelledError:
+            await self._withdraw()
+            raise
+
+    async def _withdraw(self) -> None:
+        """The run that asked ended (stopped, or out of time) before the user answered:
+        Chainlit leaves the buttons on the page and the browser waiting. Take both back and
+        say so, so that nobody answers a question nothing waits for."""
+        from chainlit.context import context
+
+        with contextlib.suppress(Exception):  # the connection may be gone; nothing to undo
+            for action in self.actions:
+                await action.remove()
+            await context.emitter.clear("clear_ask")
+            self.wait_for_answer = False
+            self.content = f"{self.question}\n\n{choice_text('withdrawn')}".strip()
+            await self.update()
 
     async def update(self):
         if self.content.startswith("**Selected:** "):

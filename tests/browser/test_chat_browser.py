@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.apps import AppProcess
-from tests.browser_support import open_page, provider_env, send, wait_until_idle
+from tests.browser_support import click_until, open_page, provider_env, send, wait_until_idle
 from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
@@ -93,8 +93,7 @@ def test_stop_button_stops_generation_and_keeps_text(
     expect(page.get_by_text("已启用")).to_be_visible()
     send(page, "写一篇长文")
     expect(page.get_by_text("慢慢地回答。", exact=False).first).to_be_visible()
-    page.locator("#stop-button").click()
-    expect(page.get_by_text("已停止生成", exact=False)).to_be_visible()
+    click_until(page.locator("#stop-button"), page.get_by_text("已停止生成", exact=False))
     expect(page.locator("#stop-button")).to_have_count(0)
 
 

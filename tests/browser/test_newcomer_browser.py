@@ -13,6 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 from tests.apps import AppProcess
 from tests.browser_support import (
     attach,
+    click_until,
     failed_requests,
     open_page,
     send,
@@ -225,7 +226,7 @@ def test_stop_is_said_once_in_the_users_language(
     expect(page.get_by_text("已启用")).to_be_visible()
     send(page, "写一篇长文")
     expect(page.get_by_text("慢慢地回答。", exact=False).first).to_be_visible()
-    page.locator("#stop-button").click()
+    click_until(page.locator("#stop-button"), page.get_by_text("已停止生成", exact=False).first)
     expect(page.get_by_text("已停止生成", exact=False)).to_have_count(1)
     expect(page.get_by_text("Task manually stopped", exact=False)).to_have_count(0)
 
@@ -282,8 +283,10 @@ def test_an_unfinished_thread_offers_resume_once_and_the_resumed_run_can_be_stop
     page = open_page(browser, app.url, "zh-CN")
     start_srs_run(page, "图书馆检索系统：读者检索图书。", E_STORE / "reference.md")
     expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
-    page.locator("#stop-button").click()
-    expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).first).to_be_visible()
+    click_until(
+        page.locator("#stop-button"),
+        page.get_by_text("已停止。已完成的步骤已保存", exact=False).first,
+    )
     page.context.close()
 
     for _ in range(3):  # each opening shows the offer once, not once more than the last
@@ -305,8 +308,10 @@ def test_an_unfinished_thread_offers_resume_once_and_the_resumed_run_can_be_stop
     running = page.get_by_text(re.compile(r"进行中\s*ReqExplore · 第 1 轮"))
     expect(running).to_be_visible(timeout=30_000)
     expect(page.get_by_role("button", name="继续运行")).to_have_count(0)
-    page.locator("#stop-button").click()
-    expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).last).to_be_visible()
+    click_until(
+        page.locator("#stop-button"),
+        page.get_by_text("已停止。已完成的步骤已保存", exact=False).last,
+    )
     expect(page.locator("#stop-button")).to_have_count(0)
     expect(page.get_by_text("ReqExplore · 第 1 轮 · 已停止").last).to_be_visible()
     page.screenshot(path=output_dir / "srs-resumed-stopped-zh-CN.png")

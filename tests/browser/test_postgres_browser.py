@@ -12,6 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 from tests.apps import AppProcess, shared_database_env, two_instances
 from tests.browser.test_srs_browser import SRS
 from tests.browser_support import (
+    click_until,
     failed_requests,
     open_page,
     provider_env,
@@ -92,8 +93,10 @@ def test_srs_run_stopped_on_one_instance_resumes_on_another(
         page = open_page(browser, first.url)
         start_srs_run(page, "图书馆借阅系统：读者检索、预约图书。", E_STORE / "reference.md")
         expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
-        page.locator("#stop-button").click()
-        expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).first).to_be_visible()
+        click_until(
+            page.locator("#stop-button"),
+            page.get_by_text("已停止。已完成的步骤已保存", exact=False).first,
+        )
         page.context.close()
         first.stop()
 

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.apps import AppProcess
-from tests.browser_support import attach, open_page, send, switch_mode
+from tests.browser_support import attach, click_until, open_page, send, switch_mode
 from tests.rewrite_support import (
     BODIES_ZH,
     FILL,
@@ -171,8 +171,9 @@ def test_rewrite_refuses_bad_files_and_stop_keeps_what_was_written(
     expect(page.get_by_text("Owners book visits online; vets see their day.").first).to_be_visible(
         timeout=30_000
     )
-    page.locator("#stop-button").click()
-    expect(page.get_by_text("⏹ Stopped. What was written is kept.").first).to_be_visible()
+    click_until(
+        page.locator("#stop-button"), page.get_by_text("⏹ Stopped. What was written is kept.").first
+    )
     expect(page.get_by_text("Owners book visits online; vets see their day.").first).to_be_visible()
     with page.expect_download() as download:
         page.get_by_text("rewritten-partial.md").click()

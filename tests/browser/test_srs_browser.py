@@ -147,8 +147,10 @@ def test_srs_stop_then_resume_after_restart(
             page, "图书馆借阅系统：读者检索、预约图书。", srs.E_STORE / "reference.md"
         )
         expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
-        page.locator("#stop-button").click()
-        expect(page.get_by_text("已停止。已完成的步骤已保存", exact=False).first).to_be_visible()
+        web.click_until(
+            page.locator("#stop-button"),
+            page.get_by_text("已停止。已完成的步骤已保存", exact=False).first,
+        )
         web.wait_until_idle(page)
         page.context.close()
     finally:

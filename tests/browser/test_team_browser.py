@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.apps import AppProcess
-from tests.browser_support import open_page, send, wait_until_idle, wait_until_loaded
+from tests.browser_support import click_until, open_page, send, wait_until_idle, wait_until_loaded
 from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_team_run import answer, role, spawn, turn
 from tests.test_team_run import send as say
@@ -166,8 +166,10 @@ def test_the_stop_button_stops_every_agent_and_keeps_the_record(
     expect(page.get_by_text("已启用 Team 团队 模式")).to_be_visible(timeout=30_000)
     send(page, "写 SRS 初稿；约束：Python 后端")
     expect(page.get_by_text("创建了 agent-2", exact=False)).to_be_visible(timeout=60_000)
-    page.locator("#stop-button").click()
-    expect(page.get_by_text("已停止所有智能体；运行记录已保留。", exact=False)).to_be_visible()
+    click_until(
+        page.locator("#stop-button"),
+        page.get_by_text("已停止所有智能体；运行记录已保留。", exact=False),
+    )
     expect(page.get_by_text("team-record.json")).to_be_visible()
     expect(page.locator("#stop-button")).to_have_count(0)
     page.screenshot(path=output_dir / "team-stopped-zh-CN.png")

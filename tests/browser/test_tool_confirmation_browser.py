@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.apps import AppProcess
-from tests.browser_support import open_page, provider_env, send, wait_until_idle
+from tests.browser_support import click_until, open_page, provider_env, send, wait_until_idle
 from tests.scripted_server import ScriptedLLMServer
 from tests.test_tool_confirmation import INJECTED, notes_config, obeying_model
 
@@ -37,7 +37,7 @@ def test_a_tool_that_writes_asks_the_user_first(
         expect(question).to_be_visible(timeout=60_000)
         expect(page.get_by_text(INJECTED, exact=False).first).to_be_visible()  # its arguments
         page.screenshot(path=output_dir / "agent-tool-confirmation.png")
-        page.get_by_role("button", name="拒绝").click()
+        click_until(page.get_by_role("button", name="拒绝"), page.get_by_text("已选择：拒绝"))
         expect(page.get_by_text("文档列出两条需求", exact=False)).to_be_visible(timeout=60_000)
         wait_until_idle(page)
         assert not notes.exists()
@@ -48,7 +48,9 @@ def test_a_tool_that_writes_asks_the_user_first(
         obeying_model(llm_server)
         send(page, "再总结一次")
         expect(page.get_by_role("button", name="允许调用")).to_be_visible(timeout=60_000)
-        page.get_by_role("button", name="允许调用").click()
+        click_until(
+            page.get_by_role("button", name="允许调用"), page.get_by_text("已选择：允许调用")
+        )
         expect(page.get_by_text("文档列出两条需求", exact=False).nth(1)).to_be_visible(
             timeout=60_000
         )

@@ -19,7 +19,7 @@ from reqstudio.runtime import AppRuntime
 from reqstudio.settings import load_settings
 from reqstudio.usage import UsageTracker
 from tests.apps import AppProcess
-from tests.browser_support import open_page, send
+from tests.browser_support import click_until, open_page, send
 
 pytestmark = pytest.mark.smoke
 
@@ -140,8 +140,7 @@ def test_stop_ends_generation_at_the_model_server_and_the_next_message_is_answer
         send(page, "请写一篇很长的文章，介绍图书馆借阅系统的所有功能，越详细越好。")
         expect(page.locator("#stop-button")).to_be_visible()
         page.wait_for_timeout(2_000)  # the user lets it run for two seconds, then stops it
-        page.locator("#stop-button").click()
-        expect(page.get_by_text("已停止生成", exact=False)).to_be_visible()
+        click_until(page.locator("#stop-button"), page.get_by_text("已停止生成", exact=False))
         expect(page.get_by_text("Task manually stopped.")).to_have_count(0)
         send(page, "Say hello in one short sentence.")
         # the second answer ends with its statistics line, like the first (stopped) one
