@@ -39,14 +39,19 @@ def test_review_pause_drops_a_finding_and_adds_one(
     assert not review.requests_for(llm_server, review.AUTHOR), "no author before the user's word"
     page.screenshot(path=output_dir / "review-paused-en-US.png")
 
-    page.get_by_role("button", name="Drop or add findings").click()
-    expect(page.get_by_text("Send your changes to the findings", exact=False)).to_be_visible()
+    web.click_until(
+        page.get_by_role("button", name="Drop or add findings"),
+        page.get_by_text("Send your changes to the findings", exact=False),
+    )
     page.locator("#chat-input").fill(f"drop I-1\nadd sec-02 high {ROLES}")
     page.locator("#chat-submit").click()
     expect(
         page.get_by_text("Noted: dropped I-1; 1 finding(s) of yours added.", exact=False)
     ).to_be_visible()
-    page.get_by_role("button", name="Continue").last.click()
+    web.click_until(
+        page.get_by_role("button", name="Continue").last,
+        page.get_by_text("Chosen: Continue", exact=False).last,
+    )
     expect(page.get_by_text("✅ Review finished", exact=False)).to_be_visible(timeout=60_000)
 
     authors = review.requests_for(llm_server, review.AUTHOR)
