@@ -319,12 +319,17 @@ def click_until(button: Locator, effect: Locator, timeout: float = 10_000) -> No
     list again and remounts the page after a new thread's first message, or as a question's
     buttons arrive) and then does nothing: no event leaves the browser. A user who sees
     nothing happen clicks again, and so does this, up to three times, while the button is
-    still there."""
+    still there and enabled. A button that went away or is disabled (Chainlit disables
+    action buttons while a run goes on) took the click: its effect is then only awaited
+    again, never clicked for twice."""
     for attempt in range(1, 4):
         button.click()
         try:
             expect(effect).to_be_visible(timeout=timeout)
             return
         except AssertionError:
-            if attempt == 3 or not button.count() or not button.first.is_visible():
+            if attempt == 3:
                 raise
+            if not button.count() or not button.first.is_visible() or button.first.is_disabled():
+                expect(effect).to_be_visible(timeout=timeout)
+                return

@@ -37,3 +37,37 @@ def test_a_mode_s_own_subject_keeps_one_prefix():
 
 def test_nothing_to_name_gives_no_name():
     assert thread_name(mode("Chat"), "  \n ") == "" and subject_of("") == ""
+
+
+async def test_chainlit_s_own_naming_does_not_replace_the_app_s(tmp_path):
+    # Chainlit names a thread after the first message's raw text from a task of its own; when
+    # that task wrote after the app, the history showed a pasted document's text for the whole
+    # run (seen in the browser test of a starter clicked with a file attached).
+    import chainlit as cl
+    from chainlit.context import init_ws_context
+    from chainlit.session import WebsocketSession
+
+    from ui.history import HistoryDataLayer, create_schema
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'history.db'}"
+    await create_schema(url)
+    layer = HistoryDataLayer(url)
+    session = WebsocketSession(
+        id="s-1", socket_id="sock-1", emit=lambda *a: None, emit_call=lambda *a: None,
+        user_env={}, client_type="webapp", thread_id="thread-1",
+    )  # fmt: skip
+    init_ws_context(session)
+    try:
+        raw = "图书馆借阅系统：读者检索、预约、借阅和归还图书……" * 20
+        await layer.update_thread("thread-1", name=raw)  # Chainlit's task, before the app
+        assert (await layer.get_thread("thread-1"))["name"] is None  # held back, thread made
+        cl.user_session.set("thread_title", "SRS · 图书馆借阅系统")
+        await layer.update_thread("thread-1", name="SRS · 图书馆借阅系统")
+        await layer.update_thread("thread-1", name=raw)  # Chainlit's task, after the app
+        assert (await layer.get_thread("thread-1"))["name"] == "SRS · 图书馆借阅系统"
+        # another thread's name (a rename from elsewhere) is written as given
+        await layer.update_thread("thread-2", name="我的线程")
+        assert (await layer.get_thread("thread-2"))["name"] == "我的线程"
+    finally:
+        await layer.engine.dispose()
+        await session.delete()

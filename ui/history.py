@@ -168,6 +168,17 @@ def _session_thread() -> str | None:
         return None
 
 
+def _session_thread_title() -> str | None:
+    """The name the app gave the session's thread (`ui.session.name_thread`), if any."""
+    from chainlit.user_session import user_session
+
+    try:
+        title = user_session.get("thread_title")
+    except Exception:
+        return None
+    return title if isinstance(title, str) and title else None
+
+
 def _tracked(name: str, method: Any = None):
     async def write(self: HistoryDataLayer, *args: Any, **kwargs: Any) -> Any:
         task = asyncio.current_task()
@@ -328,7 +339,14 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         """Chainlit's upsert, except that a session's state (memory, mode, settings) never goes
         backwards: metadata carrying an older `state_version` than the one stored (a tab or
         instance that fell behind, saving at its disconnect) is dropped and logged. The check
-        and the write are one transaction (the row locked on PostgreSQL)."""
+        and the write are one transaction (the row locked on PostgreSQL).
+
+        The session's own thread gets only the name the app gives it (`name_thread`): Chainlit
+        names it after the first message's raw text from a task of its own, which can finish
+        after the app's name was written and then showed in the history for the whole run.
+        Before the app has named it, Chainlit's name is held back (the thread is still made)."""
+        if name is not None and thread_id == _session_thread():
+            name = _session_thread_title()
         version = (metadata or {}).get(STATE_VERSION)
         if not isinstance(version, int) or isinstance(version, bool):
             return await super().update_thread(thread_id, name, user_id, metadata, tags)

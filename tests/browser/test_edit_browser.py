@@ -11,6 +11,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.apps import AppProcess
 from tests.browser_support import (
+    click_until,
     open_page,
     provider_env,
     send,
@@ -62,8 +63,10 @@ def test_edit_and_regenerate_rewind_the_memory(
         assert sent_contents(llm_server) == ["系统叫 Library"]  # nothing the user discarded
 
         wait_until_idle(page)
-        page.get_by_role("button", name="重新生成").last.click()
-        expect(page.get_by_text("重新生成的回答：系统名为 Library。")).to_be_visible()
+        click_until(
+            page.get_by_role("button", name="重新生成").last,
+            page.get_by_text("重新生成的回答：系统名为 Library。"),
+        )
         expect(page.get_by_text("改后的回答：系统叫 Library。")).to_have_count(0)
         assert sent_contents(llm_server) == ["系统叫 Library"]
         wait_until_idle(page)
@@ -129,8 +132,10 @@ def test_agent_answer_regenerated_and_question_edited(
         send(page, "哪个标准定义了 SRS？")
         expect(page.get_by_text("答案一：IEEE 830。")).to_be_visible()
         wait_until_idle(page)
-        page.get_by_role("button", name="重新生成").last.click()
-        expect(page.get_by_text("答案二：IEEE 29148。")).to_be_visible()
+        click_until(
+            page.get_by_role("button", name="重新生成").last,
+            page.get_by_text("答案二：IEEE 29148。"),
+        )
         expect(page.get_by_text("答案一：IEEE 830。")).to_have_count(0)
         edit(page, "哪个标准定义了 SRS？", "哪个标准讲测试？")
         expect(page.get_by_text("答案三：关于测试。")).to_be_visible()

@@ -172,8 +172,11 @@ def test_srs_in_english_counts_rounds_shows_base_names_and_refuses_scores_out_of
     expect(page.get_by_text("Done: 1 round · 1 requirement ·", exact=False)).to_be_visible()
     expect(page.get_by_text("ReqClarify · round 1 · done")).to_be_visible()
     wait_until_idle(page)  # action buttons are disabled while a run goes on
-    page.get_by_role("button", name="Evaluate", exact=True).click()
-    expect(page.get_by_text("Evaluation failed", exact=False)).to_be_visible(timeout=30_000)
+    click_until(
+        page.get_by_role("button", name="Evaluate", exact=True),
+        page.get_by_text("Evaluation failed", exact=False),
+        timeout=30_000,
+    )
     expect(page.get_by_text(re.compile(r"Evaluation · failed$"))).to_be_visible()
     expect(page.get_by_text("scores outside 0-1", exact=False)).to_be_visible()
     expect(page.get_by_text("范围")).to_have_count(0)  # the seed's Chinese error, said in English
@@ -206,8 +209,10 @@ def test_srs_without_reference_reads_chinese_and_a_too_big_file_is_refused_in_ch
     expect(page.get_by_text("larger than", exact=False)).to_have_count(0)
 
     send(page, "图书馆借阅系统：读者借书还书。")
-    page.get_by_role("button", name="不用参考，继续").click()
-    expect(page.get_by_text("已选择：不用参考，继续")).to_be_visible()
+    click_until(
+        page.get_by_role("button", name="不用参考，继续"),
+        page.get_by_text("已选择：不用参考，继续"),
+    )
     expect(page.get_by_text("Selected", exact=False)).to_have_count(0)
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
     # no-clarify: one ReqExplore round, and the summary says one round too
@@ -269,8 +274,11 @@ def test_a_reopened_srs_thread_has_its_files_reference_and_evaluate_button(
             "by_category": {"functional": 0.6, "non_functional": 0.5, "constraints": 0.3}}})),
     )  # fmt: skip
     wait_until_idle(page)  # action buttons are disabled while a run goes on
-    page.get_by_role("button", name="评估", exact=True).click()
-    expect(page.get_by_text("综合得分（加权）")).to_be_visible(timeout=30_000)
+    click_until(
+        page.get_by_role("button", name="评估", exact=True),
+        page.get_by_text("综合得分（加权）"),
+        timeout=30_000,
+    )
 
 
 def test_an_unfinished_thread_offers_resume_once_and_the_resumed_run_can_be_stopped(
@@ -301,10 +309,11 @@ def test_an_unfinished_thread_offers_resume_once_and_the_resumed_run_can_be_stop
     expect(page.get_by_text("reference.md", exact=True)).to_be_visible()  # the thread is shown
     expect(page.get_by_text("上次的 SRS 运行没有完成", exact=False)).to_have_count(1)
     wait_until_loaded(page)
-    page.get_by_role("button", name="继续运行").click()
     # The browser reconnects as the thread's mode is restored, possibly after the click: the
     # run keeps its stop button and running step, and the offer does not come back.
-    expect(page.locator("#stop-button")).to_be_visible(timeout=30_000)
+    click_until(
+        page.get_by_role("button", name="继续运行"), page.locator("#stop-button"), timeout=30_000
+    )
     running = page.get_by_text(re.compile(r"进行中\s*ReqExplore · 第 1 轮"))
     expect(running).to_be_visible(timeout=30_000)
     expect(page.get_by_role("button", name="继续运行")).to_have_count(0)

@@ -111,8 +111,11 @@ def test_srs_run_stopped_on_one_instance_resumes_on_another(
         expect(page.get_by_text("最后完成的节点：ReqParse", exact=False)).to_be_visible()
         expect(page.locator("#chat-profiles")).to_contain_text("SRS 生成")
         wait_until_loaded(page)
-        page.get_by_role("button", name="继续运行").click()
-        expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+        click_until(
+            page.get_by_role("button", name="继续运行"),
+            page.get_by_text("✅ 完成", exact=False),
+            timeout=60_000,
+        )
         page.screenshot(path=output_dir / "pg-srs-resumed-elsewhere.png")
     parse_calls = [r for r in llm_server.requests if "Requirement Parsing Agent" in str(r)]
     assert parse_calls == []  # ReqParse was not run again on the second instance

@@ -14,6 +14,7 @@ from tests import review_support as review
 from tests.apps import AppProcess
 from tests.browser_support import (
     attach,
+    click_until,
     open_page,
     send,
     start_paused_review,
@@ -195,14 +196,18 @@ def test_srs_review_and_improve_then_evaluate_the_improved_srs(
     expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
 
     wait_until_idle(page)  # action buttons are disabled while a run goes on
-    page.get_by_role("button", name="审阅并改进").click()
-    expect(page.locator('[id^="step-审阅 · 第 2 轮"]')).to_be_visible(timeout=60_000)
+    click_until(
+        page.get_by_role("button", name="审阅并改进"),
+        page.locator('[id^="step-审阅 · 第 2 轮"]'),
+        timeout=60_000,
+    )
     expect(page.get_by_text("✅ 审阅结束", exact=False)).to_be_visible(timeout=60_000)
     expect(page.get_by_text("SRS 已改进", exact=False)).to_be_visible()
     wait_until_idle(page)  # action buttons are disabled while a run goes on
-    page.get_by_role("button", name="评估", exact=True).last.click()
-    expect(page.get_by_text("Comprehensive_Score_Weighted", exact=True)).to_be_visible(
-        timeout=30_000
+    click_until(
+        page.get_by_role("button", name="评估", exact=True).last,
+        page.get_by_text("Comprehensive_Score_Weighted", exact=True),
+        timeout=30_000,
     )
     evaluated = [
         text
@@ -250,8 +255,11 @@ def test_a_failed_round_keeps_the_finished_ones_and_resumes(
         review.client_reply(),
         review.judge_reply(conflicts=False),
     )
-    page.get_by_role("button", name="继续审阅").click()
-    expect(page.get_by_text("✅ 审阅结束", exact=False)).to_be_visible(timeout=60_000)
+    click_until(
+        page.get_by_role("button", name="继续审阅"),
+        page.get_by_text("✅ 审阅结束", exact=False),
+        timeout=60_000,
+    )
     expect(page.get_by_text("第1轮发现1个问题 → 修正；第2轮无新问题 → 完成").first).to_be_visible()
     with page.expect_download() as md_download:
         page.get_by_text("improved.md").last.click()
@@ -276,13 +284,21 @@ def test_pause_after_each_round_lets_the_user_edit_a_section(
     page = open_page(browser, app.url, "en-US")
     start_paused_review(page, document)
     expect(page.get_by_text("Round 1 is done", exact=False)).to_be_visible(timeout=60_000)
-    page.get_by_role("button", name="Edit a section").click()
-    page.get_by_role("button", name="sec-02 1. Users").click()
-    expect(page.get_by_text("Send the new body of “1. Users”", exact=False)).to_be_visible()
+    click_until(
+        page.get_by_role("button", name="Edit a section"),
+        page.get_by_role("button", name="sec-02 1. Users"),
+    )
+    click_until(
+        page.get_by_role("button", name="sec-02 1. Users"),
+        page.get_by_text("Send the new body of “1. Users”", exact=False),
+    )
     page.locator("#chat-input").fill(edited)
     page.locator("#chat-submit").click()
     expect(page.get_by_text("Edit of “1. Users” noted.")).to_be_visible()
-    page.get_by_role("button", name="Continue").last.click()
+    click_until(
+        page.get_by_role("button", name="Continue").last,
+        page.get_by_text("Chosen: Continue", exact=False).last,
+    )
     expect(page.get_by_text("✅ Review finished", exact=False)).to_be_visible(timeout=60_000)
 
     # Round 2's reviewers read the user's edit and the author's revision.

@@ -64,18 +64,22 @@ def test_rewrite_end_to_end(
     attach(page, str(original))
     send(page, "请重写这份文档")
     expect(page.get_by_text("已读取原始文档《宠物医院.md》", exact=False)).to_be_visible()
-    page.get_by_role("button", name="请向我提问").click()
+    click_until(
+        page.get_by_role("button", name="请向我提问"), page.get_by_text("问题 1/3", exact=False)
+    )
 
     def answer(index: int, text: str) -> None:
         expect(page.get_by_text(f"问题 {index}/3", exact=False)).to_be_visible()
-        page.get_by_role("button", name="回答").click()
-        expect(page.get_by_text(f"请输入你对问题 {index} 的回答")).to_be_visible()
+        click_until(
+            page.get_by_role("button", name="回答"),
+            page.get_by_text(f"请输入你对问题 {index} 的回答"),
+        )
         page.locator("#chat-input").fill(text)
         page.locator("#chat-submit").click()
 
     answer(1, "仅到店刷卡支付。")
     expect(page.get_by_text("问题 2/3", exact=False)).to_be_visible()
-    page.get_by_role("button", name="跳过").click()
+    click_until(page.get_by_role("button", name="跳过"), page.get_by_text("问题 3/3", exact=False))
     answer(3, "可以，兽医每周调整一次排班。")
     expect(page.get_by_text("收集到 2 条回答，跳过 1 个问题", exact=False)).to_be_visible()
 
@@ -167,9 +171,10 @@ def test_rewrite_refuses_bad_files_and_stop_keeps_what_was_written(
     original.write_text(ORIGINAL_EN, encoding="utf-8")
     attach(page, original)
     send(page, "Rewrite this")
-    page.get_by_role("button", name="Rewrite without").click()
-    expect(page.get_by_text("Owners book visits online; vets see their day.").first).to_be_visible(
-        timeout=30_000
+    click_until(
+        page.get_by_role("button", name="Rewrite without"),
+        page.get_by_text("Owners book visits online; vets see their day.").first,
+        timeout=30_000,
     )
     click_until(
         page.locator("#stop-button"), page.get_by_text("⏹ Stopped. What was written is kept.").first

@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, Page, expect
 from tests.apps import AppProcess
 from tests.browser_support import (
     attach,
+    click_until,
     open_page,
     provider_env,
     send,
@@ -58,7 +59,8 @@ def start_rewrite(page: Page, mode: str, original: Path, text: str, no_questions
     expect(page.get_by_text(on)).to_be_visible()  # the new chat's composer is in place
     attach(page, str(original))
     send(page, text)
-    page.get_by_role("button", name=no_questions).click()
+    chosen = re.compile("(已选择：|Chosen: )" + re.escape(no_questions))
+    click_until(page.get_by_role("button", name=no_questions), page.get_by_text(chosen))
 
 
 def open_step(page: Page, name: str) -> None:
@@ -136,9 +138,12 @@ def test_a_failed_rewrite_resumes_after_a_restart_without_asking_finished_sectio
         expect(offer).to_be_visible()
         expect(page.get_by_text("⚠️ 重写在", exact=False)).to_be_visible()  # the stored failure
         page.screenshot(path=output_dir / "rewrite-resume-offer-zh-CN.png")
-        page.locator(".step").filter(has=offer).get_by_role("button", name="继续重写").click()
         summary = page.get_by_text("✅ 重写完成：3 节 · 评审 1 轮", exact=False)
-        expect(summary).to_be_visible(timeout=60_000)
+        click_until(
+            page.locator(".step").filter(has=offer).get_by_role("button", name="继续重写"),
+            summary,
+            timeout=60_000,
+        )
         markdown = download(page, "rewritten.md")
         assert markdown == expected_markdown(BODIES_ZH)
         data = json.loads(download(page, "rewritten.json"))
@@ -190,9 +195,8 @@ def test_the_failure_and_resume_speak_english_and_name_the_finish_reason(
             Reply(content=BODIES[2], match=FILL),
             review_reply(match="meticulous document reviewer"),
         )
-        page.get_by_role("button", name="Resume the rewrite").click()
         summary = page.get_by_text("✅ Rewrite done: 3 sections · 1 review round ·", exact=False)
-        expect(summary).to_be_visible(timeout=60_000)
+        click_until(page.get_by_role("button", name="Resume the rewrite"), summary, timeout=60_000)
         assert len(prompts_for(llm_server, FILL)) == 2
         wait_until_idle(page)
     finally:

@@ -193,8 +193,11 @@ def test_the_provider_key_reaches_no_payload_in_review_rewrite_and_team(
         switch_to(page, "Rewrite 重写")
         web.attach(page, str(original))
         web.send(page, "请重写这份文档")
-        page.get_by_role("button", name="不澄清，直接重写").click()
-        expect(page.get_by_text("rewritten.md")).to_be_visible(timeout=90_000)
+        web.click_until(
+            page.get_by_role("button", name="不澄清，直接重写"),
+            page.get_by_text("rewritten.md"),
+            timeout=90_000,
+        )
         web.wait_until_idle(page)
         with page.expect_download() as download:
             page.get_by_text("rewritten.md").first.click()

@@ -95,9 +95,8 @@ def test_srs_mode_end_to_end(
     expect(page.get_by_text("1 条需求，1 条有问题", exact=False).first).to_be_visible()
 
     web.wait_until_idle(page)  # action buttons are disabled while a run goes on
-    page.get_by_role("button", name="评估", exact=True).click()
     weighted = page.get_by_text("综合得分（加权）")
-    expect(weighted).to_be_visible(timeout=30_000)
+    web.click_until(page.get_by_role("button", name="评估", exact=True), weighted, timeout=30_000)
     expect(
         page.get_by_role("cell", name="综合得分（加权） Comprehensive_Score_Weighted")
     ).to_be_visible()
@@ -169,8 +168,11 @@ def test_srs_stop_then_resume_after_restart(
         expect(page.get_by_text("最后完成的节点：ReqParse", exact=False)).to_be_visible()
         expect(page.locator("#chat-profiles")).to_contain_text("SRS 生成")  # the mode came back
         web.wait_until_loaded(page)
-        page.get_by_role("button", name="继续运行").click()
-        expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=60_000)
+        web.click_until(
+            page.get_by_role("button", name="继续运行"),
+            page.get_by_text("✅ 完成", exact=False),
+            timeout=60_000,
+        )
         page.screenshot(path=output_dir / "srs-resumed.png")
     finally:
         second.stop()

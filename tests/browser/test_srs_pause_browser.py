@@ -41,15 +41,19 @@ def test_srs_pause_shows_the_scored_list_and_takes_an_edit(
     assert not srs.prompts_for(llm_server, srs.DOC), "the document waits for the user"
     page.screenshot(path=output_dir / "srs-paused-en-US.png")
 
-    page.get_by_role("button", name="Change the list").click()
-    expect(page.get_by_text("Send your changes, one a line", exact=False)).to_be_visible()
+    web.click_until(
+        page.get_by_role("button", name="Change the list"),
+        page.get_by_text("Send your changes, one a line", exact=False),
+    )
     page.locator("#chat-input").fill(f"edit FR-09 {EDITED}")  # no such id: refused, asked again
     page.locator("#chat-submit").click()
     expect(
         page.get_by_text("not in the requirement list: FR-09; nothing was applied", exact=False)
     ).to_be_visible(timeout=30_000)
-    page.get_by_role("button", name="Change the list").last.click()
-    expect(page.get_by_text("Send your changes, one a line", exact=False).last).to_be_visible()
+    web.click_until(
+        page.get_by_role("button", name="Change the list").last,
+        page.get_by_text("Send your changes, one a line", exact=False).nth(1),
+    )
     page.locator("#chat-input").fill(f"edit FR-02 {EDITED}")
     page.locator("#chat-submit").click()
     expect(page.get_by_text("Round 1, your changes: edited FR-02.")).to_be_visible(timeout=30_000)
@@ -90,14 +94,17 @@ def test_a_paused_run_is_decided_after_an_app_restart(
             page.get_by_text("waits for your decision on the list after round 1", exact=False)
         ).to_be_visible()
         web.wait_until_loaded(page)
-        page.get_by_role("button", name="Resume").click()
         # the same list again, from the checkpoint: nothing ran before the user's word
-        expect(page.get_by_role("cell", name="Readers search books by title.").last).to_be_visible(
-            timeout=30_000
+        web.click_until(
+            page.get_by_role("button", name="Resume"),
+            page.get_by_role("cell", name="Readers search books by title.").last,
+            timeout=30_000,
         )
         assert llm_server.requests == []
-        page.get_by_role("button", name="Accept").last.click()
-        expect(page.get_by_text("Round 1: you accepted the list as it is.")).to_be_visible()
+        web.click_until(
+            page.get_by_role("button", name="Accept").last,
+            page.get_by_text("Round 1: you accepted the list as it is."),
+        )
         expect(page.get_by_text("✅ Done", exact=False)).to_be_visible(timeout=60_000)
         page.screenshot(path=output_dir / "srs-paused-resumed.png")
     assert [r for r in llm_server.requests if "Requirement Clarification Agent" in str(r)] == []

@@ -16,6 +16,7 @@ from tests.browser.test_review_browser import EXPECTED, ISSUE, REVISED, ROOT
 from tests.browser.test_srs_browser import SRS
 from tests.browser_support import (
     attach,
+    click_until,
     open_page,
     open_thread,
     provider_env,
@@ -149,8 +150,11 @@ def test_rewrite_downloads_come_back_on_another_instance(
         expect(page.get_by_text("已启用 Rewrite 重写 模式")).to_be_visible()
         attach(page, str(original))
         send(page, "请重写这份文档")
-        page.get_by_role("button", name="不澄清，直接重写").click()
-        expect(page.get_by_text("✅ 重写完成", exact=False)).to_be_visible(timeout=60_000)
+        click_until(
+            page.get_by_role("button", name="不澄清，直接重写"),
+            page.get_by_text("✅ 重写完成", exact=False),
+            timeout=60_000,
+        )
         expect(page.get_by_text("rewritten.md")).to_be_visible()
         page.context.close()
         first.stop()
