@@ -256,6 +256,25 @@ def test_pronouns_are_flagged_only_when_their_referent_is_unclear():
     assert pronouns("The system shall display this page.") == []  # a determiner
 
 
+def test_a_purpose_infinitive_is_flagged_and_a_completing_one_is_not():
+    def purposes(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [f.term for f in report.findings if "INCOSE-R20" in (f.rule, *f.also)]
+
+    assert purposes("Network switches shall be employed to distribute traffic.") == [
+        "to distribute"
+    ]
+    # one finding for the words two rules flag: "meet RFI specifications" names no version
+    assert purposes("Pathways shall be fiber optic to meet RFI specifications.") == [
+        "meet RFI specifications"
+    ]
+    assert purposes("The system shall allow the user to select a product.") == []
+    assert purposes("The system shall be able to export the report.") == []
+    assert purposes("The system shall display the components to configure.") == []  # which
+    assert purposes("The system shall use a power switch to change the state.") == []  # how
+    assert purposes("The page shall offer the option to export the list.") == []
+
+
 # --- the command -----------------------------------------------------------------------
 
 
@@ -295,7 +314,7 @@ def test_the_labelled_set_is_matched_and_the_measured_figures_hold():
     """The parser finds the labelled requirements (all but the few the README names: numbered
     statements with no modal verb, bullets with only "should", a requirement cut by a table),
     and the micro-averaged precision and recall over all rules do not fall below the figures
-    the README reports (dev 0.86 / 0.83, held-out 0.75 / 0.67 when written; Smella's 0.59
+    the README reports (dev 0.86 / 0.85, held-out 0.74 / 0.70 when written; Smella's 0.59
     precision is the floor for both)."""
     from benchmarks.check_benchmark import held_out as held_out_split
 
@@ -313,7 +332,7 @@ def test_the_labelled_set_is_matched_and_the_measured_figures_hold():
     precision, recall = micro(dev)
     assert precision > 0.80 and recall > 0.80
     precision, recall = micro(held_out)
-    assert precision > 0.70 and recall > 0.62
+    assert precision > 0.70 and recall > 0.66
 
 
 def test_every_ears_template_is_recognised_in_english_and_chinese():

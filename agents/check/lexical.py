@@ -378,6 +378,63 @@ def _pronoun_hits_zh(text: str) -> list[Hit]:
     return hits
 
 
+# --- purpose infinitives (INCOSE R20) -------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z][\w’'-]*|[.;:!?]")
+# Verbs whose object the infinitive completes, a few words on: "allow the user to select",
+# "uses wireless communication to send", "communicate with the tax system to calculate".
+_COMPLETES_OBJECT = {
+    "allow", "allows", "allowed", "allowing", "enable", "enables", "enabled", "enabling",
+    "permit", "permits", "permitted", "let", "lets", "require", "requires", "required",
+    "ask", "asks", "asked", "cause", "causes", "force", "forced", "instruct", "instructed",
+    "prompt", "prompted", "remind", "invite", "invited", "authorize", "authorized",
+    "authorise", "authorised", "tell", "told", "train", "trained", "teach", "direct",
+    "directed", "help", "helps", "intended", "use", "uses", "using", "communicate",
+    "communicates", "interact", "interacts", "up",
+}  # fmt: skip
+# Words right before "to" that the infinitive completes: "be able to", "the option to
+# export", "easy to use", "in order to" and "so as to" (list hits), "how to", "up to".
+_COMPLETES_WORD = {
+    "want", "wants", "need", "needs", "used", "has", "have", "had", "having", "try",
+    "tries", "attempt", "attempts", "wish", "wishes", "like", "prefer", "expect", "expected",
+    "able", "unable", "likely", "unlikely", "going", "ought", "order", "as", "ability",
+    "abilities", "capability", "capabilities", "capacity", "option", "options", "opportunity",
+    "right", "rights", "permission", "chance", "possibility", "effort", "efforts", "means",
+    "way", "ways", "time", "tool", "tools", "easy", "difficult", "hard", "possible",
+    "impossible", "necessary", "practical", "impractical", "feasible", "free", "ready",
+    "willing", "eligible", "how", "what", "whether", "where", "which", "who", "when", "due",
+}  # fmt: skip
+_OBJECT_REACH = 10  # words back from "to" in which a verb of _COMPLETES_OBJECT counts
+
+
+def purpose_hits(text: str, language: str) -> list[Hit]:
+    """ "to <verb> <object>" giving the reason for what is required ("network switches shall
+    be employed to distribute traffic", "... fiber optic to meet RFI specifications"): INCOSE
+    R20 wants the purpose in the rationale. Not where the infinitive completes a word ("be
+    able to", "the option to export", "allow the user to select") or a noun ("the product to
+    configure." has no object: it says which product)."""
+    if language != "en":
+        return []
+    verbs = word_set("en", "verbs") | word_set("en", "incose-r20-purpose-verbs")
+    tokens = list(_WORD.finditer(text))
+    hits = []
+    for n in range(1, len(tokens) - 2):
+        verb = tokens[n + 1].group().lower()
+        if tokens[n].group().lower() != "to" or verb not in verbs:
+            continue
+        if tokens[n + 2].group() in ".;:!?" or tokens[n - 1].group().lower() in _COMPLETES_WORD:
+            continue
+        before = []
+        for token in reversed(tokens[max(0, n - _OBJECT_REACH) : n]):
+            if token.group() in ".;:!?":
+                break
+            before.append(token.group().lower())
+        if not before or set(before) & _COMPLETES_OBJECT:
+            continue
+        hits.append(Hit("INCOSE-R20", f"to {verb}", tokens[n].start(), tokens[n + 1].end()))
+    return hits
+
+
 def language_hits(text: str, language: str) -> list[Hit]:
     found = list_hits(text, language)
     for finder in (
@@ -388,6 +445,7 @@ def language_hits(text: str, language: str) -> list[Hit]:
         repeated_hits,
         reference_hits,
         pronoun_hits,
+        purpose_hits,
     ):
         found += finder(text, language)
     return found
