@@ -111,7 +111,9 @@ def load_labels(path: Path = DATA / "labels.txt") -> list[Item]:
     return items
 
 
-_LIST_MARK = re.compile(r"^\s*(?:[a-z][.)]|\([a-z]\)|[-*•])\s+")  # "a. ", "b) ", "(c) ", "• "
+_LIST_MARK = re.compile(
+    r"^\s*(?:[a-z0-9]{1,2}[.)]|\([a-z]\)|[-*•])\s+"
+)  # "a. ", "1) ", "(c) ", "• "
 
 
 def _inside(requirements: list, item: Item) -> list[int]:

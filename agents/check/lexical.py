@@ -97,6 +97,8 @@ def _second_clause(text: str, match: re.Match) -> bool:
     and a contact sensor is set OPEN" (not "all sensors and controllers will be": the words
     before "and" hold no verb)."""
     following = [t.lower() for t in _TOKEN.findall(text[match.end() - len(match.group("ahead")) :])]
+    if following[:1] == ["then"]:  # "choose a goal and then the system will display ..."
+        following = following[1:]
     # a new subject: "and a contact sensor is", "and no research will be", "and it shall"
     if not following or following[0] not in _DETERMINERS | {"it", "they", "there"}:
         return False

@@ -17,7 +17,8 @@ from reqstudio.document_model import parse_markdown
 
 ALPHA_ID = r"[A-Z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*?[-_]\d+(?:\.\d+)*[a-z]?"
 ALPHA_ID_RE = re.compile(r"(?<![\w-])" + ALPHA_ID + r"(?![\w-])")
-_NUMERIC_ID = r"\d+(?:\.\d+){2,}"
+# "3.2.1.4", or "1.2." (two levels need the final dot: "1.2. The Department Name must ...")
+_NUMERIC_ID = r"\d+(?:\.\d+){2,}|\d{1,2}\.\d{1,2}(?=\.\s)"
 _LEADING_ID = re.compile(
     r"^\s*[*_\[(（【#>|-]{0,4}\s*(?P<id>" + ALPHA_ID + "|" + _NUMERIC_ID + r")(?![\w-])"
     r"[\s*_\])）】:：.、|-]*"
@@ -27,6 +28,9 @@ _LIST_MARKER = re.compile(
     r"^\s*(?:[-*+•✓▪●◦○]\s+|[\x02\uf0b7\uf0a7]\s*|(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+)"
 )
 _BARE_NUMBER = re.compile(r"^\d{1,2}\s+(?=[A-Z])")
+# an item of a numbered list of rules, one a line: "1.2. The Department Name must be unique"
+# ("1.3. ..." on the next line starts the next item, not a wrapped line of this one)
+_NUMBERED_ITEM = re.compile(r"^\s*\d{1,2}\.\d{1,2}\.?\s+(?=[A-Z])")
 # page furniture of converted PDFs: "Page 7 of 12", "Created on 7/15/2009" (skipped, a page
 # break inside a paragraph does not end it)
 _PAGE_LINE = re.compile(r"^\s*page\s+\d+(?:\s+of\s+\d+)?\s*$", re.IGNORECASE)
@@ -38,7 +42,7 @@ _ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$")
 
 BINDING_EN = re.compile(r"\b(?:shall|must)\b", re.IGNORECASE)
-WEAK_EN = re.compile(r"\b(?:should|will|may|can)\b", re.IGNORECASE)
+WEAK_EN = re.compile(r"\b(?:should|will|may|can|cannot)\b", re.IGNORECASE)
 # 应 as a modal, not inside 应用, 响应, 对应, 供应 ...
 BINDING_ZH = re.compile(
     r"必须|不得|应当|应该|(?<![反对适响供回感效相答呼顺理])应(?![用答对急聘变激收付])"
@@ -134,17 +138,32 @@ def _continues(previous: list[str], block: list[str]) -> bool:
     return bool(first) and first[0].islower() and not last.endswith(tuple(".;:!?。；：！？"))
 
 
+# A field of a requirement's record that says more of what is required: "Requirement
+# Specification: The administrator will have the following privileges: ..." after
+# "FR-UA 1 / Requirement Definition: The system shall ...". (Origin, Priority, Rationale and
+# notes are not what is required: they stay out.)
+_RECORD_FIELD = re.compile(
+    r"^\s*(?:Requirement\s+)?(?:Specification|Description|Details|Constraints?|Reasoning|"
+    r"Fit\s+criteri(?:on|a)|Acceptance\s+criteri(?:on|a))\s*:",
+    re.IGNORECASE,
+)
+
+
 def _blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
     """(first line index, kind, lines) for every block: "heading", "row" or "text"."""
     merged: list[tuple[int, str, list[str]]] = []
     listing = False  # the last requirement introduced a list ("... the following:")
     for start, kind, block in _raw_blocks(lines):
         text = kind == "text" and merged and merged[-1][1] == "text"
-        if text and (_continues(merged[-1][2], block) or (listing and _list_item(block))):
+        if text and (
+            _continues(merged[-1][2], block)
+            or (listing and _list_item(block))
+            or (_RECORD_FIELD.match(block[0]) and bool(binding_words(" ".join(merged[-1][2]))))
+        ):
             merged[-1][2].extend(block)
-            continue
-        merged.append((start, kind, block))
-        joined = " ".join(block).rstrip()
+        else:
+            merged.append((start, kind, block))
+        joined = " ".join(merged[-1][2]).rstrip()
         listing = kind == "text" and joined.endswith((":", "：")) and bool(binding_words(joined))
     return merged
 
@@ -176,7 +195,7 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
             continue
         if fenced:
             continue
-        if not line.strip():
+        if not line.strip() or _page_number(lines, index):
             close()
             continue
         if _PAGE_LINE.match(line) or _DATED_LINE.match(line) or line.strip() in running:
@@ -193,13 +212,25 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
             if not _TABLE_SEPARATOR.match(line):
                 blocks.append((index, "row", [line]))
             continue
-        if current and (_LIST_MARKER.match(line) or _starts_another(current, line)):
+        if current and (
+            _LIST_MARKER.match(line) or _NUMBERED_ITEM.match(line) or _starts_another(current, line)
+        ):
             close()
         if not current:
             start = index
         current.append(line)
     close()
     return blocks
+
+
+def _page_number(lines: list[str], index: int) -> bool:
+    """A converted PDF's bare page number: a line of one to three digits between blank lines
+    (it ends the paragraph before it, as the page did)."""
+    if not re.fullmatch(r"\s*\d{1,3}\s*", lines[index]):
+        return False
+    before = lines[index - 1] if index > 0 else ""
+    after = lines[index + 1] if index + 1 < len(lines) else ""
+    return not before.strip() and not after.strip()
 
 
 def _id_prefix(requirement_id: str) -> str:
@@ -224,6 +255,15 @@ def _starts_another(current: list[str], line: str) -> bool:
         and not found.group("id")[0].isdigit()
     )
     return not continues
+
+
+# A numbered title line of a converted document that ends with a colon ("3.2.6. Business
+# Rules:", "3.2.7. Post-Condition(s):"): it opens a part, and in a part of rules every
+# numbered statement is a requirement, with or without a modal verb.
+_PART_TITLE = re.compile(
+    r"^\d+(?:\.\d+)*\.?\s+(?!(?:The|A|An|This|These|All|Each|Every|If|When)\b)[A-Z][\w ,&()/-]{0,50}:$"
+)
+_RULES_TITLE = re.compile(r"\brules?:$", re.IGNORECASE)
 
 
 def _is_heading_text(line: str) -> bool:
@@ -275,10 +315,12 @@ def parse_requirements(text: str) -> ParsedDocument:
     declared: set[str] = set()
     heading_id = ""  # the id of the heading the current blocks sit under
     under_heading: Requirement | None = None
+    in_rules = False  # under a numbered "... Rules:" title (`_PART_TITLE`)
 
     for start, kind, block in _blocks(lines):
         title, section_id = section_at(start)
         if kind == "heading":
+            in_rules = False
             heading = _clean(re.sub(r"^\s*#+", "", block[0]))
             found = ALPHA_ID_RE.search(heading)
             heading_id = found.group() if found else ""
@@ -300,6 +342,9 @@ def parse_requirements(text: str) -> ParsedDocument:
         joined = " ".join(_clean(_LIST_MARKER.sub("", line, count=1)) for line in block)
         joined = re.sub(r"\s+", " ", joined).strip()
         joined = _BARE_NUMBER.sub("", joined)  # "1 The system shall ..." (a lost list number)
+        if len(block) == 1 and _PART_TITLE.match(joined):
+            in_rules = bool(_RULES_TITLE.search(joined))
+            continue
         rid, body_start = _leading_id(joined)
         if rid:
             declared.add(rid)
@@ -323,7 +368,11 @@ def parse_requirements(text: str) -> ParsedDocument:
         is_requirement = bool(binding) or (
             bool(rid)
             and _words(body) >= 4
-            and (not numeric or bool(WEAK_EN.search(body) or WEAK_ZH.search(body)))
+            and (not numeric or in_rules or bool(WEAK_EN.search(body) or WEAK_ZH.search(body)))
+        )
+        # a numbered rule of a rules part: "1. Items can be added at any level"
+        is_requirement = is_requirement or (
+            in_rules and bool(_LIST_MARKER.match(block[0])) and _words(body) >= 4
         )
         if not is_requirement:
             continue
