@@ -54,7 +54,8 @@ def list_hits(text: str, language: str) -> list[Hit]:
 # --- passive voice (INCOSE R2) -----------------------------------------------------------
 
 _BE_PARTICIPLE = re.compile(
-    r"\b(?:am|are|is|was|were|be|been|being)\s+(?:\w+ly\s+)?(?P<verb>[a-z]+)\b", re.IGNORECASE
+    r"\b(?:am|are|is|was|were|be|been|being)\s+(?:not\s+)?(?:\w+ly\s+)?(?P<verb>[a-z]+)\b",
+    re.IGNORECASE,
 )
 
 
@@ -164,12 +165,17 @@ def oblique_hits(text: str, language: str) -> list[Hit]:
 _PARENTHESES = re.compile(r"[(（][^()（）]{1,120}[)）]")
 _ACRONYM_ONLY = re.compile(r"[(（][A-Z][A-Za-z0-9]*[A-Z0-9]s?[)）]")
 _PLURAL_OR_INDEX = re.compile(r"[(（](?:s|es|\d{1,2}|[a-z]|[ivx]{1,4})[)）]")
+# a requirement's status mark, a document's convention: "(M)" mandatory, "(O)" optional
+_STATUS_MARK = re.compile(r"[(（](?:[A-Z]|M/O|[Mm]andatory|[Oo]ptional|[Dd]esirable)[)）]")
 
 
 def parentheses_hits(text: str, language: str) -> list[Hit]:
     hits = []
     for match in _PARENTHESES.finditer(text):
-        if _ACRONYM_ONLY.fullmatch(match.group()) or _PLURAL_OR_INDEX.fullmatch(match.group()):
+        if any(
+            form.fullmatch(match.group())
+            for form in (_ACRONYM_ONLY, _PLURAL_OR_INDEX, _STATUS_MARK)
+        ):
             continue
         hits.append(Hit("INCOSE-R21", match.group(), match.start(), match.end()))
     return hits

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from reqstudio.document_model import parse_markdown
 
-ALPHA_ID = r"[A-Z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*?[-_]\d+(?:\.\d+)*[a-z]?"
+ALPHA_ID = r"[A-Z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*?[-_]\d+(?:\.\d+)*(?:[a-z]|[A-Z]\d{1,2})?"
 ALPHA_ID_RE = re.compile(r"(?<![\w-])" + ALPHA_ID + r"(?![\w-])")
 # "3.2.1.4", or "1.2." (two levels need the final dot: "1.2. The Department Name must ...")
 _NUMERIC_ID = r"\d+(?:\.\d+){2,}|\d{1,2}\.\d{1,2}(?=\.\s)"
@@ -28,6 +28,9 @@ _LIST_MARKER = re.compile(
     r"^\s*(?:[-*+•✓▪●◦○]\s+|[\x02\uf0b7\uf0a7]\s*|(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+)"
 )
 _BARE_NUMBER = re.compile(r"^\d{1,2}\s+(?=[A-Z])")
+# an id wrapped in a flattened table's narrow cell: "F-" on one line, "101B1" on the next
+_ID_FIRST_PART = re.compile(r"^[A-Z][A-Za-z0-9]*[-_]$")
+_SPLIT_ID = re.compile(r"^([A-Z][A-Za-z0-9]*[-_]) (\d+[A-Za-z0-9]*(?:\.\d+)*)\s+")
 # an item of a numbered list of rules, one a line: "1.2. The Department Name must be unique"
 # ("1.3. ..." on the next line starts the next item, not a wrapped line of this one)
 _NUMBERED_ITEM = re.compile(r"^\s*\d{1,2}\.\d{1,2}\.?\s+(?=[A-Z])")
@@ -42,7 +45,7 @@ _ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$")
 
 BINDING_EN = re.compile(r"\b(?:shall|must)\b", re.IGNORECASE)
-WEAK_EN = re.compile(r"\b(?:should|will|may|can|cannot)\b", re.IGNORECASE)
+WEAK_EN = re.compile(r"\b(?:should|will|may|can|cannot|(?:is|are) required to)\b", re.IGNORECASE)
 # 应 as a modal, not inside 应用, 响应, 对应, 供应 ...
 BINDING_ZH = re.compile(
     r"必须|不得|应当|应该|(?<![反对适响供回感效相答呼顺理])应(?![用答对急聘变激收付])"
@@ -125,6 +128,8 @@ def _running_lines(lines: list[str]) -> set[str]:
             and any(ch.isalpha() for ch in key)
             and not key.startswith("|")
             and not binding_words(key)  # a repeated requirement line is content
+            # an id cell of a flattened table, whole or its first part ("F-" / "101B1")
+            and not (_ID_FIRST_PART.match(key) or re.fullmatch(ALPHA_ID, key))
         )
         if furniture:
             counts[key] = counts.get(key, 0) + 1
@@ -198,7 +203,8 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
         if not line.strip() or _page_number(lines, index):
             close()
             continue
-        if _PAGE_LINE.match(line) or _DATED_LINE.match(line) or line.strip() in running:
+        furniture = line.strip() in running and not _mid_sentence(current, line)
+        if _PAGE_LINE.match(line) or _DATED_LINE.match(line) or furniture:
             continue
         if _NUMBERED_HEADING.match(line) and _is_heading_text(line):
             close()
@@ -212,8 +218,14 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
             if not _TABLE_SEPARATOR.match(line):
                 blocks.append((index, "row", [line]))
             continue
+        split_id = bool(_ID_FIRST_PART.match(line.strip())) and bool(
+            re.match(r"\s*\d", lines[index + 1] if index + 1 < len(lines) else "")
+        )
         if current and (
-            _LIST_MARKER.match(line) or _NUMBERED_ITEM.match(line) or _starts_another(current, line)
+            _LIST_MARKER.match(line)
+            or _NUMBERED_ITEM.match(line)
+            or split_id
+            or _starts_another(current, line)
         ):
             close()
         if not current:
@@ -221,6 +233,16 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
         current.append(line)
     close()
     return blocks
+
+
+def _mid_sentence(current: list[str], line: str) -> bool:
+    """`line` goes on with the sentence the block has begun ("The Clarus system shall be" /
+    "able to implement quality"): content, though a flattened table repeats it."""
+    return (
+        bool(current)
+        and line.lstrip()[:1].islower()
+        and not current[-1].rstrip().endswith(tuple(".;:!?。；：！？"))
+    )
 
 
 def _page_number(lines: list[str], index: int) -> bool:
@@ -266,6 +288,24 @@ _PART_TITLE = re.compile(
 _RULES_TITLE = re.compile(r"\brules?:$", re.IGNORECASE)
 
 
+def _row_cells_cut(block: list[str]) -> list[str]:
+    """A table row flattened to lines, its id alone on the first ("F-163" or "F-" / "163B1"),
+    then the requirement wrapped in its narrow cell, then the other cells (source,
+    allocation, comment, criticality): the requirement ends with the line that ends its
+    binding sentence."""
+    head = block[0].strip()
+    if not (re.fullmatch(ALPHA_ID, head) or _ID_FIRST_PART.match(head)) or len(block) < 3:
+        return block
+    if max(len(line.strip()) for line in block) > 45:  # not narrow cells: a paragraph
+        return block
+    seen_binding = False
+    for index, line in enumerate(block[1:], start=1):
+        seen_binding = seen_binding or bool(binding_words(line))
+        if seen_binding and line.rstrip().endswith((".", "。")):
+            return block[: index + 1]
+    return block
+
+
 def _is_heading_text(line: str) -> bool:
     """A numbered line that is a title: a few words, no binding word, no final stop."""
     words = line.split()
@@ -275,6 +315,9 @@ def _is_heading_text(line: str) -> bool:
 
 def _leading_id(text: str) -> tuple[str, int]:
     """The id a block starts with and where its text begins after it, or ("", 0)."""
+    split = _SPLIT_ID.match(text)  # "F- 101B1 The CAS shall ...": a table cell's id, wrapped
+    if split is not None:
+        return split.group(1) + split.group(2), split.end()
     match = _LEADING_ID.match(text)
     if match is None:
         return "", 0
@@ -339,6 +382,7 @@ def parse_requirements(text: str) -> ParsedDocument:
                 Requirement(rid, body, start + 1, title, section_id, _language(body))
             )
             continue
+        block = _row_cells_cut(block)
         joined = " ".join(_clean(_LIST_MARKER.sub("", line, count=1)) for line in block)
         joined = re.sub(r"\s+", " ", joined).strip()
         joined = _BARE_NUMBER.sub("", joined)  # "1 The system shall ..." (a lost list number)

@@ -41,7 +41,8 @@ def shall_findings(requirement: Requirement) -> list[StructureFinding]:
 
 _QUALITY_EN = re.compile(
     r"response time|load(?:ing)? time|latency|throughput|availability|uptime|inactivity|idle|downtime|performance|"
-    r"concurren|capacity|scalab|reliab|MTBF|MTTR|recovery time|\bfast(?:er)?\b|quickly|speed|"
+    r"concurren|capacity|scalab|reliab|MTBF|MTTR|recovery time|\bfast(?:er)?\b|quickly|"
+    r"(?:processing|response|system|transfer|download|upload|search) speed|"
     r"robust|dependab|maintainab|extensib|"
     r"\btimeout\b|simultaneous",
     re.IGNORECASE,
