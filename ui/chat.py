@@ -67,6 +67,7 @@ async def on_chat_message(message: cl.Message) -> None:
     try:
         await engine.reply(memory, text, on_token=show, on_retry=start_again)
     except asyncio.CancelledError:
+        log.info("chat answer stopped after %d characters", len(answer))
         cancelled = True
         notice = t("stopped")
     except IncompleteAnswerError as exc:

@@ -282,6 +282,15 @@ class _StopLineMessage(cl.Message):
 
     async def send(self):
         if self.content == "Task manually stopped.":
+            # Chainlit cancels the session's task right after this: say what it finds, so a
+            # Stop that changes nothing can be told apart from a Stop that never came.
+            running = cl.context.session.current_task
+            log.info(
+                "stop: %s",
+                "no run to cancel"
+                if running is None or running.done()
+                else f"cancelling the session's run ({running.get_name()})",
+            )
             return self
         return await super().send()
 
