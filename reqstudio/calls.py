@@ -20,6 +20,7 @@ plus the backoff waits (`RetryPolicy.worst_case_seconds`); the README lists it p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
@@ -228,15 +229,19 @@ async def stream_once(
     so far each time: a tenth of the app's CPU per streamed token)."""
     chunks: list[AIMessageChunk] = []
     try:
-        async for chunk in model.astream(list(messages)):
-            chunks.append(chunk)
-            if on_reasoning is not None:
-                # A reasoning model's thinking (DeepSeek-R1, Qwen), kept by e.g. ChatDeepSeek.
-                thinking = chunk.additional_kwargs.get("reasoning_content")
-                if isinstance(thinking, str) and thinking:
-                    await notify(on_reasoning, thinking)
-            if on_token is not None and isinstance(chunk.content, str) and chunk.content:
-                await notify(on_token, chunk.content)
+        # Closed here, in this task, however the loop ends: a Stop lands in `on_token` as
+        # often as not, and a stream left open was closed later by the loop in another task,
+        # where the HTTP client's cancel scopes broke and a later Stop could be lost.
+        async with contextlib.aclosing(model.astream(list(messages))) as stream:
+            async for chunk in stream:
+                chunks.append(chunk)
+                if on_reasoning is not None:
+                    # A reasoning model's thinking (DeepSeek-R1, Qwen), kept by ChatDeepSeek.
+                    thinking = chunk.additional_kwargs.get("reasoning_content")
+                    if isinstance(thinking, str) and thinking:
+                        await notify(on_reasoning, thinking)
+                if on_token is not None and isinstance(chunk.content, str) and chunk.content:
+                    await notify(on_token, chunk.content)
     except openai.LengthFinishReasonError:
         # response_format = JSON schema: the SDK parses the answer and refuses a cut one.
         raise IncompleteAnswerError("length", _text_of(_joined(chunks)), label) from None

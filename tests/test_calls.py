@@ -4,6 +4,7 @@ Faults are played by the scripted server over real HTTP; the client is the real 
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import openai
@@ -17,6 +18,7 @@ from reqstudio.calls import (
     complete,
     complete_text,
     policy_for,
+    stream_once,
 )
 from reqstudio.errors import describe_failure
 from reqstudio.llm import Endpoint, ModelFactory
@@ -47,6 +49,43 @@ async def test_a_stream_that_ends_without_a_finish_reason_is_retried_not_accepte
     assert "".join(shown) == WHOLE  # what the user saw is the whole answer, once
     assert retries == [2]
     assert len(llm_server.requests) == 2
+
+
+async def test_a_stop_while_a_token_is_shown_closes_the_stream_in_the_stopped_run(
+    factory: ModelFactory, llm_server: ScriptedLLMServer
+):
+    # A Stop lands in the token callback as often as not. A stream left open there was closed
+    # later by the event loop, in another task: the HTTP client's cancel scopes broke
+    # ("Attempted to exit cancel scope in a different task") and about one Stop in ten
+    # afterwards was lost: the answer streamed on (seen in the browser series).
+    llm_server.script(Reply(content=WHOLE * 20, chunk_chars=4, chunk_delay=0.05))
+    closed_in: list[asyncio.Task | None] = []
+
+    class Watched:  # the real model, its stream's end observed
+        def __init__(self, model):
+            self.model = model
+
+        async def astream(self, messages):
+            try:
+                async for chunk in self.model.astream(messages):
+                    yield chunk
+            finally:
+                closed_in.append(asyncio.current_task())
+
+    shown = asyncio.Event()
+
+    async def the_user_reads(token: str) -> None:
+        shown.set()
+        await asyncio.Event().wait()  # Stop is pressed while this token is on screen
+
+    run = asyncio.create_task(
+        stream_once(Watched(factory.for_role("chat")), ASK, the_user_reads, "chat")
+    )
+    await shown.wait()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert closed_in == [run]  # closed by the stopped run itself, before it ended
 
 
 async def test_a_stream_that_keeps_ending_early_is_an_error_never_a_short_answer(

@@ -14,6 +14,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Coroutine
+from contextlib import aclosing
 from typing import Any, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -181,17 +182,19 @@ class RewriteChain:
             graph_input = initial_state(request.original_content, request.clarifications)
         state: dict[str, Any] = dict(graph_input or {})
         try:
-            async for values in graph.astream(
+            stream = graph.astream(
                 graph_input,
                 config,
                 context=context,
                 stream_mode="values",
                 # Save each node before the next starts: a stop loses at most the running one.
                 durability="sync" if checkpointer is not None else None,
-            ):
-                state = values
-                if checkpointer is not None and run_id is not None:
-                    await prune_checkpoints(checkpointer, run_id)
+            )
+            async with aclosing(stream):  # closed in this task, however the loop ends
+                async for values in stream:
+                    state = values
+                    if checkpointer is not None and run_id is not None:
+                        await prune_checkpoints(checkpointer, run_id)
         except RewriteStageError as error:
             error.run_id = run_id
             await self._close_stage(context, error, error.reason, error.section_id, error.reason_zh)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -60,9 +61,10 @@ class _Checked:
 
     async def astream(self, messages: list[BaseMessage]) -> AsyncIterator[AIMessageChunk]:
         merged: Any = None
-        async for chunk in self.model.astream(messages):
-            merged = chunk if merged is None else merged + chunk
-            yield chunk
+        async with aclosing(self.model.astream(messages)) as stream:  # closed in this task
+            async for chunk in stream:
+                merged = chunk if merged is None else merged + chunk
+                yield chunk
         if merged is None:
             return
         raws = [c.get("args") for c in getattr(merged, "tool_call_chunks", None) or []]

@@ -13,6 +13,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -302,13 +303,15 @@ class TeamRun:
         sent_before = self._sent_by(agent_id)
         seen: list[BaseMessage] = [*mind.history, *delivered(inbox)]
         try:
-            async for state in TURN_GRAPH.astream(
+            stream = TURN_GRAPH.astream(
                 {"messages": seen, "steps": 0},
                 context=TurnContext(self, agent_id),
                 config={"recursion_limit": 2 * self.config.max_steps_per_turn + 4},
                 stream_mode="values",
-            ):
-                seen = state["messages"]
+            )
+            async with aclosing(stream):  # closed in this task, however the loop ends
+                async for state in stream:
+                    seen = state["messages"]
         finally:
             mind.history = answered_calls_only(seen)
             self.society.done_reading(agent_id, inbox)
