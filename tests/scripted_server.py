@@ -162,6 +162,11 @@ class ScriptedLLMServer:
         with self._lock:
             return len(self._queue)
 
+    def pending_replies(self) -> list[Reply]:
+        """The scripted replies nobody has asked for yet, in script order."""
+        with self._lock:
+            return list(self._queue)
+
     def _take(self, text: str) -> Reply | None:
         with self._lock:
             for index, reply in enumerate(self._queue):

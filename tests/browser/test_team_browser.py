@@ -16,7 +16,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from tests.apps import AppProcess
 from tests.browser_support import click_until, open_page, send, wait_until_idle, wait_until_loaded
 from tests.scripted_server import Reply, ScriptedLLMServer
-from tests.test_team_run import answer, role, spawn, turn
+from tests.test_team_run import answer, me, role, spawn, turn
 from tests.test_team_run import send as say
 
 pytestmark = pytest.mark.browser
@@ -121,7 +121,11 @@ def test_a_team_of_three_works_in_the_browser(
     page.screenshot(path=output_dir / "team-messages-zh-CN.png")
     page.get_by_text("统计（每个智能体）").scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "team-stats-zh-CN.png")
-    assert llm_server.pending == 0
+    # Every scripted answer was asked for, except perhaps the writer's last "done for now":
+    # the run ends as root answers the user, and under load that can come first.
+    left = llm_server.pending_replies()
+    assert all(r.match == me("agent-2") and not r.tool_calls for r in left), left
+    assert len(left) <= 1
 
     # Reopened from the history after a restart: the picture and the record, once each
     wait_until_idle(page)  # the run is stored before the app stops
