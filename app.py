@@ -242,6 +242,9 @@ async def route_message(message: cl.Message | None) -> None:
     if message is None:  # Chainlit's edit of a message this session does not know
         await cl.Message(content=t("edit_unknown")).send()
         return
+    # First, before anything awaits: Chainlit stores the attachments in tasks of its own, by
+    # the names they then have (`../../evil.md` must be stored as `evil.md`).
+    await show_base_names(message)
     mode = current_mode()
     first = message.content or next((e.name for e in message.elements or []), "")
     if not cl.user_session.get("thread_title"):  # named now, not only when the run is over
@@ -249,7 +252,6 @@ async def route_message(message: cl.Message | None) -> None:
     if startup_problem():
         await cl.Message(content=t("no_model", problem=startup_problem())).send()
         return
-    await show_base_names(message)
     failures = history_failures()
     turn_usage = UsageTracker()  # every model call of the turn, for the admin's usage table
     counting = TURN_USAGE.set(turn_usage)
