@@ -39,7 +39,7 @@ from pathlib import Path
 from bench import ROOT, Reply, ScriptedLLMServer, finish, parser
 
 # The `reqstudio` entry point, run from this checkout (as the tests run it).
-REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]
+REQSTUDIO = [sys.executable, "-c", "from reqstudio.entry import run; run()"]
 COMMANDS: dict[str, list[str]] = {
     "reqstudio --help": [],
     "chat": ["chat"],

@@ -17,8 +17,6 @@ stopped around the run, the `reqstudio` log records on stderr (`show_log_records
 from __future__ import annotations
 
 import argparse
-import atexit
-import gc
 import importlib
 import inspect
 import logging
@@ -289,10 +287,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 0
-    # At exit CPython collects the whole heap once more: with LangChain, LangGraph and the
-    # model client loaded that took 0.4-0.8 s here, after the output was written. The process
-    # is ending (atexit handlers still run), so freeze the heap instead of walking it.
-    atexit.register(gc.freeze)
     try:
         return int(args.handler(args) or EXIT_OK)
     except UsageError as exc:
@@ -319,6 +313,6 @@ def _is_usage_problem(exc: Exception) -> bool:
 
 if __name__ == "__main__":
     # Run through the imported module, so subcommands' `UsageError` is this same class.
-    from reqstudio.cli import main as imported_main
+    from reqstudio.entry import run
 
-    raise SystemExit(imported_main())
+    run()

@@ -161,6 +161,10 @@ class ModelFactory:
         self.settings = settings
         self.endpoint = endpoint
         self.thread = thread or ThreadModel()
+        # The models this factory built, by role and options: an SRS run asks for a role's
+        # model once per node, and a new one costs a client set-up per call (the SDK's
+        # platform probe in a thread among it), between one answer and the next request.
+        self._models: dict[tuple, BaseChatOpenAI] = {}
 
     def endpoint_for(self, role: str) -> Endpoint:
         """Where `role`'s model lives. The judge ("evaluation") has its own provider when
@@ -240,7 +244,24 @@ class ModelFactory:
         and params; without one, the thread's chosen model does. A spec for another provider
         than "openai" does not inherit the app's OPENAI_BASE_URL / OPENAI_API_KEY: it uses its
         own, or that provider's defaults. The thread's temperature, when chosen, is every
-        role's unless the caller names one."""
+        role's unless the caller names one. The same request (without a spec) returns the same
+        model; the model holds its callbacks, so their ids in the key stay theirs."""
+        if spec is not None:
+            return self._build(role, callbacks, spec, temperature, streaming)
+        key = (role, tuple(map(id, callbacks)), temperature, streaming)
+        model = self._models.get(key)
+        if model is None:
+            model = self._models[key] = self._build(role, callbacks, spec, temperature, streaming)
+        return model
+
+    def _build(
+        self,
+        role: ModelRole,
+        callbacks: Sequence[BaseCallbackHandler],
+        spec: ModelSpec | None,
+        temperature: float | None,
+        streaming: bool,
+    ) -> BaseChatOpenAI:
         endpoint = self.endpoint_for(role)
         if endpoint is self.endpoint:  # a judge with its own provider keeps its own model
             spec = spec or self.thread.spec

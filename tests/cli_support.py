@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # The installed `reqstudio` command's entry point. (Not `python -m reqstudio.cli`: that loads
 # the module twice, as __main__ and as reqstudio.cli, and its UsageError would not be caught.)
-REQSTUDIO = [sys.executable, "-c", "import sys; from reqstudio.cli import main; sys.exit(main())"]
+REQSTUDIO = [sys.executable, "-c", "from reqstudio.entry import run; run()"]
 TEST_KEY = "sk-test-not-a-real-key"
 # The caller's settings that would change a run: left out of the command's environment.
 CLEARED = ("OPENAI_", "AGENT_", "REQSTUDIO_", "TEAM_", "SRS_")

@@ -4,6 +4,8 @@ to another folder when the asked path fails."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,61 @@ def test_an_offline_model_that_cannot_start_exits_2_with_one_line_in_every_mode(
     assert done.returncode == EXIT_USAGE, done.stderr
     assert done.stderr == f"reqstudio: the offline model file {missing_model} does not exist\n"
     assert done.stdout == ""
+
+
+END_OF_A_RUN = """
+import atexit, sys, threading, time
+import reqstudio.cli
+from pathlib import Path
+from reqstudio.entry import run
+
+marker = Path(sys.argv[1])
+
+class Teardown:  # deallocated only by the interpreter's teardown, which the command skips
+    def __del__(self):
+        marker.with_suffix(".teardown").write_text("torn down", encoding="utf-8")
+
+kept_until_teardown = Teardown()
+
+def main():
+    def late_handler():  # registered during the run, as the embedded model's stop is
+        marker.write_text("atexit ran", encoding="utf-8")
+    atexit.register(late_handler)
+    def slow_writer():  # a non-daemon thread still working when main returns
+        time.sleep(0.2)
+        marker.with_suffix(".thread").write_text("thread done", encoding="utf-8")
+    threading.Thread(target=slow_writer).start()
+    sys.stdout.write("x" * 200_000)  # left in the buffer: flushed before the process ends
+    return 3
+
+reqstudio.cli.main = main
+run()
+"""
+
+
+def test_the_command_ends_without_teardown_yet_loses_nothing(tmp_path):
+    """`reqstudio.entry.run` ends the process with `os._exit` after the atexit handlers (the
+    interpreter's teardown took 40-170 ms per command): the exit code is main's, buffered
+    output is whole, late atexit handlers and non-daemon threads finish first."""
+    marker = tmp_path / "marker.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", END_OF_A_RUN, str(marker)], capture_output=True, timeout=60
+    )
+    assert done.returncode == 3, done.stderr.decode()
+    assert done.stdout == b"x" * 200_000
+    assert marker.read_text(encoding="utf-8") == "atexit ran"
+    assert marker.with_suffix(".thread").read_text(encoding="utf-8") == "thread done"
+    assert not marker.with_suffix(".teardown").exists()  # the teardown was skipped
+
+
+def test_an_error_escaping_the_command_takes_the_normal_way_out(tmp_path):
+    script = (
+        "import reqstudio.cli\n"
+        "from reqstudio.entry import run\n"
+        "def main():\n"
+        "    raise RuntimeError('boom')\n"
+        "reqstudio.cli.main = main\n"
+        "run()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
+    assert done.returncode == 1 and b"RuntimeError: boom" in done.stderr
