@@ -16,7 +16,9 @@ side has only one). The sentences matched are the best one and any other within
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 THRESHOLD = 0.3
 NEAR_BEST = 0.8
@@ -183,9 +185,11 @@ def _stem(word: str) -> str:
     return word[:6]
 
 
+@lru_cache(maxsize=4096)
 def content_words(text: str) -> frozenset[str]:
     """The words two texts are compared by: English stems without stopwords, and the
-    character pairs of the Chinese in it."""
+    character pairs of the Chinese in it. Kept per text: a request's sentences and a
+    reference's sections are compared with every requirement."""
     lowered = text.lower()
     words = {_stem(w) for w in _EN_WORD.findall(lowered) if w not in _STOPWORDS and len(w) > 1}
     for run in _CJK_RUN.findall(text):
@@ -249,7 +253,7 @@ def match_sentences(text: str, sentences: list[str]) -> list[int]:
     return [n for n, score in enumerate(scores, start=1) if score >= floor]
 
 
-def best_match(text: str, candidates: list[str]) -> int | None:
+def best_match(text: str, candidates: Sequence[str]) -> int | None:
     """The index of the candidate `text` matches best (at least `THRESHOLD`), or None."""
     words = content_words(text)
     scores = [similarity(words, content_words(c)) for c in candidates]

@@ -208,10 +208,20 @@ def _describe_node(event: NodeFinished) -> str:
     return " · ".join(parts)
 
 
-def _load_checker() -> None:
-    from agents.check.engine import check_document
+def _warm_up(reference: str, checker: bool) -> None:
+    """What the run needs after its first answer, done while that answer is awaited: the
+    checker (imports and word lists, ~0.15 s) when a log will carry its summary, and the
+    reference parsed into the sections ReqExplore's new items are traced to."""
+    if checker:
+        from agents.check.engine import check_document
 
-    check_document("# SRS\n\n## 1 Scope\n\nThe system shall start.\n")
+        check_document("# SRS\n\n## 1 Scope\n\nThe system shall start.\n")
+    if reference.strip():
+        from agents.check.trace import content_words
+        from agents.srs.trace import reference_sections
+
+        for section in reference_sections(reference)[0]:
+            content_words(section)
 
 
 def _write_log(
@@ -288,9 +298,14 @@ async def _generate(
 
     from reqstudio.usage import UsageTracker
 
-    # The log carries the checker's summary of the document: load the checker (its imports
-    # and word lists, ~0.15 s) while the first model answers, not after the last one.
-    checker = threading.Thread(target=_load_checker, name="load-checker", daemon=True)
+    # Work the run needs later (the checker for the log's summary, the reference's sections)
+    # is done while the first model answers, not between later answers.
+    warm_up = threading.Thread(
+        target=_warm_up,
+        args=(request.reference_srs, log_path is not None),
+        name="srs-warm-up",
+        daemon=True,
+    )
     zh = language == "zh"
     tracker = UsageTracker()
     run_options: dict = {}
@@ -316,7 +331,7 @@ async def _generate(
             tracker=tracker,
             run_options=run_options,
             progress=progress,
-            checker=checker,
+            warm_up=warm_up,
             zh=zh,
             live=live,
             fallback_dir=fallback_dir,
@@ -336,7 +351,7 @@ async def _generate_rounds(
     tracker,
     run_options: dict,
     progress,
-    checker: threading.Thread,
+    warm_up: threading.Thread,
     zh: bool,
     live: bool,
     fallback_dir: Path,
@@ -362,8 +377,8 @@ async def _generate_rounds(
                         f"note: {event.message_zh if zh and event.message_zh else event.message}"
                     )
                 elif isinstance(event, NodeStarted):
-                    if log_path is not None and not checker.is_alive() and checker.ident is None:
-                        checker.start()
+                    if warm_up.ident is None:
+                        warm_up.start()
                     looping = event.agent in ("ReqExplore", "ReqClarify")
                     progress(
                         f"[{event.agent}]" + (f" round {event.round}" if looping else "") + " ..."

@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -71,12 +72,18 @@ def parse_origins(user_input: str, req_list: Sequence[Mapping[str, Any]]) -> dic
     }
 
 
-def _reference_sections(reference: str) -> tuple[list[str], list[str]]:
-    """(title, text of each section), for matching; (titles) to name them."""
+@lru_cache(maxsize=4)
+def reference_sections(reference: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(title, text of each section), for matching; (titles) to name them. Kept per reference
+    text: each ReqExplore round matches against it, and the CLI parses it ahead, in a thread,
+    while ReqParse's call is out."""
     from reqstudio.document_model import parse_markdown
 
     sections = [s for s in parse_markdown(reference).sections if s.title.strip()]
-    return [f"{s.title}\n{s.content}" for s in sections], [s.title.strip() for s in sections]
+    return (
+        tuple(f"{s.title}\n{s.content}" for s in sections),
+        tuple(s.title.strip() for s in sections),
+    )
 
 
 def explore_origins(
@@ -93,14 +100,14 @@ def explore_origins(
 
     before = {str(it["id"]): str(it["content"]) for it in previous}
     updated = {rid: dict(origin) for rid, origin in origins.items()}
-    sections: tuple[list[str], list[str]] | None = None
+    sections: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     for item in merged:
         rid, content = str(item["id"]), str(item["content"])
         if rid not in before:
             origin: dict[str, Any] = {"kind": "round", "round": round_number}
             if reference.strip():
                 if sections is None:
-                    sections = _reference_sections(reference)
+                    sections = reference_sections(reference)
                 found = best_match(content, sections[0])
                 if found is not None:
                     origin["reference"] = sections[1][found]
