@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +29,7 @@ from reqstudio.cli import (
     UsageError,
     add_command,
     add_lang_option,
+    fallback_folders,
     load_mode_settings,
     partial_path,
     read_input,
@@ -120,7 +120,7 @@ class Writer:
         self.lost = False
 
     def write(self, path: Path, text: str) -> Path | None:
-        where, problem = write_with_fallback(path, text, (Path.cwd(), Path(tempfile.gettempdir())))
+        where, problem = write_with_fallback(path, text, fallback_folders(Path.cwd()))
         if problem is None:
             return where
         why = problem.strerror or type(problem).__name__

@@ -40,6 +40,7 @@ from reqstudio.cli import (
     add_lang_option,
     add_quiet_option,
     check_writable,
+    fallback_folders,
     load_mode_settings,
     read_input,
     run_mode,
@@ -179,9 +180,7 @@ def _save(path: Path, text: str, fallback_dir: Path, suffix: str) -> tuple[Path,
     """Write `text` to `path`; if that fails, to `srs-<time><suffix>` in the data folder (or
     the temp folder). Returns where it went and why `path` failed (None if it did not)."""
     name = f"srs-{time.strftime('%Y%m%d-%H%M%S')}{suffix}"
-    where, problem = write_with_fallback(
-        path, text, (fallback_dir, Path(tempfile.gettempdir())), name
-    )
+    where, problem = write_with_fallback(path, text, fallback_folders(fallback_dir), name)
     why = None if problem is None else f"{type(problem).__name__}: {problem.strerror or problem}"
     if where is None:
         raise OSError(why)
