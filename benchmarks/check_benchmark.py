@@ -150,8 +150,8 @@ def evaluate(items: list[Item]) -> Outcome:
             words = " ".join(_LIST_MARK.sub("", item.words).split()[:3])
             if words not in _LIST_MARK.sub("", requirement.text):
                 raise SystemExit(f"{item.document}:{item.line}: the text is not {words!r}")
-            for finding in report.findings:
-                if finding.line == item.line and finding.requirement_id:
+            for finding in report.findings:  # a requirement's findings carry its first line
+                if finding.line == requirement.line and finding.requirement_id:
                     found |= {finding.rule, *finding.also}
         else:
             outcome.not_found.append(f"{item.document}:{item.line}")

@@ -51,6 +51,13 @@ BINDING_ZH = re.compile(
     r"必须|不得|应当|应该|(?<![反对适响供回感效相答呼顺理])应(?![用答对急聘变激收付])"
 )
 WEAK_ZH = re.compile(r"需要|可以|能够|将会")
+# RFC 2119's keywords in capitals: a document that writes "SHOULD" and "MAY" so marks its
+# recommendations and options as requirement statements (reported as having no "shall")
+SHOULD_EN = re.compile(r"\bshould\b", re.IGNORECASE)
+RFC_WEAK = re.compile(r"\b(?:SHOULD|MAY|RECOMMENDED|OPTIONAL)\b")
+# a section number alone on its line, the title on the next (a converted PDF's "2.2.1" /
+# "General Requirements")
+_BARE_SECTION_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)+\.?\s*$")
 
 
 @dataclass
@@ -188,12 +195,15 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
 
     def close() -> None:
         nonlocal current
-        if current:
-            blocks.append((start, "text", current))
+        for offset, part in _statements_one_a_line(current):
+            blocks.append((start + offset, "text", part))
         current = []
 
+    title_line = -1  # the title after a bare section number: part of the heading
     for index, raw in enumerate(lines):
         line = raw.rstrip("\n")
+        if index == title_line:
+            continue
         if _FENCE.match(line):
             close()
             fenced = not fenced
@@ -208,6 +218,17 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
             continue
         if _NUMBERED_HEADING.match(line) and _is_heading_text(line):
             close()
+            continue
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        after = lines[index + 2] if index + 2 < len(lines) else ""
+        if (
+            _BARE_SECTION_NUMBER.match(line)
+            and following.strip()
+            and _is_heading_text(following)
+            and not after.lstrip()[:1].islower()  # "Hardware – complete and" / "specifications"
+        ):
+            close()
+            title_line = index + 1
             continue
         if _ATX_HEADING.match(line):
             close()
@@ -233,6 +254,28 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
         current.append(line)
     close()
     return blocks
+
+
+def _statements_one_a_line(block: list[str]) -> list[tuple[int, list[str]]]:
+    """(offset, lines) of each part of a block that is a statement of its own: the block
+    itself, or, when two or more of its sentences that start a line carry a binding word of
+    their own ("The ELSS must capture ..." / "The ELSS must output ..." / "All corrections
+    must be easily identifiable ..."), the line-aligned sentences, each apart. A block that
+    starts with an id or a list marker is one requirement, whatever it says."""
+    if len(block) < 2 or _LEADING_ID.match(block[0]) or _LIST_MARKER.match(block[0]):
+        return [(0, block)] if block else []
+    starts = [0] + [
+        i
+        for i in range(1, len(block))
+        if block[i - 1].rstrip().endswith((".", ";", "!", "?"))
+        and block[i].lstrip()[:1].isupper()
+        and not _LIST_MARKER.match(block[i])
+    ]
+    parts = [block[a:b] for a, b in zip(starts, [*starts[1:], len(block)], strict=True)]
+    stated = [bool(binding_words(" ".join(part))) and _words(" ".join(part)) >= 4 for part in parts]
+    if sum(stated) < 2:
+        return [(0, block)]
+    return list(zip(starts, parts, strict=True))
 
 
 def _mid_sentence(current: list[str], line: str) -> bool:
@@ -359,9 +402,13 @@ def parse_requirements(text: str) -> ParsedDocument:
     heading_id = ""  # the id of the heading the current blocks sit under
     under_heading: Requirement | None = None
     in_rules = False  # under a numbered "... Rules:" title (`_PART_TITLE`)
+    after_binding = False  # the block before was a requirement with a binding word
+    pending_should: Requirement | None = None  # the block before, a "should" statement
 
     for start, kind, block in _blocks(lines):
         title, section_id = section_at(start)
+        if kind != "text":
+            after_binding, pending_should = False, None
         if kind == "heading":
             in_rules = False
             heading = _clean(re.sub(r"^\s*#+", "", block[0]))
@@ -409,20 +456,33 @@ def parse_requirements(text: str) -> ParsedDocument:
         # a section number ("2.4.1 Constraints ...") needs a modal verb: the binding word, or
         # a weak one ("3.3.2 The team will consist of ...", reported as having no "shall")
         body = joined[body_start:]
-        is_requirement = bool(binding) or (
-            bool(rid)
-            and _words(body) >= 4
-            and (not numeric or in_rules or bool(WEAK_EN.search(body) or WEAK_ZH.search(body)))
+        is_requirement = (
+            bool(binding)
+            or bool(RFC_WEAK.search(body))
+            or (
+                bool(rid)
+                and _words(body) >= 4
+                and (not numeric or in_rules or bool(WEAK_EN.search(body) or WEAK_ZH.search(body)))
+            )
         )
         # a numbered rule of a rules part: "1. Items can be added at any level"
         is_requirement = is_requirement or (
             in_rules and bool(_LIST_MARKER.match(block[0])) and _words(body) >= 4
         )
-        if not is_requirement:
-            continue
-        requirements.append(
-            Requirement(
-                rid, joined, start + 1, title, section_id, _language(joined), False, body_start
-            )
+        found = Requirement(
+            rid, joined, start + 1, title, section_id, _language(joined), False, body_start
         )
+        if not is_requirement:
+            # "The system should allow ...": a requirement with a weak modal when it stands
+            # next to a binding one (before or after it); alone it may be advice to a reader
+            should = _words(body) >= 4 and bool(SHOULD_EN.search(body))
+            if should and after_binding:
+                requirements.append(found)
+                should = False  # taken already
+            pending_should, after_binding = (found if should else None), False
+            continue
+        if binding and pending_should is not None:
+            requirements.append(pending_should)
+        requirements.append(found)
+        pending_should, after_binding = None, bool(binding)
     return ParsedDocument(requirements, lines, declared)
