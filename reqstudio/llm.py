@@ -163,7 +163,8 @@ class ModelFactory:
         self.thread = thread or ThreadModel()
         # The models this factory built, by role and options: an SRS run asks for a role's
         # model once per node, and a new one costs a client set-up per call (the SDK's
-        # platform probe in a thread among it), between one answer and the next request.
+        # platform probe in a worker thread among it), between one answer and the next
+        # request.
         self._models: dict[tuple, BaseChatOpenAI] = {}
 
     def endpoint_for(self, role: str) -> Endpoint:
@@ -244,15 +245,18 @@ class ModelFactory:
         and params; without one, the thread's chosen model does. A spec for another provider
         than "openai" does not inherit the app's OPENAI_BASE_URL / OPENAI_API_KEY: it uses its
         own, or that provider's defaults. The thread's temperature, when chosen, is every
-        role's unless the caller names one. The same request (without a spec) returns the same
-        model; the model holds its callbacks, so their ids in the key stay theirs."""
+        role's unless the caller names one. Without a spec, a role's model is built once per
+        factory and copied with the caller's callbacks: the copy shares its HTTP client (and
+        what the SDK learnt on the first call), and costs no validation."""
         if spec is not None:
             return self._build(role, callbacks, spec, temperature, streaming)
-        key = (role, tuple(map(id, callbacks)), temperature, streaming)
+        key = (role, temperature, streaming)
         model = self._models.get(key)
         if model is None:
-            model = self._models[key] = self._build(role, callbacks, spec, temperature, streaming)
-        return model
+            model = self._models[key] = self._build(role, (), None, temperature, streaming)
+        if not callbacks:
+            return model
+        return model.model_copy(update={"callbacks": list(callbacks)})
 
     def _build(
         self,

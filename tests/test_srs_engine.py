@@ -536,3 +536,26 @@ async def test_a_reference_larger_than_the_models_context_is_warned_before_sendi
     srs.finished(events)  # a warning, not a refusal: the provider decides
     quiet = await srs.collect(request, factory)  # the default context (128k) holds it
     assert not any(isinstance(e, Notice) for e in quiet)
+
+
+async def test_a_run_hops_to_no_worker_thread_between_answers(llm_server, factory):
+    """The routes between nodes run on the event loop (`reqstudio.edges`): LangGraph would
+    run a plain function in the loop's worker pool, a hop between one answer and the next
+    request, in a pool every user's run shares. A role's model is built once per run, so the
+    SDK's platform probe goes to a thread once per role (4), not once per call (6)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    submitted: list[str] = []
+
+    class Recording(ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            submitted.append(getattr(fn, "__qualname__", repr(fn)))
+            return super().submit(fn, *args, **kwargs)
+
+    loop = asyncio.get_running_loop()
+    pool = Recording(max_workers=2)
+    loop.set_default_executor(pool)
+    script_two_rounds(llm_server)
+    srs.finished(await srs.collect(REQUEST, factory))
+    assert len(submitted) == 4 and all("get_platform" in task for task in submitted), submitted

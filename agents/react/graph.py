@@ -58,6 +58,7 @@ from agents.react.events import (
 )
 from agents.react.state import AgentState, ToolResult, Verdict
 from reqstudio.calls import IncompleteAnswerError, complete
+from reqstudio.edges import on_the_loop
 from reqstudio.prompts import render_prompt
 from tools.mcp_tools import content_to_text
 from tools.web_search import SearchHit
@@ -398,9 +399,9 @@ def build_agent_graph() -> CompiledStateGraph:
     graph.add_node("check_results", check_round)
     graph.add_node("write_answer", write_answer)
     graph.add_edge(START, "reason")
-    graph.add_conditional_edges("reason", after_reasoning)
+    graph.add_conditional_edges("reason", on_the_loop(after_reasoning))
     graph.add_edge("run_tools", "check_results")
-    graph.add_conditional_edges("check_results", after_check)
+    graph.add_conditional_edges("check_results", on_the_loop(after_check))
     graph.add_edge("write_answer", END)
     return graph.compile(name="react_agent")
 

@@ -26,6 +26,7 @@ from agents.review.nodes import (
     start_round,
 )
 from agents.review.state import ReviewContext, ReviewState
+from reqstudio.edges import on_the_loop
 
 
 def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
@@ -44,12 +45,12 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
         builder.add_node(node)
     builder.add_node("determine_next_action", decide_next_action)
     builder.add_edge(START, "start_round")
-    builder.add_conditional_edges("start_round", fan_out, ["review_perspective"])
+    builder.add_conditional_edges("start_round", on_the_loop(fan_out), ["review_perspective"])
     builder.add_edge("review_perspective", "judge_reviews")
     builder.add_edge("judge_reviews", "determine_next_action")
     builder.add_conditional_edges(
         "determine_next_action",
-        route_after_decision,
+        on_the_loop(route_after_decision),
         ["finish", "await_user_edits", "revise_sections"],
     )
     builder.add_edge("await_user_edits", "revise_sections")

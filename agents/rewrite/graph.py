@@ -31,6 +31,7 @@ from agents.rewrite.nodes import (
     review_document,
 )
 from agents.rewrite.state import RewriteContext, RewriteState
+from reqstudio.edges import on_the_loop
 
 MAX_SECTIONS = 30  # OutlinePlan's bound
 
@@ -76,9 +77,11 @@ def build_graph(
     builder.add_edge(START, "build_context")
     builder.add_edge("build_context", "generate_outline")
     builder.add_edge("generate_outline", "fill_section")
-    builder.add_conditional_edges("fill_section", route_after_fill(max_review_rounds))
-    builder.add_conditional_edges("review_document", route_after_review)
-    builder.add_conditional_edges("patch_sections", route_after_patch(max_review_rounds))
+    builder.add_conditional_edges("fill_section", on_the_loop(route_after_fill(max_review_rounds)))
+    builder.add_conditional_edges("review_document", on_the_loop(route_after_review))
+    builder.add_conditional_edges(
+        "patch_sections", on_the_loop(route_after_patch(max_review_rounds))
+    )
     builder.add_edge("finish_review", END)
     return builder.compile(checkpointer=checkpointer, name="rewrite")
 

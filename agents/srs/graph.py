@@ -21,6 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 from agents.srs.decisions import await_user_decision
 from agents.srs.nodes import doc_generate, req_clarify, req_explore, req_parse, unfrozen_items
 from agents.srs.state import Ablation, GraphState, SrsContext
+from reqstudio.edges import on_the_loop
 
 
 def route_after_clarify(state: GraphState) -> Literal["ReqExplore", "DocGenerate"]:
@@ -59,8 +60,8 @@ def build_graph(
         builder.add_node("ReqClarify", req_clarify)
         builder.add_edge("ReqExplore", "ReqClarify")
         builder.add_node("UserReview", await_user_decision)
-        builder.add_conditional_edges("ReqClarify", route_after_round)
-        builder.add_conditional_edges("UserReview", route_after_clarify)
+        builder.add_conditional_edges("ReqClarify", on_the_loop(route_after_round))
+        builder.add_conditional_edges("UserReview", on_the_loop(route_after_clarify))
     return builder.compile(checkpointer=checkpointer, name=f"srs-{ablation}")
 
 

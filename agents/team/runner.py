@@ -45,6 +45,7 @@ from agents.team.society import AgentSociety, SocietyLimits
 from agents.team.store import EventStore
 from agents.team.tools import society_tools
 from reqstudio.calls import RetryPolicy, policy_for
+from reqstudio.edges import on_the_loop
 from reqstudio.errors import describe_failure
 from reqstudio.llm import ModelFactory
 from reqstudio.settings import Settings
@@ -165,8 +166,8 @@ def build_turn_graph():
     graph.add_node("think", think)
     graph.add_node("act", act)
     graph.add_edge(START, "think")
-    graph.add_conditional_edges("think", after_think)
-    graph.add_conditional_edges("act", after_act)
+    graph.add_conditional_edges("think", on_the_loop(after_think))
+    graph.add_conditional_edges("act", on_the_loop(after_act))
     return graph.compile()
 
 
