@@ -223,8 +223,11 @@ async def stream_once(
     on_token: TokenCallback | None,
     label: str,
     on_reasoning: TokenCallback | None = None,
+    text_required: bool = False,
 ) -> AIMessage:
-    """One try: the streamed answer, whole, or `IncompleteAnswerError` saying why not.
+    """One try: the streamed answer, whole, or `IncompleteAnswerError` saying why not. An
+    answer with neither text nor tool calls is "empty"; with `text_required` (prose: an
+    answer, a document) so is one that holds only tool calls.
     The chunks are joined once at the end (`chunk + chunk` per token copies the whole answer
     so far each time: a tenth of the app's CPU per streamed token)."""
     chunks: list[AIMessageChunk] = []
@@ -256,7 +259,8 @@ async def stream_once(
         raise IncompleteAnswerError("cut", text, label)
     if reason not in WHOLE_FINISHES:
         raise IncompleteAnswerError(reason, text, label)
-    if not text.strip() and not (merged.tool_calls or merged.invalid_tool_calls):
+    calls_only = bool(merged.tool_calls or merged.invalid_tool_calls) and not text_required
+    if not text.strip() and not calls_only:
         raise IncompleteAnswerError("empty", text, label)
     return message_chunk_to_message(merged)
 
@@ -282,8 +286,10 @@ async def complete(
     on_retry: RetryCallback | None = None,
     on_reasoning: TokenCallback | None = None,
     label: str = "",
+    text_required: bool = False,
 ) -> AIMessage:
-    """One whole answer from `model`, streamed through `on_token`, tried per `policy`.
+    """One whole answer from `model`, streamed through `on_token`, tried per `policy`
+    (`text_required`: see `stream_once`).
 
     `on_retry(next_attempt, error, wait_s)` runs before each new try, so a UI can discard
     what it showed of the failed one. `on_reasoning` receives a reasoning model's separate
@@ -291,7 +297,9 @@ async def complete(
     out."""
     async for attempt in retrying(policy, label, on_retry, is_transient):
         with attempt:
-            return await stream_once(model, messages, on_token, label, on_reasoning)
+            return await stream_once(
+                model, messages, on_token, label, on_reasoning, text_required=text_required
+            )
     raise AssertionError("unreachable")  # pragma: no cover - tenacity reraises
 
 
@@ -314,14 +322,15 @@ async def complete_text(
     label: str = "",
 ) -> str:
     """A whole prose answer (a document): a `length` finish is continued, up to
-    `max_continuations` times, and `on_continue(n)` says so; past that it is an error."""
+    `max_continuations` times, and `on_continue(n)` says so; past that it is an error. An
+    answer without text (tool calls only, from a model asked for prose) is "empty"."""
     conversation = list(messages)
     parts: list[str] = []
     for continuation in range(max_continuations + 1):
         try:
             reply = await complete(
                 model, conversation, policy=policy, on_token=on_token, on_retry=on_retry,
-                label=label,
+                label=label, text_required=True,
             )  # fmt: skip
             parts.append(str(reply.content))
             return "".join(parts)

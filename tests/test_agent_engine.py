@@ -986,7 +986,9 @@ async def test_the_time_limit_bounds_the_answer_too_and_keeps_what_was_written(l
     full = "The answer starts well, and then the provider slows to a crawl for ever."
     llm_server.script(
         Reply(tool_calls=[search_call("q")]),
-        Reply(content="enough"),
+        # matched, so that a loaded machine's run that goes straight to the answer once the
+        # tools' share of the time is up does not hand this reply to the answer model
+        Reply(content="enough", match=REASONING_PROMPT_MARK),
         answer_reply(full, chunk_chars=6, chunk_delay=0.4),
     )
     config = en(max_execution_time=1.0, answer_grace=0.5)

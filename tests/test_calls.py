@@ -24,7 +24,7 @@ from reqstudio.errors import describe_failure
 from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.settings import load_settings
 from reqstudio.structured import StructuredOutputError, ask_structured
-from tests.scripted_server import Reply, ScriptedLLMServer
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
 FAST = RetryPolicy(3, (0.01,))
 ASK = [HumanMessage("写一段需求说明")]
@@ -263,6 +263,28 @@ async def test_a_filtered_or_empty_answer_is_retried_not_accepted(
     assert reply.content == WHOLE
     assert "".join(shown) == WHOLE
     assert len(llm_server.requests) == 2
+
+
+async def test_prose_asked_for_and_answered_with_tool_calls_only_is_empty_not_a_result(
+    factory: ModelFactory, llm_server: ScriptedLLMServer
+):
+    """An answer or a document (`complete_text`) needs text: a reply that holds only tool
+    calls (a model that got the wrong request, or a reply scripted for another step) is an
+    empty answer, asked again, never an empty "finished" answer. A tool-calling step still
+    takes it."""
+    calls_only = Reply(tool_calls=[ToolCallScript("web_search", {"query": "q"})])
+    llm_server.script(calls_only, Reply(content=WHOLE))
+    assert await complete_text(factory.for_role("chat"), ASK, policy=FAST) == WHOLE
+    assert len(llm_server.requests) == 2
+
+    llm_server.script(*[calls_only] * 3)
+    with pytest.raises(IncompleteAnswerError) as error:
+        await complete_text(factory.for_role("chat"), ASK, policy=FAST)
+    assert error.value.reason == "empty"
+
+    llm_server.script(calls_only)
+    reply = await complete(factory.for_role("chat"), ASK, policy=FAST)
+    assert [call["name"] for call in reply.tool_calls] == ["web_search"]
 
 
 @pytest.mark.parametrize(

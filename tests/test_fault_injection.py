@@ -18,7 +18,7 @@ from agents.srs.events import DocumentContinued, NodeFinished
 from reqstudio.calls import IncompleteAnswerError
 from reqstudio.llm import ModelFactory
 from tests import test_srs_support as srs
-from tests.scripted_server import Reply, ScriptedLLMServer
+from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
 REQUEST = SrsRequest(
     user_input="Customers buy products online and get an e-mail confirmation.",
@@ -322,8 +322,10 @@ async def test_chat_length_finish_is_not_a_whole_answer(llm_server, factory):
 @pytest.mark.parametrize(
     ("reply", "reason"),
     [(Reply(content=WHOLE[:20], finish_reason="content_filter"), "content_filter"),
-     (Reply(content=""), "empty")],
-    ids=["content_filter", "empty"],
+     (Reply(content=""), "empty"),
+     # a tool call with no text, from a chat model that has no tools: no answer either
+     (Reply(tool_calls=[ToolCallScript("web_search", {"query": "q"})]), "empty")],
+    ids=["content_filter", "empty", "tool-calls-only"],
 )  # fmt: skip
 async def test_chat_filtered_or_empty_every_time_is_an_error(llm_server, factory, reply, reason):
     llm_server.script(*[reply] * 3)

@@ -86,6 +86,6 @@ class ChatEngine:
         ]
         answer = await complete(
             self.model, messages, policy=self.policy, on_token=on_token, on_retry=on_retry,
-            label="chat",
+            label="chat", text_required=True,
         )  # fmt: skip
         return str(answer.content)
