@@ -329,6 +329,6 @@ def _is_usage_problem(exc: Exception) -> bool:
 
 if __name__ == "__main__":
     # Run through the imported module, so subcommands' `UsageError` is this same class.
-    from reqstudio.entry import run
+    from reqstudio.cli import main as imported_main
 
-    run()
+    raise SystemExit(imported_main())
