@@ -51,9 +51,10 @@ BINDING_ZH = re.compile(
     r"必须|不得|应当|应该|(?<![反对适响供回感效相答呼顺理])应(?![用答对急聘变激收付])"
 )
 WEAK_ZH = re.compile(r"需要|可以|能够|将会")
+# "should" in any case: a requirement with a weak modal when it stands next to a binding one
+SHOULD_EN = re.compile(r"\bshould\b", re.IGNORECASE)
 # RFC 2119's keywords in capitals: a document that writes "SHOULD" and "MAY" so marks its
 # recommendations and options as requirement statements (reported as having no "shall")
-SHOULD_EN = re.compile(r"\bshould\b", re.IGNORECASE)
 RFC_WEAK = re.compile(r"\b(?:SHOULD|MAY|RECOMMENDED|OPTIONAL)\b")
 # a section number alone on its line, the title on the next (a converted PDF's "2.2.1" /
 # "General Requirements")
