@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain.chat_models import init_chat_model
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_openai.chat_models.base import BaseChatOpenAI
 from pydantic import BaseModel, ValidationError
 
 from reqstudio.calls import RetryPolicy, policy_for
+from reqstudio.coalesce import coalescing
 from reqstudio.settings import ModelRole, ModelSpec, Settings, SettingsError, supported_providers
 from reqstudio.structured import json_schema_format
 
@@ -149,10 +149,11 @@ def context_overflow(
 
 
 class ModelFactory:
-    """Builds chat models per role with LangChain's `init_chat_model`: temperature, streaming
-    with usage, timeout. The provider is "openai" (any OpenAI-compatible API: `ChatOpenAI`)
-    unless an Agent model spec names another installed one ("deepseek": `ChatDeepSeek`, which
-    keeps a reasoning model's `reasoning_content`); any other provider is refused.
+    """Builds chat models per role: temperature, streaming with usage, timeout. The provider
+    is "openai" (any OpenAI-compatible API: `ChatOpenAI`) unless an Agent model spec names
+    another installed one ("deepseek": `ChatDeepSeek`, which keeps a reasoning model's
+    `reasoning_content`); any other provider is refused. The model's stream comes in chunks
+    at most 50 ms apart (`reqstudio.coalesce`).
 
     The SDK's own retries are off: every call is retried by its one policy in
     `reqstudio.calls` (`policy(role)`), so attempts are counted once and logged."""
@@ -297,14 +298,14 @@ class ModelFactory:
         if api_key is not None:
             extra["api_key"] = api_key
         try:
-            return init_chat_model(
-                model,
-                model_provider=provider,
+            return chat_model_class(provider)(
+                model=model,
                 temperature=self.settings.temperature_for(role)
                 if temperature is None
                 else temperature,
                 streaming=streaming,
                 stream_usage=True,
+                stream_chunk_timeout=None,  # kept per stream by reqstudio.coalesce
                 timeout=self.settings.request_timeout,
                 max_retries=0,
                 callbacks=list(callbacks) or None,
@@ -315,3 +316,15 @@ class ModelFactory:
         except ValidationError as exc:  # e.g. no API key for the provider; never echo input
             detail = exc.errors()[0].get("msg", "invalid") if exc.errors() else "invalid"
             raise SettingsError(f"cannot use the {provider} model {model!r}: {detail}") from None
+
+
+def chat_model_class(provider: str) -> type[BaseChatOpenAI]:
+    """LangChain's chat model class for `provider` (imported when first asked for), with its
+    stream coalesced."""
+    if provider == "deepseek":
+        from langchain_deepseek import ChatDeepSeek
+
+        return coalescing(ChatDeepSeek)
+    from langchain_openai import ChatOpenAI
+
+    return coalescing(ChatOpenAI)
