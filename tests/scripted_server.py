@@ -342,6 +342,8 @@ class ScriptedLLMServer:
         yield chunk({"role": "assistant", "content": ""})
         step = max(1, reply.chunk_chars)
         for start in range(0, len(reply.reasoning), step):
+            if reply.chunk_delay:
+                await asyncio.sleep(reply.chunk_delay)
             yield chunk({"reasoning_content": reply.reasoning[start : start + step]})
         pieces = [
             reply.content[i : i + reply.chunk_chars]

@@ -98,7 +98,10 @@ async def test_search_then_second_search_then_streamed_answer(llm_server, factor
         Reply(content="I need the standard's scope.", tool_calls=[search_call("ISO 29148")]),
         Reply(content="Compare with the older one.", tool_calls=[search_call("IEEE 830")]),
         Reply(content="That is enough."),
-        answer_reply("ISO/IEC/IEEE 29148 replaced IEEE 830 [1][6].", chunk_chars=5),
+        # paced as a provider streams (the app gives at most one piece per 50 ms)
+        answer_reply(
+            "ISO/IEC/IEEE 29148 replaced IEEE 830 [1][6].", chunk_chars=5, chunk_delay=0.06
+        ),
     )
     agent = ReactAgent(factory, [WebSearch(backend).as_tool()], en())
 
@@ -826,7 +829,7 @@ async def test_a_reasoning_models_thinking_is_shown_in_the_thinking_step(llm_ser
     thinking = "用户问的是 EARS。我不确定细节，应该先搜索。"
     llm_server.script(
         Reply(reasoning=thinking, content="Searching.", tool_calls=[search_call("EARS")],
-              chunk_chars=4),
+              chunk_chars=4, chunk_delay=0.06),  # paced: pieces 60 ms apart
         Reply(reasoning="Results are enough.", content="Done."),
         answer_reply("EARS has five patterns [1].", reasoning="private musing of the writer"),
     )  # fmt: skip
@@ -854,7 +857,8 @@ def test_the_factory_builds_each_supported_provider_with_one_retry_policy(factor
 
     openai_model = factory.for_role("function_call", spec=ModelSpec(model="gpt-4o-mini"))
     deepseek_model = factory.for_role("answer", spec=deepseek_spec(llm_server))
-    assert type(openai_model) is ChatOpenAI and type(deepseek_model) is ChatDeepSeek
+    # (each the provider's LangChain class, its stream coalesced: reqstudio/coalesce.py)
+    assert isinstance(openai_model, ChatOpenAI) and isinstance(deepseek_model, ChatDeepSeek)
     for model in (openai_model, deepseek_model):
         assert model.max_retries == 0  # the call path's policy is the only retry
         assert model.stream_usage is True and model.streaming is True

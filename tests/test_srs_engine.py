@@ -37,9 +37,9 @@ def fenced_json(prompt: str, heading: str):
     return json.loads(prompt.split(heading, 1)[1].split("```json", 1)[1].split("```", 1)[0])
 
 
-def script_two_rounds(server) -> None:
+def script_two_rounds(server, document: Reply | None = None) -> None:
     """Round 1 freezes the tied top scores and removes FR-03; round 2's model output tries to
-    change a frozen item and bring the removed one back."""
+    change a frozen item and bring the removed one back; then `document` (the SRS, at once)."""
     server.script(
         srs.parse_reply(
             ("FR-01", "The system shall let a customer place an order."),
@@ -60,7 +60,7 @@ def script_two_rounds(server) -> None:
             ("CON-01", "The system shall use HTTPS only."),
         ),
         srs.clarify_reply(NFR_01=0, CON_01=-1, FR_01=-2, FR_03=2),
-        srs.doc_reply(),
+        document or srs.doc_reply(),
     )
 
 
@@ -237,7 +237,8 @@ async def test_without_reference_none_runs_as_no_clarify_and_says_so(llm_server,
 
 
 async def test_events_describe_each_node(llm_server, factory):
-    script_two_rounds(llm_server)
+    # the document paced as a provider streams it (the app gives a piece per 50 ms at most)
+    script_two_rounds(llm_server, srs.doc_reply(chunk_chars=10, chunk_delay=0.06))
     events = [e for e in await srs.collect(REQUEST, factory) if not isinstance(e, Trail)]
     kinds = [type(e).__name__ for e in events]
     assert kinds[:2] == ["NodeStarted", "NodeFinished"]

@@ -193,6 +193,9 @@ def test_srs_model_answering_garbage_fails_clearly_and_app_goes_on(
         f"SRS 生成失败：模型多次返回无法解析的 JSON（{tries} 次尝试）", exact=False
     )
     expect(failure).to_be_visible(timeout=60_000)
+    # ReqParse, the first step, failed: nothing was saved, and the message does not say it was.
+    expect(failure).to_contain_text("还没有完成任何步骤，没有可继续的内容")
+    expect(failure).not_to_contain_text("已完成的步骤已保存")
     step = page.get_by_text(re.compile(r"ReqParse · 失败$"))
     assert step.bounding_box()["y"] < failure.bounding_box()["y"]  # reads top to bottom
     page.screenshot(path=output_dir / "srs-model-garbage.png")

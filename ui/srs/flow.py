@@ -62,6 +62,7 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
     open_step: cl.Step | None = None
     rounds_shown = 0  # the summary counts rounds as the steps are titled
     offer_removed = False
+    steps_finished = 0  # in this sitting; a resumed run's earlier ones are in the checkpoint
     document = top_level_message()  # re-created when DocGenerate starts, to sit last
 
     async def remove_offer_once() -> None:
@@ -70,8 +71,12 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
             await remove_taken_offer()
             offer_removed = True
 
+    def ending(key: str, **values: object) -> str:
+        """The failed / stopped line: "completed steps are saved" only when some are."""
+        return tr(key if resume or steps_finished else f"{key}_nothing_saved", **values)
+
     async def show(event: object) -> None:
-        nonlocal open_step, rounds_shown, document
+        nonlocal open_step, rounds_shown, document, steps_finished
         if isinstance(event, events.Notice):
             text = event.message_zh if lang() == "zh" and event.message_zh else event.message
             await cl.Message(content=f"ℹ️ {text}").send()
@@ -93,9 +98,11 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
             if event.agent == "DocGenerate":
                 document = top_level_message()
             await remove_offer_once()
-        elif isinstance(event, events.NodeFinished) and open_step is not None:
-            await finish_step(open_step, output=node_output(event))
-            open_step = None
+        elif isinstance(event, events.NodeFinished):
+            steps_finished += 1
+            if open_step is not None:
+                await finish_step(open_step, output=node_output(event))
+                open_step = None
         elif isinstance(event, events.DocumentToken):
             await document.stream_token(event.text)
         elif isinstance(event, events.DocumentReset):
@@ -111,7 +118,7 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
             open_step = None
             if event.error_type == "NotADocument":
                 document.content = ""  # what the model wrote is no SRS: not shown as one
-            note = tr("failed", reason=reason)
+            note = ending("failed", reason=reason)
             if event.error_type == DATABASE_UNAVAILABLE:  # says itself what is saved
                 note = f"⚠️ {reason}"
             await show_partial(document, event.partial, note)
@@ -159,14 +166,14 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
     except RunBusy as busy:  # another tab or instance runs it: not started twice
         await cl.Message(content=f"⏳ {busy.message(lang())}").send()
     except asyncio.CancelledError:
-        await finish_step(open_step, "stopped", note=tr("stopped"))
-        document.content = (document.content + "\n\n" + tr("stopped")).strip()
+        await finish_step(open_step, "stopped", note=ending("stopped"))
+        document.content = (document.content + "\n\n" + ending("stopped")).strip()
         await document.send()
         raise
     except Exception as exc:  # keep the app running; completed steps stay in the checkpoint
         log.exception("SRS run failed")
         await finish_step(open_step, "failed", note=describe_failure(exc, lang()))
-        text = tr("failed", reason=describe_failure(exc, lang()))
+        text = ending("failed", reason=describe_failure(exc, lang()))
         if is_database_failure(exc):  # before any step ran: nothing changed
             text = f"⚠️ {describe_not_run(exc, lang())}"
         await cl.Message(content=text).send()
