@@ -354,6 +354,75 @@ def test_statements_one_a_line_under_a_bare_section_number_are_each_a_requiremen
     assert [f.line for f in report.findings if f.rule == "SRS-no-shall"] == [7]
 
 
+def test_a_section_number_like_a_date_is_a_requirement_s_number_not_page_furniture():
+    text = (
+        "4.5.9 \n"
+        "EIRENE mobile equipment shall be capable of being stored at -40°C. (M) \n"
+        "4.5.10 \n"
+        "The equipment shall be capable of coping with temperature variations. (M) \n"
+        "4.5.11 \n"
+        "EIRENE mobile equipment shall be capable of operating at altitudes up to 1800m. \n"
+        "\n"
+        "Created on 7.15.09\n"
+        "15.07.2009\n"
+        "The radio shall show the date. \n"
+    )
+    report = check_document(text)
+    # "4.5.10" would be 4 May 2010: alone on its line it is the section number; a dotted
+    # date needs a four-digit year or words before it to be taken for page furniture
+    assert [(r.id, r.line) for r in report.requirements] == [
+        ("4.5.9", 1),
+        ("4.5.10", 3),
+        ("4.5.11", 5),
+        ("", 10),
+    ]
+
+
+def test_is_to_be_is_a_modal_verb_for_a_numbered_statement():
+    text = (
+        "4.3.1 The following GSM teleservices are to be supported for each type of radio:\n"
+        "\n"
+        "4.3.2 The following features are described in section 2.\n"
+    )
+    report = check_document(text)
+    assert [r.id for r in report.requirements] == ["4.3.1"]
+    assert [f.requirement_id for f in report.findings if f.rule == "SRS-no-shall"] == ["4.3.1"]
+
+
+def test_a_requirement_repeated_under_each_feature_is_not_a_running_header():
+    block = (
+        "    ▪ REQ-1 - Users are limited to Windows XP, Vista or Mac- OS\n"
+        "\n"
+        "    ▪ REQ-2 - Users must have pop-up windows enabled on their systems\n"
+        "\n"
+        "Team members in\n"
+        "\n"
+    )
+    report = check_document(block * 5)
+    # the same lines five times: a running header would be dropped; a line that starts
+    # with an id and a separator is a requirement each time (a cell's words are not)
+    assert [r.id for r in report.requirements] == ["REQ-1", "REQ-2"] * 5
+
+
+def test_a_named_requirement_is_one_by_its_name():
+    text = (
+        "    ▪ Virtual-Space Req 2:  Users need Windows XP, Vista, or Mac OS\n"
+        "\n"
+        "    ▪ Clean GUI Req 3:  Users are limited to Internet Explorer\n"
+        "\n"
+        "Requirement 4: The product shall log every upload.\n"
+        "\n"
+        "The Requirement 5 list is long.\n"
+    )
+    report = check_document(text)
+    assert [r.id for r in report.requirements] == [
+        "Virtual-Space Req 2",
+        "Clean GUI Req 3",
+        "Requirement 4",
+    ]
+    assert [f.line for f in report.findings if f.rule == "SRS-no-shall"] == [1, 3]
+
+
 def test_rfc_keywords_in_capitals_and_should_beside_a_requirement_make_requirements():
     rfc = (
         "• \n"
@@ -444,82 +513,27 @@ def test_the_check_loads_no_model_and_needs_no_provider():
 # --- the measured precision and recall ---------------------------------------------------
 
 
-FIRST_RUN_MISSES = [
+NEW_DOCUMENT_MISSES = [
     "2003-pnnl-pdf:2778",
-    "2008-virtual-ed-doc:683",
-    "2008-virtual-ed-doc:836",
-    "2008-virtual-ed-doc:913",
     "2008-virtual-ed-doc:917",
     "2008-virtual-ed-doc:924",
     "2008-virtual-ed-doc:928",
     "2008-virtual-ed-doc:933",
     "2008-virtual-ed-doc:937",
-    "2008-virtual-ed-doc:941",
-    "2008-virtual-ed-doc:944",
-    "2008-virtual-ed-doc:1097",
     "2008-virtual-ed-doc:1101",
     "2008-virtual-ed-doc:1106",
     "2008-virtual-ed-doc:1111",
-    "2008-virtual-ed-doc:1115",
-    "2008-virtual-ed-doc:1118",
-    "2008-virtual-ed-doc:1197",
     "2008-virtual-ed-doc:1201",
     "2008-virtual-ed-doc:1205",
     "2008-virtual-ed-doc:1209",
     "2008-virtual-ed-doc:1213",
-    "2008-virtual-ed-doc:1217",
-    "2008-virtual-ed-doc:1220",
-    "2008-virtual-ed-doc:1227",
-    "2008-virtual-ed-doc:1303",
     "2008-virtual-ed-doc:1307",
     "2008-virtual-ed-doc:1311",
     "2008-virtual-ed-doc:1315",
     "2008-virtual-ed-doc:1319",
-    "2008-virtual-ed-doc:1323",
-    "2008-virtual-ed-doc:1326",
-    "2008-virtual-ed-doc:1333",
-    "2008-virtual-ed-doc:1424",
-    "2008-virtual-ed-doc:1427",
-    "2008-virtual-ed-doc:1532",
-    "2008-virtual-ed-doc:1535",
-    "2008-virtual-ed-doc:1666",
-    "2008-virtual-ed-doc:1750",
-    "2008-virtual-ed-doc:1876",
     "2008-virtual-ed-doc:1976",
     "2006-eirene-sys-15-pdf:2441",
-    "2006-eirene-sys-15-pdf:2535",
-    "2006-eirene-sys-15-pdf:2625",
-    "2006-eirene-sys-15-pdf:2819",
-    "2006-eirene-sys-15-pdf:2949",
-    "2006-eirene-sys-15-pdf:3073",
-    "2006-eirene-sys-15-pdf:3076",
-    "2006-eirene-sys-15-pdf:3079",
-    "2006-eirene-sys-15-pdf:3083",
-    "2006-eirene-sys-15-pdf:3086",
-    "2006-eirene-sys-15-pdf:3089",
-    "2006-eirene-sys-15-pdf:3093",
-    "2006-eirene-sys-15-pdf:3097",
-    "2006-eirene-sys-15-pdf:3105",
-    "2006-eirene-sys-15-pdf:3108",
-    "2006-eirene-sys-15-pdf:3118",
-    "2006-eirene-sys-15-pdf:3122",
-    "2006-eirene-sys-15-pdf:3157",
-    "2006-eirene-sys-15-pdf:3160",
-    "2006-eirene-sys-15-pdf:3171",
-    "2006-eirene-sys-15-pdf:3177",
-    "2006-eirene-sys-15-pdf:3181",
-    "2006-eirene-sys-15-pdf:3184",
-    "2006-eirene-sys-15-pdf:3199",
-    "2006-eirene-sys-15-pdf:3235",
-    "2006-eirene-sys-15-pdf:3238",
-    "2006-eirene-sys-15-pdf:3241",
-    "2006-eirene-sys-15-pdf:3243",
     "2006-eirene-sys-15-pdf:3305",
-    "2006-eirene-sys-15-pdf:3398",
-    "2006-eirene-sys-15-pdf:3435",
-    "2006-eirene-sys-15-pdf:3440",
-    "2006-eirene-sys-15-pdf:3444",
-    "2006-eirene-sys-15-pdf:3448",
 ]
 
 
@@ -548,8 +562,10 @@ def test_the_labelled_set_is_matched_and_the_measured_figures_hold():
         "2010-fishing-pdf:261",  # "Each ELSS data transmission will be acknowledged ..."
         "2010-fishing-pdf:369",  # "... may be populated from ...", between descriptions
         "2010-fishing-pdf:380",  # "The ELSS may provide features ..."
-        # the three documents added last, as the checker first read them (fixed below)
-        *FIRST_RUN_MISSES,
+        # the three documents added last: a sentence after the number (pnnl), the lettered
+        # items under a named requirement ("a. ... should", "needs"), a statement with
+        # no modal verb (eirene)
+        *NEW_DOCUMENT_MISSES,
     ]
     assert held_out.not_found == ["2001-ctc-network-pdf:367"]
     precision, recall = micro(dev)

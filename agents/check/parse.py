@@ -19,14 +19,24 @@ ALPHA_ID = r"[A-Z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*?[-_]\d+(?:\.\d+)*(?:[a-z]|[
 ALPHA_ID_RE = re.compile(r"(?<![\w-])" + ALPHA_ID + r"(?![\w-])")
 # "3.2.1.4", or "1.2." (two levels need the final dot: "1.2. The Department Name must ...")
 _NUMERIC_ID = r"\d+(?:\.\d+){2,}|\d{1,2}\.\d{1,2}(?=\.\s)"
+# a named requirement: "Req 3:", "Requirement 12:", "Virtual-Space Req 1:", "Clean GUI Req 2:"
+# (up to three capitalised words before "Req", the colon required)
+_NAMED_ID = r"(?:[A-Z][\w'’-]*\s+){0,3}(?:Req|REQ|Requirement)\s*#?\d{1,3}[a-z]?(?=\s*:)"
 _LEADING_ID = re.compile(
-    r"^\s*[*_\[(（【#>|-]{0,4}\s*(?P<id>" + ALPHA_ID + "|" + _NUMERIC_ID + r")(?![\w-])"
+    r"^\s*[*_\[(（【#>|-]{0,4}\s*(?P<id>"
+    + ALPHA_ID
+    + "|"
+    + _NUMERIC_ID
+    + "|"
+    + _NAMED_ID
+    + r")(?![\w-])"
     r"[\s*_\])）】:：.、|-]*"
 )
 # bullets as converted documents leave them too: \x02 and U+F0B7 (a PDF's Symbol-font dot)
 _LIST_MARKER = re.compile(
     r"^\s*(?:[-*+•✓▪●◦○]\s+|[\x02\uf0b7\uf0a7]\s*|(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+)"
 )
+_LEADING_ALPHA_ID = re.compile(r"^(?:" + ALPHA_ID + r")(?![\w-])\s*[-–:]\s+\w")
 _BARE_NUMBER = re.compile(r"^\d{1,2}\s+(?=[A-Z])")
 # an id wrapped in a flattened table's narrow cell: "F-" on one line, "101B1" on the next
 _ID_FIRST_PART = re.compile(r"^[A-Z][A-Za-z0-9]*[-_]$")
@@ -37,7 +47,11 @@ _NUMBERED_ITEM = re.compile(r"^\s*\d{1,2}\.\d{1,2}\.?\s+(?=[A-Z])")
 # page furniture of converted PDFs: "Page 7 of 12", "Created on 7/15/2009" (skipped, a page
 # break inside a paragraph does not end it)
 _PAGE_LINE = re.compile(r"^\s*page\s+\d+(?:\s+of\s+\d+)?\s*$", re.IGNORECASE)
-_DATED_LINE = re.compile(r"^\s*[A-Za-z ]{0,30}\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\s*$")
+# (a bare "4.5.10" is a section number, not a date: a dotted date alone needs a four-digit year)
+_DATED_LINE = re.compile(
+    r"^\s*(?:[A-Za-z ]{0,30}\d{1,4}[/-]\d{1,2}[/-]\d{2,4}|[A-Za-z ]{0,30}\d{1,2}\.\d{1,2}\.\d{4}"
+    r"|[A-Za-z ]{0,30}[A-Za-z]\s+\d{1,2}\.\d{1,2}\.\d{2})\s*$"
+)
 # a numbered heading of a converted document: "2.8 Interfaces", "3.2.1 Unicast Communication"
 _NUMBERED_HEADING = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s+[^\s.].{0,60}$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -45,7 +59,9 @@ _ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$")
 
 BINDING_EN = re.compile(r"\b(?:shall|must)\b", re.IGNORECASE)
-WEAK_EN = re.compile(r"\b(?:should|will|may|can|cannot|(?:is|are) required to)\b", re.IGNORECASE)
+WEAK_EN = re.compile(
+    r"\b(?:should|will|may|can|cannot|(?:is|are) required to|(?:is|are) to be)\b", re.IGNORECASE
+)
 # 应 as a modal, not inside 应用, 响应, 对应, 供应 ...
 BINDING_ZH = re.compile(
     r"必须|不得|应当|应该|(?<![反对适响供回感效相答呼顺理])应(?![用答对急聘变激收付])"
@@ -136,6 +152,9 @@ def _running_lines(lines: list[str]) -> set[str]:
             and any(ch.isalpha() for ch in key)
             and not key.startswith("|")
             and not binding_words(key)  # a repeated requirement line is content
+            # so is a repeated line that starts with a requirement id ("▪ REQ-1 - Users are
+            # limited to Windows XP, Vista or Mac- OS", the same list under each feature)
+            and not _LEADING_ALPHA_ID.match(_LIST_MARKER.sub("", key, count=1))
             # an id cell of a flattened table, whole or its first part ("F-" / "101B1")
             and not (_ID_FIRST_PART.match(key) or re.fullmatch(ALPHA_ID, key))
         )
