@@ -89,7 +89,7 @@ def _is_verb(word: str, verbs: frozenset[str]) -> bool:
     return forms and bool(stems & verbs) and len(word) > 2
 
 
-_AUXILIARIES = {"has", "have", "does", "do", "able", "which", "who"}
+_AUXILIARIES = {"has", "have", "does", "do", "able", "which", "who", "be", "is", "are", "cannot"}
 _FINITE = {"shall", "must", "will", "should", "can", "may", "is", "are", "was", "were"}
 
 
@@ -132,6 +132,15 @@ def combinator_hits(text: str, language: str) -> list[Hit]:
         # "and processing hardware", "sending and receiving multicast message")
         gerund = first.endswith("ing")
         nominal = (after not in _DETERMINERS and after != "of") if gerund else after == "of"
+        # a verb's form that names a thing in the subject: "identity and access management
+        # MUST provide" (no verb before "and" in the sentence, the modal right after the
+        # next word); after a clause it starts a second one: "... shall be logged and
+        # selected errors shall be reported"
+        rest = [t.lower() for t in _TOKEN.findall(text[match.end() :])]
+        if len(ahead) == 2 and rest[:1] and rest[0] in _FINITE:
+            preceding = [t.lower() for t in _TOKEN.findall(text[: match.start()])]
+            start = max((n + 1 for n, t in enumerate(preceding) if t in ".;:!?"), default=0)
+            nominal = nominal or not set(preceding[start:]) & _FINITE
         action = (
             first in _MODALS or first in _AUXILIARIES or (_is_verb(first, verbs) and not nominal)
         )
