@@ -294,6 +294,30 @@ def test_a_combinator_before_a_second_predicate_and_not_inside_a_subject():
     ) == ["and"]
 
 
+def test_references_that_name_no_document_or_version():
+    def references(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [
+            f.term for f in report.findings if "ISO29148-incomplete-reference" in (f.rule, *f.also)
+        ]
+
+    assert references("The radio shall work under the above environmental conditions.") == [
+        "the above"
+    ]
+    assert references("The layout is depicted in Error! Reference source not found.") == [
+        "Reference source not found"
+    ]
+    assert references("The data shall be provided to NASA PDS in PDS-compliant form.") == [
+        "PDS-compliant"
+    ]
+    assert references("The data shall be managed according to the data sharing agreements.") == [
+        "according to the data sharing agreements"
+    ]
+    # an obligation to define something is no placeholder ("to be defined" is one)
+    assert references("The technical means has to be defined by the pilot.") == []
+    assert references("The port number is to be defined.") == ["to be defined"]
+
+
 def test_converted_layouts_read_as_their_requirements():
     rules = (
         "3.2.6. Business Rules: \n"

@@ -214,7 +214,7 @@ _REFERENCE_EN = re.compile(
 )
 _REFERENCE_EN_OBJECT = re.compile(
     r"\b(?:standards?|documents?|specifications?|guidelines?|policy|policies|regulations?|"
-    r"process(?:es)?|procedures?|rules?)\b",
+    r"process(?:es)?|procedures?|rules?|agreements?|legislation|laws?|directives?)\b",
     re.IGNORECASE,
 )
 _REFERENCE_ZH = re.compile(r"(?:符合|遵循|遵守|依据|按照|参照|参见)(?P<window>[^，。；,;]{0,12})")
