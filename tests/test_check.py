@@ -318,6 +318,26 @@ def test_references_that_name_no_document_or_version():
     assert references("The port number is to be defined.") == ["to be defined"]
 
 
+def test_purpose_phrases_named_as_such_or_with_so():
+    def purposes(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [f.term for f in report.findings if "INCOSE-R20" in (f.rule, *f.also)]
+
+    assert purposes("The System shall register Users for the purpose of controlling access.") == [
+        "for the purpose of"
+    ]
+    assert purposes("Users must have antivirus software so they can scan incoming files.") == [
+        "so they can"
+    ]
+    assert purposes("For determining battery life, the duty cycles shall be as in table 4.") == [
+        "For determining battery life,"
+    ]
+    assert purposes("The ETCS shall receive National values to adapt to National rules.") == [
+        "to adapt"
+    ]
+    assert purposes("The purpose of the log shall be stated in the manual.") == []
+
+
 def test_converted_layouts_read_as_their_requirements():
     rules = (
         "3.2.6. Business Rules: \n"
