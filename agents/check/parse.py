@@ -67,6 +67,11 @@ BINDING_ZH = re.compile(
     r"必须|不得|应当|应该|(?<![反对适响供回感效相答呼顺理])应(?![用答对急聘变激收付])"
 )
 WEAK_ZH = re.compile(r"需要|可以|能够|将会")
+# the modal verbs that make an item under a requirement one of its own ("can" describes)
+_ITEM_MODAL = re.compile(
+    r"\b(?:should|will|may|cannot|needs?|ha(?:s|ve) to|(?:is|are) (?:required )?to be)\b",
+    re.IGNORECASE,
+)
 # "should" in any case: a requirement with a weak modal when it stands next to a binding one
 SHOULD_EN = re.compile(r"\bshould\b", re.IGNORECASE)
 # RFC 2119's keywords in capitals: a document that writes "SHOULD" and "MAY" so marks its
@@ -424,11 +429,12 @@ def parse_requirements(text: str) -> ParsedDocument:
     in_rules = False  # under a numbered "... Rules:" title (`_PART_TITLE`)
     after_binding = False  # the block before was a requirement with a binding word
     pending_should: Requirement | None = None  # the block before, a "should" statement
+    in_list = False  # the blocks since the last requirement are its items
 
     for start, kind, block in _blocks(lines):
         title, section_id = section_at(start)
         if kind != "text":
-            after_binding, pending_should = False, None
+            after_binding, pending_should, in_list = False, None, False
         if kind == "heading":
             in_rules = False
             heading = _clean(re.sub(r"^\s*#+", "", block[0]))
@@ -492,6 +498,19 @@ def parse_requirements(text: str) -> ParsedDocument:
         found = Requirement(
             rid, joined, start + 1, title, section_id, _language(joined), False, body_start
         )
+        # a lettered or numbered item under a requirement, with a modal verb of its own
+        # ("a. ... each class needs a quota ...", "b. Files ... should not be allowed"): a
+        # requirement of its own, as are the items after it
+        sub_item = (
+            in_list
+            and bool(_LIST_MARKER.match(block[0]))
+            and _words(body) >= 4
+            and bool(_ITEM_MODAL.search(body))
+            and not body.rstrip().endswith(("?", "？"))  # a question to the reader
+        )
+        if not is_requirement and sub_item:
+            requirements.append(found)
+            continue
         if not is_requirement:
             # "The system should allow ...": a requirement with a weak modal when it stands
             # next to a binding one (before or after it); alone it may be advice to a reader
@@ -500,9 +519,11 @@ def parse_requirements(text: str) -> ParsedDocument:
                 requirements.append(found)
                 should = False  # taken already
             pending_should, after_binding = (found if should else None), False
+            in_list = False
             continue
         if binding and pending_should is not None:
             requirements.append(pending_should)
         requirements.append(found)
         pending_should, after_binding = None, bool(binding)
+        in_list = True
     return ParsedDocument(requirements, lines, declared)
