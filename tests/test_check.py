@@ -353,6 +353,17 @@ def test_frequencies_and_durations_without_a_value_are_vague():
     assert vague("The module shall boot in a near real-time environment.") == ["near real-time"]
 
 
+def test_an_oblique_inside_a_unit_is_no_finding():
+    def obliques(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [f.term for f in report.findings if "INCOSE-R17" in (f.rule, *f.also)]
+
+    assert obliques("The unit shall cope with variations of up to 1°C/minute.") == []
+    assert obliques("The unit shall withstand solar radiation of up to 1200 W/m2.") == []
+    assert obliques("The coverage level shall be 38.5 dBµV/m.") == []
+    assert obliques("The user shall add/remove items.") == ["add/remove"]
+
+
 def test_converted_layouts_read_as_their_requirements():
     rules = (
         "3.2.6. Business Rules: \n"

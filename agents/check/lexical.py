@@ -153,7 +153,10 @@ def combinator_hits(text: str, language: str) -> list[Hit]:
 # --- oblique symbol (INCOSE R17) -------------------------------------------------------
 
 _OBLIQUE = re.compile(r"(?<![\w/:.])([A-Za-z][\w-]*)/([A-Za-z][\w-]*)(?![\w/])")
-_UNITS = {"s", "sec", "ms", "h", "hr", "hrs", "min", "day", "d", "month", "year", "yr", "kg"}
+_UNITS = {
+    "s", "sec", "ms", "h", "hr", "hrs", "min", "day", "d", "month", "year", "yr", "kg",
+    "m", "m2", "m3", "km", "cm", "mm", "minute", "second", "hour", "week", "hz", "khz", "mhz",
+}  # fmt: skip
 
 
 def oblique_hits(text: str, language: str) -> list[Hit]:
