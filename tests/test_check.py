@@ -540,6 +540,24 @@ def test_items_under_a_requirement_with_a_modal_of_their_own_are_requirements():
     assert [f.line for f in report.findings if f.rule == "SRS-no-shall"] == [1, 4, 7, 10]
 
 
+def test_every_item_of_the_list_a_requirement_introduces_is_part_of_it():
+    text = (
+        "3.5.1.12 \n"
+        "The configuration window shall permit the administrator user to modify the following \n"
+        "parameters: \n"
+        "a. The password for the administrator user. \n"
+        "b. A toggle enabling or disabling the main window as a screen saver. \n"
+        "c. Buildings and subsystems to be monitored. \n"
+        "\n"
+        "3.5.1.13 \n"
+        "The configuration window shall display the build number. \n"
+    )
+    report = check_document(text)
+    assert [r.id for r in report.requirements] == ["3.5.1.12", "3.5.1.13"]
+    first = report.requirements[0].text
+    assert "The password" in first and "A toggle" in first and "Buildings and" in first
+
+
 def test_rfc_keywords_in_capitals_and_should_beside_a_requirement_make_requirements():
     rfc = (
         "• \n"

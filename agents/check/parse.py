@@ -192,16 +192,20 @@ def _blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
     listing = False  # the last requirement introduced a list ("... the following:")
     for start, kind, block in _raw_blocks(lines):
         text = kind == "text" and merged and merged[-1][1] == "text"
+        item = bool(text) and listing and _list_item(block)
         if text and (
             _continues(merged[-1][2], block)
-            or (listing and _list_item(block))
+            or item
             or (_RECORD_FIELD.match(block[0]) and bool(binding_words(" ".join(merged[-1][2]))))
         ):
             merged[-1][2].extend(block)
         else:
             merged.append((start, kind, block))
         joined = " ".join(merged[-1][2]).rstrip()
-        listing = kind == "text" and joined.endswith((":", "：")) and bool(binding_words(joined))
+        # the list goes on after its first item ("a. The password ..." / "b. A toggle ...")
+        listing = item or (
+            kind == "text" and joined.endswith((":", "：")) and bool(binding_words(joined))
+        )
     return merged
 
 
