@@ -364,6 +364,22 @@ def test_an_oblique_inside_a_unit_is_no_finding():
     assert obliques("The user shall add/remove items.") == ["add/remove"]
 
 
+def test_a_prohibition_after_a_condition_is_a_negative_statement():
+    def negatives(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [f.term for f in report.findings if "ISO29148-negative" in (f.rule, *f.also)]
+
+    assert negatives("When the equipment is isolated, the system shall not show any data.") == [
+        "shall not"
+    ]
+    assert negatives("When no product is found, the system shall display a message.") == []
+
+
+def test_written_without_its_stops_e_g_is_open_ended():
+    report = check_document("- FR-01: The product MUST send the reports eg by email.\n")
+    assert [f.term for f in report.findings if f.rule == "ISO29148-open-ended"] == ["eg"]
+
+
 def test_converted_layouts_read_as_their_requirements():
     rules = (
         "3.2.6. Business Rules: \n"

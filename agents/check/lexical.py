@@ -32,11 +32,12 @@ _CONDITION = re.compile(r"\b(?:when|whenever|if|unless|once|while|until)\b|当|�
 _MODAL = re.compile(r"\b(?:shall|must|should|will)\b|应|必须", re.IGNORECASE)
 
 
-def _in_condition(text: str, start: int) -> bool:
-    """Is `start` inside a condition clause ("when no product is found"): after a condition
-    word with no binding word between them?"""
+def _in_condition(text: str, start: int, end: int) -> bool:
+    """Is the term at `start:end` inside a condition clause ("when no product is found"):
+    after a condition word with no binding word between them or in the term ("When X is
+    isolated, the system shall not show ..." is a prohibition)?"""
     conditions = list(_CONDITION.finditer(text, 0, start))
-    return bool(conditions) and not _MODAL.search(text, conditions[-1].end(), start)
+    return bool(conditions) and not _MODAL.search(text, conditions[-1].end(), end)
 
 
 def list_hits(text: str, language: str) -> list[Hit]:
@@ -45,7 +46,7 @@ def list_hits(text: str, language: str) -> list[Hit]:
         for name in rule.lists:
             matcher = word_list(language, name, rule.id in _CASE_SENSITIVE)
             for a, b, term in matcher.matches(text):
-                if rule.id == "ISO29148-negative" and _in_condition(text, a):
+                if rule.id == "ISO29148-negative" and _in_condition(text, a, b):
                     continue  # "when no product is found" is a condition, not a prohibition
                 hits.append(Hit(rule.id, term, a, b))
     return hits
