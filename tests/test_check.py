@@ -380,6 +380,22 @@ def test_written_without_its_stops_e_g_is_open_ended():
     assert [f.term for f in report.findings if f.rule == "ISO29148-open-ended"] == ["eg"]
 
 
+def test_an_indefinite_article_before_an_actor_not_before_a_thing_made():
+    def articles(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [f.term for f in report.findings if "INCOSE-R5" in (f.rule, *f.also)]
+
+    assert articles("The System shall allow an authorized user to adjust priorities.") == [
+        "an authorized user"
+    ]
+    assert articles("The CAUI shall enable a quality manager to apply flags.") == [
+        "a quality manager"
+    ]
+    assert articles("The system shall allow a user to log in.") == ["a user"]
+    # "a report", "an interface": a new thing the requirement makes or provides
+    assert articles("The system shall provide an interface to generate a report.") == []
+
+
 def test_converted_layouts_read_as_their_requirements():
     rules = (
         "3.2.6. Business Rules: \n"
