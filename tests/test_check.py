@@ -254,6 +254,10 @@ def test_pronouns_are_flagged_only_when_their_referent_is_unclear():
     assert pronouns("The browser shall hide the password. It shall be masked.") == ["It"]
     assert pronouns("This shall be the default.") == ["This"]
     assert pronouns("The system shall display this page.") == []  # a determiner
+    # an anticipatory "it" stands for the clause after it, not for a thing before
+    assert pronouns("It shall be possible to select the level manually.") == []
+    assert pronouns("It MUST be clearly defined which data are sensitive.") == []
+    assert pronouns("It should never be necessary to access a CPU directly.") == []
 
 
 def test_a_purpose_infinitive_is_flagged_and_a_completing_one_is_not():

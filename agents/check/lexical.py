@@ -333,6 +333,16 @@ def _is_plural(noun: str) -> bool:
     return lower.endswith("s") and not lower.endswith(("ss", "us", "is", "’s", "'s"))
 
 
+# an anticipatory "it": "It shall be possible to ...", "It should never be necessary to ...",
+# "It MUST be clearly defined which ...", "it is expected that ..."
+_EXPLETIVE_IT = re.compile(
+    r"\s+(?:(?:shall|must|should|will|may|can|could|would)\s+)?(?:not\s+|never\s+)?"
+    r"(?:\w+ly\s+)?(?:be|is|was)\s+(?:not\s+)?(?:\w+ly\s+)?[a-z]+\s+"
+    r"(?:to|that|which|whether|who|how|what|when|where|for)\b",
+    re.IGNORECASE,
+)
+
+
 def pronoun_hits(text: str, language: str) -> list[Hit]:
     if language == "zh":
         return _pronoun_hits_zh(text)
@@ -356,6 +366,8 @@ def pronoun_hits(text: str, language: str) -> list[Hit]:
                 continue
             hits.append(Hit("ISO29148-vague-pronoun", word, *match.span(), "a whole statement"))
             continue
+        if lower == "it" and _EXPLETIVE_IT.match(text, match.end()):
+            continue  # "It shall be possible to ...": a dummy subject, it refers to nothing
         before = _noun_phrases(_antecedent_tokens(tokens, index))
         # people are named without an article too ("allow user to ... his")
         people = {t.lower() for t in tokens[:index] if t.lower() in persons}
