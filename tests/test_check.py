@@ -400,6 +400,16 @@ def test_an_indefinite_article_before_an_actor_not_before_a_thing_made():
     assert articles("The system shall provide an interface to generate a report.") == []
 
 
+def test_parentheses_around_an_acronym_it_does_not_define_carry_content():
+    def parentheses(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [f.term for f in report.findings if "INCOSE-R21" in (f.rule, *f.also)]
+
+    assert parentheses("The ELSS must use English (UK) localizations for all features.") == ["(UK)"]
+    assert parentheses("ESPC shall connect to the Mission Management Center (MMC).") == []
+    assert parentheses("Messages shall use the Extensible Markup Language (XML).") == []
+
+
 def test_converted_layouts_read_as_their_requirements():
     rules = (
         "3.2.6. Business Rules: \n"

@@ -182,13 +182,32 @@ _PLURAL_OR_INDEX = re.compile(r"[(（](?:s|es|\d{1,2}|[a-z]|[ivx]{1,4})[)）]")
 _STATUS_MARK = re.compile(r"[(（](?:[A-Z]|M/O|[Mm]andatory|[Oo]ptional|[Dd]esirable)[)）]")
 
 
+_SMALL_WORDS = {"of", "and", "for", "the", "to", "a", "an", "in", "on", "or", "by", "with"}
+
+
+def _defines(text: str, start: int, acronym: str) -> bool:
+    """The words before `start` spell `acronym` ("Mission Management Center (MMC)",
+    "Extensible Markup Language (XML)"): its letters in order within the last few words
+    (not "English (UK)": the parentheses then say which English)."""
+    letters = acronym.rstrip("s").upper()
+    words = [w for w in re.findall(r"[\w]+", text[:start]) if w.lower() not in _SMALL_WORDS]
+    joined = "".join(words[-(len(letters) + 3) :]).upper()
+    position = 0
+    for letter in letters:
+        position = joined.find(letter, position) + 1
+        if not position:
+            return False
+    return True
+
+
 def parentheses_hits(text: str, language: str) -> list[Hit]:
     hits = []
     for match in _PARENTHESES.finditer(text):
-        if any(
-            form.fullmatch(match.group())
-            for form in (_ACRONYM_ONLY, _PLURAL_OR_INDEX, _STATUS_MARK)
+        if _ACRONYM_ONLY.fullmatch(match.group()) and (
+            language != "en" or _defines(text, match.start(), match.group()[1:-1])
         ):
+            continue
+        if any(form.fullmatch(match.group()) for form in (_PLURAL_OR_INDEX, _STATUS_MARK)):
             continue
         hits.append(Hit("INCOSE-R21", match.group(), match.start(), match.end()))
     return hits
