@@ -604,6 +604,28 @@ def test_every_item_of_the_list_a_requirement_introduces_is_part_of_it():
     assert "The password" in first and "A toggle" in first and "Buildings and" in first
 
 
+def test_a_numbered_title_right_after_a_page_number_starts_the_section():
+    text = (
+        "3.7 Scalability \n"
+        "\n"
+        "3.7.1 \n"
+        "Hardware - processing hardware shall be easily expandable. \n"
+        "\n"
+        "EVLA Correlator Monitor and Control SRS \n"
+        "12\n"
+        "3.8 Security \n"
+        "\n"
+        "3.8.1 All users of the system shall login using a unique identification.\n"
+    )
+    report = check_document(text)
+    assert [(r.id, r.section) for r in report.requirements] == [
+        ("3.7.1", "3.7 Scalability"),
+        ("3.8.1", "3.8 Security"),
+    ]
+    # a requirement of the security section is no unmeasured scalability requirement
+    assert [f.line for f in report.findings if f.rule == "SRS-nfr-unmeasured"] == [3]
+
+
 def test_rfc_keywords_in_capitals_and_should_beside_a_requirement_make_requirements():
     rfc = (
         "• \n"

@@ -187,7 +187,8 @@ _RECORD_FIELD = re.compile(
 
 
 def _blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
-    """(first line index, kind, lines) for every block: "heading", "row" or "text"."""
+    """(first line index, kind, lines) for every block: "heading", "title" (a numbered title
+    line of a converted document), "row" or "text"."""
     merged: list[tuple[int, str, list[str]]] = []
     listing = False  # the last requirement introduced a list ("... the following:")
     for start, kind, block in _raw_blocks(lines):
@@ -247,6 +248,7 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
             continue
         if _NUMBERED_HEADING.match(line) and _is_heading_text(line):
             close()
+            blocks.append((index, "title", [line]))
             continue
         following = lines[index + 1] if index + 1 < len(lines) else ""
         after = lines[index + 2] if index + 2 < len(lines) else ""
@@ -258,6 +260,7 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
         ):
             close()
             title_line = index + 1
+            blocks.append((index, "title", [line.strip() + " " + following.strip()]))
             continue
         if _ATX_HEADING.match(line):
             close()
@@ -357,6 +360,9 @@ def _starts_another(current: list[str], line: str) -> bool:
 _PART_TITLE = re.compile(
     r"^\d+(?:\.\d+)*\.?\s+(?!(?:The|A|An|This|These|All|Each|Every|If|When)\b)[A-Z][\w ,&()/-]{0,50}:$"
 )
+# a title that may name the section: two levels at least, a capital ("3.8 Security"; not
+# "2.56 second", "1. Use ... sparingly")
+_SECTION_TITLE = re.compile(r"^\s*\d+(?:\.\d+)+\.?\s+[A-Z][^\])]*$")
 _RULES_TITLE = re.compile(r"\brules?:$", re.IGNORECASE)
 
 
@@ -435,8 +441,17 @@ def parse_requirements(text: str) -> ParsedDocument:
     pending_should: Requirement | None = None  # the block before, a "should" statement
     in_list = False  # the blocks since the last requirement are its items
 
+    own_title = (-1, "")  # the last numbered title line the blocks found ("3.8 Security")
     for start, kind, block in _blocks(lines):
         title, section_id = section_at(start)
+        if kind == "title":
+            if _SECTION_TITLE.match(block[0]):
+                own_title = (start, _clean(block[0]))
+            continue
+        if own_title[1] and not any(own_title[0] < s <= start for s, _, _ in sections):
+            # a numbered title the document model missed (no blank line before it) is
+            # the section, unless a section the model found starts after it
+            title = own_title[1]
         if kind != "text":
             after_binding, pending_should, in_list = False, None, False
         if kind == "heading":
