@@ -410,6 +410,20 @@ def test_parentheses_around_an_acronym_it_does_not_define_carry_content():
     assert parentheses("Messages shall use the Extensible Markup Language (XML).") == []
 
 
+def test_quality_topics_without_a_number_are_unmeasured():
+    def unmeasured(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [f.term for f in report.findings if f.rule == "SRS-nfr-unmeasured"]
+
+    assert unmeasured("The system must give stable and reproducible results.") == ["stable"]
+    assert unmeasured("The system shall check the data as soon as they arrive.") == ["as soon as"]
+    assert unmeasured("The system shall provide an automatic failover capability.") == ["failover"]
+    assert unmeasured("The design shall expect an operational lifetime of many years.") == [
+        "lifetime"
+    ]
+    assert unmeasured("The design shall expect an operational lifetime of 15 years.") == []
+
+
 def test_converted_layouts_read_as_their_requirements():
     rules = (
         "3.2.6. Business Rules: \n"

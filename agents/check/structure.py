@@ -44,7 +44,7 @@ _QUALITY_EN = re.compile(
     r"concurren|capacity|scalab|reliab|MTBF|MTTR|recovery time|\bfast(?:er)?\b|quickly|"
     r"(?:processing|response|system|transfer|download|upload|search) speed|"
     r"robust|dependab|maintainab|extensib|"
-    r"\btimeout\b|simultaneous",
+    r"\btimeout\b|simultaneous|as soon as|\bstable\b|lifetime|failover|sustainab",
     re.IGNORECASE,
 )
 _QUALITY_ZH = re.compile(
