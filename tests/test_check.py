@@ -424,6 +424,19 @@ def test_quality_topics_without_a_number_are_unmeasured():
     assert unmeasured("The design shall expect an operational lifetime of 15 years.") == []
 
 
+def test_no_longer_and_a_bound_with_its_reference_are_no_comparatives():
+    def comparatives(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [f.term for f in report.findings if "ISO29148-comparative" in (f.rule, *f.also)]
+
+    assert (
+        comparatives("The train shall leave the mode when the unit is not active any longer.") == []
+    )
+    assert comparatives("The tool shall stop when input data are no longer available.") == []
+    assert comparatives("The speed shall be lower than or equal to the shunting speed.") == []
+    assert comparatives("The new release shall be faster.") == ["faster"]
+
+
 def test_converted_layouts_read_as_their_requirements():
     rules = (
         "3.2.6. Business Rules: \n"
