@@ -437,6 +437,18 @@ def test_no_longer_and_a_bound_with_its_reference_are_no_comparatives():
     assert comparatives("The new release shall be faster.") == ["faster"]
 
 
+def test_a_passive_with_its_be_left_out_after_a_conjunction():
+    def passives(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [f.term for f in report.findings if "INCOSE-R2" in (f.rule, *f.also)]
+
+    assert passives("Product MUST encrypt the file when sent as an email attachment.") == [
+        "when sent as"
+    ]
+    assert passives("The vibrations to be withstood shall be 0.25g.") == ["be withstood"]
+    assert passives("The radio shall operate as defined in EN 301.") == []
+
+
 def test_converted_layouts_read_as_their_requirements():
     rules = (
         "3.2.6. Business Rules: \n"

@@ -60,15 +60,25 @@ _BE_PARTICIPLE = re.compile(
 )
 
 
+# a passive clause with its "be" left out after a conjunction: "when sent as an email
+# attachment", "if selected by the driver", "once generated and distributed"
+_ELIDED_PASSIVE = re.compile(
+    r"\b(?:when|if|once|unless|until)\s+(?:\w+ly\s+)?(?P<verb>[a-z]+)\s+"
+    r"(?:by|as|to|in|on|from|with|and|or|for|at)\b",
+    re.IGNORECASE,
+)
+
+
 def passive_hits(text: str, language: str) -> list[Hit]:
     if language != "en":
         return []
     participles = word_set("en", "incose-r2-passive-participles")
     hits = []
-    for match in _BE_PARTICIPLE.finditer(text):
-        verb = match.group("verb").lower()
-        if verb in participles or (verb.endswith("ed") and len(verb) > 4):
-            hits.append(Hit("INCOSE-R2", match.group(), match.start(), match.end()))
+    for pattern in (_BE_PARTICIPLE, _ELIDED_PASSIVE):
+        for match in pattern.finditer(text):
+            verb = match.group("verb").lower()
+            if verb in participles or (verb.endswith("ed") and len(verb) > 4):
+                hits.append(Hit("INCOSE-R2", match.group(), match.start(), match.end()))
     return hits
 
 
