@@ -357,6 +357,10 @@ def test_frequencies_and_durations_without_a_value_are_vague():
     assert vague("The window shall change location on the screen periodically.") == ["periodically"]
     assert vague("The tool shall monitor the unit for an indefinite period.") == ["indefinite"]
     assert vague("The module shall boot in a near real-time environment.") == ["near real-time"]
+    # "as well as" is "and"; "sensitive data" names a class of data
+    assert vague("The tool shall read the devices as well as the data files.") == []
+    assert vague("The interface shall accept sensitive operator data.") == []
+    assert vague("The code shall be well documented.") == ["well"]
 
 
 def test_an_oblique_inside_a_unit_is_no_finding():
