@@ -455,6 +455,13 @@ def test_a_passive_with_its_be_left_out_after_a_conjunction():
     assert passives("The radio shall operate as defined in EN 301.") == []
 
 
+def test_file_formats_every_engineer_knows_need_no_definition():
+    report = check_document("- FR-01: The system shall store images as JPEG and archives as ZIP.\n")
+    assert [f.term for f in report.findings if f.rule == "SRS-acronym-undefined"] == []
+    report = check_document("- FR-01: The system shall send the files to the FMC.\n")
+    assert [f.term for f in report.findings if f.rule == "SRS-acronym-undefined"] == ["FMC"]
+
+
 def test_converted_layouts_read_as_their_requirements():
     rules = (
         "3.2.6. Business Rules: \n"
