@@ -462,6 +462,16 @@ def test_file_formats_every_engineer_knows_need_no_definition():
     assert [f.term for f in report.findings if f.rule == "SRS-acronym-undefined"] == ["FMC"]
 
 
+def test_fully_permanently_and_indefinitely_are_absolutes():
+    def absolutes(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [f.term for f in report.findings if "INCOSE-R26" in (f.rule, *f.also)]
+
+    assert absolutes("The documents shall fully document the instrument parameters.") == ["fully"]
+    assert absolutes("Default values shall be permanently stored on board.") == ["permanently"]
+    assert absolutes("The hardware shall be able to perform indefinitely.") == ["indefinitely"]
+
+
 def test_converted_layouts_read_as_their_requirements():
     rules = (
         "3.2.6. Business Rules: \n"
