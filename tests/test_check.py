@@ -475,6 +475,15 @@ def test_fully_permanently_and_indefinitely_are_absolutes():
     assert absolutes("The hardware shall be able to perform indefinitely.") == ["indefinitely"]
 
 
+def test_obvious_and_comprehensible_are_subjective():
+    def subjective(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [f.term for f in report.findings if "ISO29148-subjective" in (f.rule, *f.also)]
+
+    assert subjective("Missing data shall be shown by an obvious indicator.") == ["obvious"]
+    assert subjective("Comprehensible specifications shall be available.") == ["Comprehensible"]
+
+
 def test_converted_layouts_read_as_their_requirements():
     rules = (
         "3.2.6. Business Rules: \n"
