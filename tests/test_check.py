@@ -319,6 +319,10 @@ def test_references_that_name_no_document_or_version():
     assert references("The data shall be managed according to the data sharing agreements.") == [
         "according to the data sharing agreements"
     ]
+    assert references(
+        "Product MUST send the logbook at events defined in Community legislation."
+    ) == ["defined in Community legislation"]
+    assert references("A procedure MUST be defined in order to simplify the process.") == []
     # an obligation to define something is no placeholder ("to be defined" is one)
     assert references("The technical means has to be defined by the pilot.") == []
     assert references("The port number is to be defined.") == ["to be defined"]

@@ -241,7 +241,7 @@ def repeated_hits(text: str, language: str) -> list[Hit]:
 _REFERENCE_EN = re.compile(
     r"\b(?:conform(?:s|ing)? to|compl(?:y|ies|iant) with|according to|in accordance with|"
     r"as (?:defined|specified|described) in|refer(?:s)? to|as per|adheres? to|"
-    r"(?:specified|defined|prescribed) by|meets?|satisf(?:y|ies)|follows?)\b"
+    r"(?:specified|defined|prescribed) (?:by|in(?! order\b))|meets?|satisf(?:y|ies)|follows?)\b"
     r"(?P<window>(?:\s+[^\s.;]+){1,8})",
     re.IGNORECASE,
 )
