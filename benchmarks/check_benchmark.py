@@ -112,7 +112,7 @@ def load_labels(path: Path = DATA / "labels.txt") -> list[Item]:
 
 
 _LIST_MARK = re.compile(
-    r"^\s*(?:[a-z0-9]{1,2}[.)]|\([a-z]\)|[-*•])\s+"
+    r"^\s*(?:[a-z0-9]{1,2}[.)]|\([a-z]\)|[-*•▪●◦○✓])\s+"
 )  # "a. ", "1) ", "(c) ", "• "
 
 

@@ -32,11 +32,12 @@ _CONDITION = re.compile(r"\b(?:when|whenever|if|unless|once|while|until)\b|当|�
 _MODAL = re.compile(r"\b(?:shall|must|should|will)\b|应|必须", re.IGNORECASE)
 
 
-def _in_condition(text: str, start: int) -> bool:
-    """Is `start` inside a condition clause ("when no product is found"): after a condition
-    word with no binding word between them?"""
+def _in_condition(text: str, start: int, end: int) -> bool:
+    """Is the term at `start:end` inside a condition clause ("when no product is found"):
+    after a condition word with no binding word between them or in the term ("When X is
+    isolated, the system shall not show ..." is a prohibition)?"""
     conditions = list(_CONDITION.finditer(text, 0, start))
-    return bool(conditions) and not _MODAL.search(text, conditions[-1].end(), start)
+    return bool(conditions) and not _MODAL.search(text, conditions[-1].end(), end)
 
 
 def list_hits(text: str, language: str) -> list[Hit]:
@@ -45,7 +46,7 @@ def list_hits(text: str, language: str) -> list[Hit]:
         for name in rule.lists:
             matcher = word_list(language, name, rule.id in _CASE_SENSITIVE)
             for a, b, term in matcher.matches(text):
-                if rule.id == "ISO29148-negative" and _in_condition(text, a):
+                if rule.id == "ISO29148-negative" and _in_condition(text, a, b):
                     continue  # "when no product is found" is a condition, not a prohibition
                 hits.append(Hit(rule.id, term, a, b))
     return hits
@@ -59,15 +60,25 @@ _BE_PARTICIPLE = re.compile(
 )
 
 
+# a passive clause with its "be" left out after a conjunction: "when sent as an email
+# attachment", "if selected by the driver", "once generated and distributed"
+_ELIDED_PASSIVE = re.compile(
+    r"\b(?:when|if|once|unless|until)\s+(?:\w+ly\s+)?(?P<verb>[a-z]+)\s+"
+    r"(?:by|as|to|in|on|from|with|and|or|for|at)\b",
+    re.IGNORECASE,
+)
+
+
 def passive_hits(text: str, language: str) -> list[Hit]:
     if language != "en":
         return []
     participles = word_set("en", "incose-r2-passive-participles")
     hits = []
-    for match in _BE_PARTICIPLE.finditer(text):
-        verb = match.group("verb").lower()
-        if verb in participles or (verb.endswith("ed") and len(verb) > 4):
-            hits.append(Hit("INCOSE-R2", match.group(), match.start(), match.end()))
+    for pattern in (_BE_PARTICIPLE, _ELIDED_PASSIVE):
+        for match in pattern.finditer(text):
+            verb = match.group("verb").lower()
+            if verb in participles or (verb.endswith("ed") and len(verb) > 4):
+                hits.append(Hit("INCOSE-R2", match.group(), match.start(), match.end()))
     return hits
 
 
@@ -89,7 +100,7 @@ def _is_verb(word: str, verbs: frozenset[str]) -> bool:
     return forms and bool(stems & verbs) and len(word) > 2
 
 
-_AUXILIARIES = {"has", "have", "does", "do", "able", "which", "who"}
+_AUXILIARIES = {"has", "have", "does", "do", "able", "which", "who", "be", "is", "are", "cannot"}
 _FINITE = {"shall", "must", "will", "should", "can", "may", "is", "are", "was", "were"}
 
 
@@ -132,6 +143,15 @@ def combinator_hits(text: str, language: str) -> list[Hit]:
         # "and processing hardware", "sending and receiving multicast message")
         gerund = first.endswith("ing")
         nominal = (after not in _DETERMINERS and after != "of") if gerund else after == "of"
+        # a verb's form that names a thing in the subject: "identity and access management
+        # MUST provide" (no verb before "and" in the sentence, the modal right after the
+        # next word); after a clause it starts a second one: "... shall be logged and
+        # selected errors shall be reported"
+        rest = [t.lower() for t in _TOKEN.findall(text[match.end() :])]
+        if len(ahead) == 2 and rest[:1] and rest[0] in _FINITE:
+            preceding = [t.lower() for t in _TOKEN.findall(text[: match.start()])]
+            start = max((n + 1 for n, t in enumerate(preceding) if t in ".;:!?"), default=0)
+            nominal = nominal or not set(preceding[start:]) & _FINITE
         action = (
             first in _MODALS or first in _AUXILIARIES or (_is_verb(first, verbs) and not nominal)
         )
@@ -144,7 +164,10 @@ def combinator_hits(text: str, language: str) -> list[Hit]:
 # --- oblique symbol (INCOSE R17) -------------------------------------------------------
 
 _OBLIQUE = re.compile(r"(?<![\w/:.])([A-Za-z][\w-]*)/([A-Za-z][\w-]*)(?![\w/])")
-_UNITS = {"s", "sec", "ms", "h", "hr", "hrs", "min", "day", "d", "month", "year", "yr", "kg"}
+_UNITS = {
+    "s", "sec", "ms", "h", "hr", "hrs", "min", "day", "d", "month", "year", "yr", "kg",
+    "m", "m2", "m3", "km", "cm", "mm", "minute", "second", "hour", "week", "hz", "khz", "mhz",
+}  # fmt: skip
 
 
 def oblique_hits(text: str, language: str) -> list[Hit]:
@@ -169,13 +192,32 @@ _PLURAL_OR_INDEX = re.compile(r"[(（](?:s|es|\d{1,2}|[a-z]|[ivx]{1,4})[)）]")
 _STATUS_MARK = re.compile(r"[(（](?:[A-Z]|M/O|[Mm]andatory|[Oo]ptional|[Dd]esirable)[)）]")
 
 
+_SMALL_WORDS = {"of", "and", "for", "the", "to", "a", "an", "in", "on", "or", "by", "with"}
+
+
+def _defines(text: str, start: int, acronym: str) -> bool:
+    """The words before `start` spell `acronym` ("Mission Management Center (MMC)",
+    "Extensible Markup Language (XML)"): its letters in order within the last few words
+    (not "English (UK)": the parentheses then say which English)."""
+    letters = acronym.rstrip("s").upper()
+    words = [w for w in re.findall(r"[\w]+", text[:start]) if w.lower() not in _SMALL_WORDS]
+    joined = "".join(words[-(len(letters) + 3) :]).upper()
+    position = 0
+    for letter in letters:
+        position = joined.find(letter, position) + 1
+        if not position:
+            return False
+    return True
+
+
 def parentheses_hits(text: str, language: str) -> list[Hit]:
     hits = []
     for match in _PARENTHESES.finditer(text):
-        if any(
-            form.fullmatch(match.group())
-            for form in (_ACRONYM_ONLY, _PLURAL_OR_INDEX, _STATUS_MARK)
+        if _ACRONYM_ONLY.fullmatch(match.group()) and (
+            language != "en" or _defines(text, match.start(), match.group()[1:-1])
         ):
+            continue
+        if any(form.fullmatch(match.group()) for form in (_PLURAL_OR_INDEX, _STATUS_MARK)):
             continue
         hits.append(Hit("INCOSE-R21", match.group(), match.start(), match.end()))
     return hits
@@ -199,13 +241,13 @@ def repeated_hits(text: str, language: str) -> list[Hit]:
 _REFERENCE_EN = re.compile(
     r"\b(?:conform(?:s|ing)? to|compl(?:y|ies|iant) with|according to|in accordance with|"
     r"as (?:defined|specified|described) in|refer(?:s)? to|as per|adheres? to|"
-    r"(?:specified|defined|prescribed) by|meets?|satisf(?:y|ies)|follows?)\b"
+    r"(?:specified|defined|prescribed) (?:by|in(?! order\b))|meets?|satisf(?:y|ies)|follows?)\b"
     r"(?P<window>(?:\s+[^\s.;]+){1,8})",
     re.IGNORECASE,
 )
 _REFERENCE_EN_OBJECT = re.compile(
     r"\b(?:standards?|documents?|specifications?|guidelines?|policy|policies|regulations?|"
-    r"process(?:es)?|procedures?|rules?)\b",
+    r"process(?:es)?|procedures?|rules?|agreements?|legislation|laws?|directives?)\b",
     re.IGNORECASE,
 )
 _REFERENCE_ZH = re.compile(r"(?:符合|遵循|遵守|依据|按照|参照|参见)(?P<window>[^，。；,;]{0,12})")
@@ -320,6 +362,16 @@ def _is_plural(noun: str) -> bool:
     return lower.endswith("s") and not lower.endswith(("ss", "us", "is", "’s", "'s"))
 
 
+# an anticipatory "it": "It shall be possible to ...", "It should never be necessary to ...",
+# "It MUST be clearly defined which ...", "it is expected that ..."
+_EXPLETIVE_IT = re.compile(
+    r"\s+(?:(?:shall|must|should|will|may|can|could|would)\s+)?(?:not\s+|never\s+)?"
+    r"(?:\w+ly\s+)?(?:be|is|was)\s+(?:not\s+)?(?:\w+ly\s+)?[a-z]+\s+"
+    r"(?:to|that|which|whether|who|how|what|when|where|for)\b",
+    re.IGNORECASE,
+)
+
+
 def pronoun_hits(text: str, language: str) -> list[Hit]:
     if language == "zh":
         return _pronoun_hits_zh(text)
@@ -343,6 +395,8 @@ def pronoun_hits(text: str, language: str) -> list[Hit]:
                 continue
             hits.append(Hit("ISO29148-vague-pronoun", word, *match.span(), "a whole statement"))
             continue
+        if lower == "it" and _EXPLETIVE_IT.match(text, match.end()):
+            continue  # "It shall be possible to ...": a dummy subject, it refers to nothing
         before = _noun_phrases(_antecedent_tokens(tokens, index))
         # people are named without an article too ("allow user to ... his")
         people = {t.lower() for t in tokens[:index] if t.lower() in persons}

@@ -19,14 +19,24 @@ ALPHA_ID = r"[A-Z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*?[-_]\d+(?:\.\d+)*(?:[a-z]|[
 ALPHA_ID_RE = re.compile(r"(?<![\w-])" + ALPHA_ID + r"(?![\w-])")
 # "3.2.1.4", or "1.2." (two levels need the final dot: "1.2. The Department Name must ...")
 _NUMERIC_ID = r"\d+(?:\.\d+){2,}|\d{1,2}\.\d{1,2}(?=\.\s)"
+# a named requirement: "Req 3:", "Requirement 12:", "Virtual-Space Req 1:", "Clean GUI Req 2:"
+# (up to three capitalised words before "Req", the colon required)
+_NAMED_ID = r"(?:[A-Z][\w'’-]*\s+){0,3}(?:Req|REQ|Requirement)\s*#?\d{1,3}[a-z]?(?=\s*:)"
 _LEADING_ID = re.compile(
-    r"^\s*[*_\[(（【#>|-]{0,4}\s*(?P<id>" + ALPHA_ID + "|" + _NUMERIC_ID + r")(?![\w-])"
+    r"^\s*[*_\[(（【#>|-]{0,4}\s*(?P<id>"
+    + ALPHA_ID
+    + "|"
+    + _NUMERIC_ID
+    + "|"
+    + _NAMED_ID
+    + r")(?![\w-])"
     r"[\s*_\])）】:：.、|-]*"
 )
 # bullets as converted documents leave them too: \x02 and U+F0B7 (a PDF's Symbol-font dot)
 _LIST_MARKER = re.compile(
     r"^\s*(?:[-*+•✓▪●◦○]\s+|[\x02\uf0b7\uf0a7]\s*|(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+)"
 )
+_LEADING_ALPHA_ID = re.compile(r"^(?:" + ALPHA_ID + r")(?![\w-])\s*[-–:]\s+\w")
 _BARE_NUMBER = re.compile(r"^\d{1,2}\s+(?=[A-Z])")
 # an id wrapped in a flattened table's narrow cell: "F-" on one line, "101B1" on the next
 _ID_FIRST_PART = re.compile(r"^[A-Z][A-Za-z0-9]*[-_]$")
@@ -37,7 +47,11 @@ _NUMBERED_ITEM = re.compile(r"^\s*\d{1,2}\.\d{1,2}\.?\s+(?=[A-Z])")
 # page furniture of converted PDFs: "Page 7 of 12", "Created on 7/15/2009" (skipped, a page
 # break inside a paragraph does not end it)
 _PAGE_LINE = re.compile(r"^\s*page\s+\d+(?:\s+of\s+\d+)?\s*$", re.IGNORECASE)
-_DATED_LINE = re.compile(r"^\s*[A-Za-z ]{0,30}\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\s*$")
+# (a bare "4.5.10" is a section number, not a date: a dotted date alone needs a four-digit year)
+_DATED_LINE = re.compile(
+    r"^\s*(?:[A-Za-z ]{0,30}\d{1,4}[/-]\d{1,2}[/-]\d{2,4}|[A-Za-z ]{0,30}\d{1,2}\.\d{1,2}\.\d{4}"
+    r"|[A-Za-z ]{0,30}[A-Za-z]\s+\d{1,2}\.\d{1,2}\.\d{2})\s*$"
+)
 # a numbered heading of a converted document: "2.8 Interfaces", "3.2.1 Unicast Communication"
 _NUMBERED_HEADING = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s+[^\s.].{0,60}$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -45,12 +59,19 @@ _ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$")
 
 BINDING_EN = re.compile(r"\b(?:shall|must)\b", re.IGNORECASE)
-WEAK_EN = re.compile(r"\b(?:should|will|may|can|cannot|(?:is|are) required to)\b", re.IGNORECASE)
+WEAK_EN = re.compile(
+    r"\b(?:should|will|may|can|cannot|(?:is|are) required to|(?:is|are) to be)\b", re.IGNORECASE
+)
 # 应 as a modal, not inside 应用, 响应, 对应, 供应 ...
 BINDING_ZH = re.compile(
     r"必须|不得|应当|应该|(?<![反对适响供回感效相答呼顺理])应(?![用答对急聘变激收付])"
 )
 WEAK_ZH = re.compile(r"需要|可以|能够|将会")
+# the modal verbs that make an item under a requirement one of its own ("can" describes)
+_ITEM_MODAL = re.compile(
+    r"\b(?:should|will|may|cannot|needs?|ha(?:s|ve) to|(?:is|are) (?:required )?to be)\b",
+    re.IGNORECASE,
+)
 # "should" in any case: a requirement with a weak modal when it stands next to a binding one
 SHOULD_EN = re.compile(r"\bshould\b", re.IGNORECASE)
 # RFC 2119's keywords in capitals: a document that writes "SHOULD" and "MAY" so marks its
@@ -136,6 +157,9 @@ def _running_lines(lines: list[str]) -> set[str]:
             and any(ch.isalpha() for ch in key)
             and not key.startswith("|")
             and not binding_words(key)  # a repeated requirement line is content
+            # so is a repeated line that starts with a requirement id ("▪ REQ-1 - Users are
+            # limited to Windows XP, Vista or Mac- OS", the same list under each feature)
+            and not _LEADING_ALPHA_ID.match(_LIST_MARKER.sub("", key, count=1))
             # an id cell of a flattened table, whole or its first part ("F-" / "101B1")
             and not (_ID_FIRST_PART.match(key) or re.fullmatch(ALPHA_ID, key))
         )
@@ -163,21 +187,26 @@ _RECORD_FIELD = re.compile(
 
 
 def _blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
-    """(first line index, kind, lines) for every block: "heading", "row" or "text"."""
+    """(first line index, kind, lines) for every block: "heading", "title" (a numbered title
+    line of a converted document), "row" or "text"."""
     merged: list[tuple[int, str, list[str]]] = []
     listing = False  # the last requirement introduced a list ("... the following:")
     for start, kind, block in _raw_blocks(lines):
         text = kind == "text" and merged and merged[-1][1] == "text"
+        item = bool(text) and listing and _list_item(block)
         if text and (
             _continues(merged[-1][2], block)
-            or (listing and _list_item(block))
+            or item
             or (_RECORD_FIELD.match(block[0]) and bool(binding_words(" ".join(merged[-1][2]))))
         ):
             merged[-1][2].extend(block)
         else:
             merged.append((start, kind, block))
         joined = " ".join(merged[-1][2]).rstrip()
-        listing = kind == "text" and joined.endswith((":", "：")) and bool(binding_words(joined))
+        # the list goes on after its first item ("a. The password ..." / "b. A toggle ...")
+        listing = item or (
+            kind == "text" and joined.endswith((":", "：")) and bool(binding_words(joined))
+        )
     return merged
 
 
@@ -219,6 +248,7 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
             continue
         if _NUMBERED_HEADING.match(line) and _is_heading_text(line):
             close()
+            blocks.append((index, "title", [line]))
             continue
         following = lines[index + 1] if index + 1 < len(lines) else ""
         after = lines[index + 2] if index + 2 < len(lines) else ""
@@ -230,6 +260,7 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
         ):
             close()
             title_line = index + 1
+            blocks.append((index, "title", [line.strip() + " " + following.strip()]))
             continue
         if _ATX_HEADING.match(line):
             close()
@@ -329,6 +360,9 @@ def _starts_another(current: list[str], line: str) -> bool:
 _PART_TITLE = re.compile(
     r"^\d+(?:\.\d+)*\.?\s+(?!(?:The|A|An|This|These|All|Each|Every|If|When)\b)[A-Z][\w ,&()/-]{0,50}:$"
 )
+# a title that may name the section: two levels at least, a capital ("3.8 Security"; not
+# "2.56 second", "1. Use ... sparingly")
+_SECTION_TITLE = re.compile(r"^\s*\d+(?:\.\d+)+\.?\s+[A-Z][^\])]*$")
 _RULES_TITLE = re.compile(r"\brules?:$", re.IGNORECASE)
 
 
@@ -405,11 +439,21 @@ def parse_requirements(text: str) -> ParsedDocument:
     in_rules = False  # under a numbered "... Rules:" title (`_PART_TITLE`)
     after_binding = False  # the block before was a requirement with a binding word
     pending_should: Requirement | None = None  # the block before, a "should" statement
+    in_list = False  # the blocks since the last requirement are its items
 
+    own_title = (-1, "")  # the last numbered title line the blocks found ("3.8 Security")
     for start, kind, block in _blocks(lines):
         title, section_id = section_at(start)
+        if kind == "title":
+            if _SECTION_TITLE.match(block[0]):
+                own_title = (start, _clean(block[0]))
+            continue
+        if own_title[1] and not any(own_title[0] < s <= start for s, _, _ in sections):
+            # a numbered title the document model missed (no blank line before it) is
+            # the section, unless a section the model found starts after it
+            title = own_title[1]
         if kind != "text":
-            after_binding, pending_should = False, None
+            after_binding, pending_should, in_list = False, None, False
         if kind == "heading":
             in_rules = False
             heading = _clean(re.sub(r"^\s*#+", "", block[0]))
@@ -473,6 +517,19 @@ def parse_requirements(text: str) -> ParsedDocument:
         found = Requirement(
             rid, joined, start + 1, title, section_id, _language(joined), False, body_start
         )
+        # a lettered or numbered item under a requirement, with a modal verb of its own
+        # ("a. ... each class needs a quota ...", "b. Files ... should not be allowed"): a
+        # requirement of its own, as are the items after it
+        sub_item = (
+            in_list
+            and bool(_LIST_MARKER.match(block[0]))
+            and _words(body) >= 4
+            and bool(_ITEM_MODAL.search(body))
+            and not body.rstrip().endswith(("?", "？"))  # a question to the reader
+        )
+        if not is_requirement and sub_item:
+            requirements.append(found)
+            continue
         if not is_requirement:
             # "The system should allow ...": a requirement with a weak modal when it stands
             # next to a binding one (before or after it); alone it may be advice to a reader
@@ -481,9 +538,11 @@ def parse_requirements(text: str) -> ParsedDocument:
                 requirements.append(found)
                 should = False  # taken already
             pending_should, after_binding = (found if should else None), False
+            in_list = False
             continue
         if binding and pending_should is not None:
             requirements.append(pending_should)
         requirements.append(found)
         pending_should, after_binding = None, bool(binding)
+        in_list = True
     return ParsedDocument(requirements, lines, declared)

@@ -44,7 +44,7 @@ _QUALITY_EN = re.compile(
     r"concurren|capacity|scalab|reliab|MTBF|MTTR|recovery time|\bfast(?:er)?\b|quickly|"
     r"(?:processing|response|system|transfer|download|upload|search) speed|"
     r"robust|dependab|maintainab|extensib|"
-    r"\btimeout\b|simultaneous",
+    r"\btimeout\b|simultaneous|as soon as|\bstable\b|lifetime|failover|sustainab",
     re.IGNORECASE,
 )
 _QUALITY_ZH = re.compile(
@@ -56,7 +56,7 @@ _QUALITY_SECTION = re.compile(
 )
 _MEASURE = re.compile(
     r"\d+(?:[.,]\d+)?\s*(?:%|％|percent|ms|milliseconds?|s\b|sec|seconds?|minutes?|mins?\b|"
-    r"hours?|hrs?\b|h\b|days?|weeks?|users?|requests?|transactions?|sessions?|connections?|"
+    r"hours?|hrs?\b|h\b|days?|weeks?|months?|years?|users?|requests?|transactions?|sessions?|connections?|"
     r"[KMGT]B\b|[KMG]bps|Hz|times|per\b|/|x\b|次|秒|毫秒|分钟|小时|天|个|人|名|用户|条|笔|"
     r"倍|万|千)|"
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|fifteen|twenty|thirty|sixty|"
