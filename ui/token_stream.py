@@ -2,9 +2,11 @@
 
 Every mode streams through Chainlit's emitter (`Message.stream_token` and `Step.stream_token`
 call `emitter.send_token`, one Socket.IO `stream_token` event per token). A provider streams
-a token every 15-30 ms per user; one event each costs the app an encoding, a websocket frame
-and a task switch per user per token, which at tens of users is most of the event loop's time
-(issue 19 item 9). Here, per tab (session):
+a token every 15-30 ms per user (the model layer joins them into at most one piece per 50 ms
+per answer, `reqstudio/coalesce.py`, but a tab may show several answers and steps at once);
+one event each costs the app an encoding, a websocket frame and a task switch per user per
+token, which at tens of users is most of the event loop's time (issue 19 item 9). Here, per
+tab (session):
 
 - the first token after a pause goes out at once (nothing waits for a short answer);
 - tokens that come within the next `FLUSH_SECONDS` are joined, in order, and go out together
