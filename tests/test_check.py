@@ -881,3 +881,40 @@ def test_annotator_agreement_counts_each_requirement_and_rule_once():
     assert counts["requirements"] == 2  # line 14 and line 99 are not in both
     assert (counts["tp"], counts["fp"], counts["fn"]) == (1, 1, 1)
     assert precision_recall(counts) == ("0.50", "0.50")
+
+
+def test_a_numbered_table_row_wrapped_onto_lines_is_one_requirement(tmp_path, monkeypatch):
+    """A converted table of requirement numbers and statements: the lines with an empty first
+    cell continue the row, a wrapped number ("7.1.1.1" / "0") is 7.1.1.10, and a row of a
+    number and a statement is a requirement even without "shall"."""
+    table = (
+        "|7.1.1.1|Allows resources to be reviewed before a decision is made |\n"
+        "|       |whether they should be retained.                          |\n"
+        "|7.1.1.1|Converts data to accepted file formats [see Appendix B] as|\n"
+        "|0      |needed.                                                   |\n"
+        "|7.1.2.5|Any QA errors shall prompt a request for resubmission     |\n"
+        "|       |and/or internal action.                                   |\n"
+        "|7.1.2.7|Generates statistical and error reports.                  |\n"
+    )
+    report = check_document(table)
+    assert [(r.id, r.line) for r in report.requirements] == [
+        ("7.1.1.1", 1),
+        ("7.1.1.10", 3),
+        ("7.1.2.5", 5),
+        ("7.1.2.7", 7),
+    ]
+    assert report.requirements[0].text.endswith("whether they should be retained.")
+    assert report.requirements[2].text.endswith("and/or internal action.")
+    assert any(f.line == 7 and f.rule == "SRS-no-shall" for f in report.findings)
+    # a table of versions or terms is no requirement
+    other = "|1.0|12/01/2009|First draft|\n|Term|A word defined here for the reader|\n"
+    assert check_document(other).requirements == []
+
+    # the benchmark matches a label's words after the row's number cell
+    import benchmarks.check_benchmark as benchmark
+
+    document = tmp_path / "doc.md"
+    document.write_text(table, encoding="utf-8")
+    monkeypatch.setattr(benchmark, "document_path", lambda name: document)
+    item = benchmark.Item("doc", 7, "N", {"SRS-no-shall"}, "7.1.2.7 Generates statistical")
+    assert benchmark.evaluate([item]).counts["SRS-no-shall"]["tp"] == 1

@@ -268,7 +268,17 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
             continue
         if line.lstrip().startswith("|"):
             close()
-            if not _TABLE_SEPARATOR.match(line):
+            if _TABLE_SEPARATOR.match(line):
+                continue
+            previous = blocks[-1] if blocks else None
+            if (
+                previous is not None
+                and previous[1] == "row"
+                and previous[0] + len(previous[2]) == index  # the line right after it
+                and _row_goes_on(previous[2], line)
+            ):
+                previous[2].append(line)
+            else:
                 blocks.append((index, "row", [line]))
             continue
         split_id = bool(_ID_FIRST_PART.match(line.strip())) and bool(
@@ -402,11 +412,53 @@ def _leading_id(text: str) -> tuple[str, int]:
     return match.group("id"), match.end()
 
 
-def _row_requirement(line: str) -> tuple[str, str] | None:
-    """A table row holding a requirement: (id or "", the requirement's text)."""
-    cells = [_clean(c) for c in line.strip().strip("|").split("|")]
+def _cells(line: str) -> list[str]:
+    return [_clean(c) for c in line.strip().strip("|").split("|")]
+
+
+# a requirement number in a table's first cell ("7.1.2.5", "7.1.3."), and the rest of one
+# the narrow cell wrapped onto the next line ("7.1.1.1" / "0": 7.1.1.10)
+_ROW_NUMBER = re.compile(r"\d+(?:\.\d+)+\.?|\d+\.")
+_ROW_NUMBER_REST = re.compile(r"\d{1,2}(?:\.\d{1,2})?\.?")
+
+
+def _row_goes_on(row: list[str], line: str) -> bool:
+    """A table line that continues the row before it (a converted document wraps a cell's
+    text onto lines of its own): its first cell is empty while the row's is not, or it holds
+    the wrapped rest of the row's number."""
+    first, cells = _cells(row[0]), _cells(line)
+    if len(cells) != len(first) or len(cells) < 2 or not first[0]:
+        return False
+    if not cells[0]:
+        return any(cells[1:])
+    return (
+        len(row) == 1
+        and bool(_ROW_NUMBER.fullmatch(first[0]))
+        and bool(_ROW_NUMBER_REST.fullmatch(cells[0]))
+    )
+
+
+def _row_requirement(lines: list[str]) -> tuple[str, str] | None:
+    """A table row holding a requirement: (id or "", the requirement's text). A row of
+    two cells, a requirement number and a statement of four words or more ("|7.1.2.1|Performs
+    virus checking on SIP.|"), is a requirement even without a binding word."""
+    rows = [_cells(line) for line in lines]
+    cells = [
+        (" " if n else "").join(r[n] for r in rows if n < len(r) and r[n]).strip()
+        for n in range(len(rows[0]))
+    ]
     ids = [c for c in cells if re.fullmatch(ALPHA_ID, c)]
     texts = [c for c in cells if binding_words(c)]
+    numbered = (
+        len(cells) == 2
+        and bool(_ROW_NUMBER.fullmatch(cells[0]) or re.fullmatch(ALPHA_ID, cells[0]))
+        and _words(cells[1]) >= 4
+        and cells[1][:1].isupper()
+    )
+    if numbered and not ids:
+        ids = [cells[0].rstrip(".")]
+    if not texts and numbered:
+        texts = [cells[1]]
     if not texts:
         return None
     return (ids[0] if ids else ""), max(texts, key=len)
@@ -464,7 +516,7 @@ def parse_requirements(text: str) -> ParsedDocument:
                 declared.add(heading_id)
             continue
         if kind == "row":
-            row = _row_requirement(block[0])
+            row = _row_requirement(block)
             if row is None:
                 continue
             rid, body = row
