@@ -918,3 +918,20 @@ def test_a_numbered_table_row_wrapped_onto_lines_is_one_requirement(tmp_path, mo
     monkeypatch.setattr(benchmark, "document_path", lambda name: document)
     item = benchmark.Item("doc", 7, "N", {"SRS-no-shall"}, "7.1.2.7 Generates statistical")
     assert benchmark.evaluate([item]).counts["SRS-no-shall"]["tp"] == 1
+
+
+def test_an_id_with_a_space_before_its_number_set_off_by_a_dash():
+    """An id like "FR 13 — It shall ...", "NFR 11.1 -- Migration configurations can be built ...": the
+    id is the requirement's, and a line that starts with one starts a requirement."""
+    text = (
+        "NFR 10 — The workflow system shall have a configurable migration strategy.\n"
+        "NFR 11 — The migration workflow system will be driven by command line tools\n"
+        "NFR 11.1 -- Migration configurations can be built with a web user interface\n"
+    )
+    report = check_document(text)
+    assert [(r.id, r.line) for r in report.requirements] == [
+        ("NFR 10", 1),
+        ("NFR 11", 2),
+        ("NFR 11.1", 3),
+    ]
+    assert any(f.line == 3 and f.rule == "SRS-no-shall" for f in report.findings)

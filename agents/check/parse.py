@@ -22,6 +22,9 @@ _NUMERIC_ID = r"\d+(?:\.\d+){2,}|\d{1,2}\.\d{1,2}(?=\.\s)"
 # a named requirement: "Req 3:", "Requirement 12:", "Virtual-Space Req 1:", "Clean GUI Req 2:"
 # (up to three capitalised words before "Req", the colon required)
 _NAMED_ID = r"(?:[A-Z][\w'’-]*\s+){0,3}(?:Req|REQ|Requirement)\s*#?\d{1,3}[a-z]?(?=\s*:)"
+# an id with a space before its number, set off by a dash: "FR 13 — It shall be possible",
+# "NFR 11.1 -- Migration configurations can be built"
+_SPACED_ID = r"[A-Z]{2,6} \d{1,3}(?:\.\d{1,2})*(?=\s*(?:—|–|--)\s)"
 _LEADING_ID = re.compile(
     r"^\s*[*_\[(（【#>|-]{0,4}\s*(?P<id>"
     + ALPHA_ID
@@ -29,8 +32,10 @@ _LEADING_ID = re.compile(
     + _NUMERIC_ID
     + "|"
     + _NAMED_ID
+    + "|"
+    + _SPACED_ID
     + r")(?![\w-])"
-    r"[\s*_\])）】:：.、|-]*"
+    r"[\s*_\])）】:：.、|—–-]*"
 )
 # bullets as converted documents leave them too: \x02 and U+F0B7 (a PDF's Symbol-font dot)
 _LIST_MARKER = re.compile(
