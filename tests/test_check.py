@@ -935,3 +935,28 @@ def test_an_id_with_a_space_before_its_number_set_off_by_a_dash():
         ("NFR 11.1", 3),
     ]
     assert any(f.line == 3 and f.rule == "SRS-no-shall" for f in report.findings)
+
+
+def test_a_dotted_tag_in_camel_case_is_a_requirement_id():
+    """IEEE 830's hierarchical tags ("Game.LoadAI", "GUI.mouseInput"), alone on their line or
+    before the statement, each start a requirement (one in the present tense has no "shall");
+    "Node.js" is no tag."""
+    text = (
+        "Game.AutomaticSearch \n"
+        "The system searches an external source for \n"
+        "games on startup and loads them. \n"
+        "Game.Continue \n"
+        "The system has an embedded AI that takes \n"
+        "over from a player when asked to do so. \n"
+        "GUI.mouseInput The system can be used with a mouse \n"
+        "\n"
+        "Node.js The system shall use a server runtime.\n"
+    )
+    report = check_document(text)
+    assert [(r.id, r.line) for r in report.requirements] == [
+        ("Game.AutomaticSearch", 1),
+        ("Game.Continue", 4),
+        ("GUI.mouseInput", 7),
+        ("", 9),
+    ]
+    assert {f.line for f in report.findings if f.rule == "SRS-no-shall"} == {1, 4, 7}

@@ -25,6 +25,9 @@ _NAMED_ID = r"(?:[A-Z][\w'’-]*\s+){0,3}(?:Req|REQ|Requirement)\s*#?\d{1,3}[a-z
 # an id with a space before its number, set off by a dash: "FR 13 — It shall be possible",
 # "NFR 11.1 -- Migration configurations can be built"
 _SPACED_ID = r"[A-Z]{2,6} \d{1,3}(?:\.\d{1,2})*(?=\s*(?:—|–|--)\s)"
+# a dotted tag in camel case, IEEE 830's hierarchical names: "Game.LoadAI", "GUI.mouseInput"
+# (not "Node.js", "U.S.": a capital after the dot, two letters before it)
+_TAG_ID = r"[A-Z][A-Za-z]+(?:\.[A-Za-z]*[A-Z][A-Za-z0-9]*)+(?=\s+[A-Z]|\s*$)"
 _LEADING_ID = re.compile(
     r"^\s*[*_\[(（【#>|-]{0,4}\s*(?P<id>"
     + ALPHA_ID
@@ -34,6 +37,8 @@ _LEADING_ID = re.compile(
     + _NAMED_ID
     + "|"
     + _SPACED_ID
+    + "|"
+    + _TAG_ID
     + r")(?![\w-])"
     r"[\s*_\])）】:：.、|—–-]*"
 )
