@@ -960,3 +960,20 @@ def test_a_dotted_tag_in_camel_case_is_a_requirement_id():
         ("", 9),
     ]
     assert {f.line for f in report.findings if f.rule == "SRS-no-shall"} == {1, 4, 7}
+
+
+def test_a_pronoun_s_candidates_are_nouns_not_the_verbs_after_them():
+    """The word before a determiner or an object pronoun is a verb, not a noun phrase's head
+    ("the game saves all the positions"), and a PDF's ligature starts a word ("ﬁles")."""
+    from agents.check.lexical import pronoun_hits
+
+    def why(text: str) -> list[str]:
+        return [h.why for h in pronoun_hits(text, "en")]
+
+    assert why("The system saves all the defined positions so that they are kept.") == []
+    assert why("The tool compares the ﬁles and the checksums and reports them.") == [
+        "could be checksums or ﬁles"
+    ]
+    assert why("The user could edit the record and its copy, then print it.") == [
+        "could be copy or record"
+    ]
