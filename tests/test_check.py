@@ -977,3 +977,16 @@ def test_a_pronoun_s_candidates_are_nouns_not_the_verbs_after_them():
     assert why("The user could edit the record and its copy, then print it.") == [
         "could be copy or record"
     ]
+
+
+def test_compatible_with_an_environment_or_the_requirements_of_a_body_is_a_reference():
+    """Being "compatible with" / "compliant with" an environment, "conform to the requirements of"
+    a body: references that name no version."""
+    from agents.check.lexical import reference_hits
+
+    def terms(text: str) -> list[str]:
+        return [h.term for h in reference_hits(text, "en")]
+
+    assert terms("The tools shall be compliant with Java development environments.")
+    assert terms("The system must conform to the requirements of the NIH backup site.")
+    assert terms("The tools shall be compatible with the Java 1.6 environment.") == []

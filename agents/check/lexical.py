@@ -240,14 +240,15 @@ def repeated_hits(text: str, language: str) -> list[Hit]:
 
 _REFERENCE_EN = re.compile(
     r"\b(?:conform(?:s|ing)? to|compl(?:y|ies|iant) with|according to|in accordance with|"
-    r"as (?:defined|specified|described) in|refer(?:s)? to|as per|adheres? to|"
+    r"as (?:defined|specified|described) in|refer(?:s)? to|as per|adheres? to|compatible with|"
     r"(?:specified|defined|prescribed) (?:by|in(?! order\b))|meets?|satisf(?:y|ies)|follows?)\b"
     r"(?P<window>(?:\s+[^\s.;]+){1,8})",
     re.IGNORECASE,
 )
 _REFERENCE_EN_OBJECT = re.compile(
     r"\b(?:standards?|documents?|specifications?|guidelines?|policy|policies|regulations?|"
-    r"process(?:es)?|procedures?|rules?|agreements?|legislation|laws?|directives?)\b",
+    r"process(?:es)?|procedures?|rules?|agreements?|legislation|laws?|directives?|"
+    r"environments?|requirements of)\b",
     re.IGNORECASE,
 )
 _REFERENCE_ZH = re.compile(r"(?:符合|遵循|遵守|依据|按照|参照|参见)(?P<window>[^，。；,;]{0,12})")
