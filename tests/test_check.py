@@ -990,3 +990,11 @@ def test_compatible_with_an_environment_or_the_requirements_of_a_body_is_a_refer
     assert terms("The tools shall be compliant with Java development environments.")
     assert terms("The system must conform to the requirements of the NIH backup site.")
     assert terms("The tools shall be compatible with the Java 1.6 environment.") == []
+
+
+def test_possibly_and_may_be_necessary_are_loopholes():
+    report = check_document(
+        "The interface shall use one main window and possibly dialog windows for settings.\n\n"
+        "The system shall check the metadata; a conversion may be necessary.\n"
+    )
+    assert [f.line for f in report.findings if f.rule == "ISO29148-loophole"] == [1, 3]
