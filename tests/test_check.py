@@ -998,3 +998,13 @@ def test_possibly_and_may_be_necessary_are_loopholes():
         "The system shall check the metadata; a conversion may be necessary.\n"
     )
     assert [f.line for f in report.findings if f.rule == "ISO29148-loophole"] == [1, 3]
+
+
+def test_usability_rapid_response_and_scaling_need_a_number():
+    report = check_document(
+        "NFR 2 — The tools shall be able to scale to process large collections.\n\n"
+        "NFR 8 — The tools shall provide enhanced usability for the major commands.\n\n"
+        "PER-05 The system must respond rapidly to user requests.\n\n"
+        "PER-06 The system must respond to user requests within 2 seconds.\n"
+    )
+    assert [f.line for f in report.findings if f.rule == "SRS-nfr-unmeasured"] == [1, 3, 5]
