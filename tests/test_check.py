@@ -1008,3 +1008,12 @@ def test_usability_rapid_response_and_scaling_need_a_number():
         "PER-06 The system must respond to user requests within 2 seconds.\n"
     )
     assert [f.line for f in report.findings if f.rule == "SRS-nfr-unmeasured"] == [1, 3, 5]
+
+
+def test_a_user_interface_is_no_indefinite_actor():
+    report = check_document(
+        "R-1 The tool shall offer a graphical user interface to set up the migration.\n\n"
+        "R-2 The tool shall offer a Web User Interface.\n\n"
+        "R-3 The tool shall notify a user of the result.\n"
+    )
+    assert [f.line for f in report.findings if f.rule == "INCOSE-R5"] == [5]
