@@ -1017,3 +1017,24 @@ def test_a_user_interface_is_no_indefinite_actor():
         "R-3 The tool shall notify a user of the result.\n"
     )
     assert [f.line for f in report.findings if f.rule == "INCOSE-R5"] == [5]
+
+
+def test_a_spaced_id_or_a_tag_starts_a_requirement_after_one_without_a_stop():
+    """Ids like "NFR 16 — ... module" / "FR 27 — It shall ...", "Game.Solitaire ... games" /
+    "Game.TwoPlayerSupport": the line with the id starts the next requirement, although the
+    one before ends without a stop."""
+    report = check_document(
+        "NFR 16 — Repackaging filters can be used by the summary module\n"
+        "FR 27 — It shall be possible to export summaries in various formats\n"
+        "\n"
+        "Game.Solitaire \n"
+        "The system has support for solitaire games \n"
+        "Game.TwoPlayerSupport \n"
+        "The system shall support two player turn-based gaming. \n"
+    )
+    assert [(r.id, r.line) for r in report.requirements] == [
+        ("NFR 16", 1),
+        ("FR 27", 2),
+        ("Game.Solitaire", 4),
+        ("Game.TwoPlayerSupport", 6),
+    ]

@@ -362,6 +362,8 @@ def _starts_another(current: list[str], line: str) -> bool:
     found = _LEADING_ID.match(line)
     if found is None:
         return False
+    if re.fullmatch(r"[A-Z]{2,6} \d[\d.]*|" + _TAG_ID, found.group("id")):
+        return True  # "FR 27 — ...", "Game.Solitaire": no name a table cell cut
     before = _LEADING_ID.match(current[0])
     text = " ".join(current).rstrip()
     continues = (
