@@ -1038,3 +1038,12 @@ def test_a_spaced_id_or_a_tag_starts_a_requirement_after_one_without_a_stop():
         ("Game.Solitaire", 4),
         ("Game.TwoPlayerSupport", 6),
     ]
+
+
+def test_the_rest_of_incose_r7_vague_terms_in_lower_case():
+    report = check_document(
+        "UI-1 The user interfaces shall follow common guidelines.\n\n"
+        "R-2 The system shall perform routine integrity checking.\n\n"
+        "R-3 The system shall store the Ancillary Data files.\n"
+    )
+    assert [f.line for f in report.findings if f.rule == "ISO29148-ambiguous"] == [1, 3]
