@@ -1047,3 +1047,11 @@ def test_the_rest_of_incose_r7_vague_terms_in_lower_case():
         "R-3 The system shall store the Ancillary Data files.\n"
     )
     assert [f.line for f in report.findings if f.rule == "ISO29148-ambiguous"] == [1, 3]
+
+
+def test_for_this_purpose_names_a_purpose():
+    report = check_document(
+        "NFR 1 — The tools shall process several files at once. For this purpose, the tools\n"
+        "will group the files by name.\n"
+    )
+    assert [f.line for f in report.findings if f.rule == "INCOSE-R20"] == [1]
