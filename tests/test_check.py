@@ -1055,3 +1055,12 @@ def test_for_this_purpose_names_a_purpose():
         "will group the files by name.\n"
     )
     assert [f.line for f in report.findings if f.rule == "INCOSE-R20"] == [1]
+
+
+def test_a_combinator_among_the_words_after_another_is_found():
+    """In "on both Linux and Windows and should be playable" the first "and" joins two names,
+    the second, inside the words read after the first, starts a second predicate."""
+    from agents.check.lexical import combinator_hits
+
+    text = "The system shall run on both Linux and Windows and should be playable."
+    assert [(h.term, h.start) for h in combinator_hits(text, "en")] == [("and", 46)]

@@ -125,12 +125,23 @@ def _second_clause(text: str, match: re.Match) -> bool:
     )
 
 
+def _combinators(text: str) -> list[re.Match]:
+    """Every combinator with the words after it, a combinator among those words included
+    ("both Linux and Windows and should be": the second "and" is one too)."""
+    found = []
+    match = _COMBINATOR.search(text)
+    while match is not None:
+        found.append(match)
+        match = _COMBINATOR.search(text, match.end() - len(match.group("ahead")))
+    return found
+
+
 def combinator_hits(text: str, language: str) -> list[Hit]:
     if language != "en":
         return []
     verbs = word_set("en", "verbs")
     hits = []
-    for match in _COMBINATOR.finditer(text):
+    for match in _combinators(text):
         ahead = [w.lower() for w in match.group("ahead").split()]
         # "and then process", "but never shown", "and shall send", "or send": a second action
         if len(ahead) > 1 and (ahead[0] in _BEFORE_VERB or _ADVERB.match(ahead[0])):
