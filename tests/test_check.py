@@ -1063,4 +1063,4 @@ def test_a_combinator_among_the_words_after_another_is_found():
     from agents.check.lexical import combinator_hits
 
     text = "The system shall run on both Linux and Windows and should be playable."
-    assert [(h.term, h.start) for h in combinator_hits(text, "en")] == [("and", 46)]
+    assert [(h.term, h.start) for h in combinator_hits(text, "en")] == [("and", 47)]
