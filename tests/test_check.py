@@ -1064,3 +1064,10 @@ def test_a_combinator_among_the_words_after_another_is_found():
 
     text = "The system shall run on both Linux and Windows and should be playable."
     assert [(h.term, h.start) for h in combinator_hits(text, "en")] == [("and", 47)]
+
+
+def test_a_dotted_tag_wrapped_onto_the_next_line_is_joined():
+    report = check_document(
+        "Game.SaveOpeningPosition\ns \nThe system saves all the defined opening positions.\n"
+    )
+    assert [(r.id, r.line) for r in report.requirements] == [("Game.SaveOpeningPositions", 1)]

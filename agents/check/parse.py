@@ -539,6 +539,12 @@ def parse_requirements(text: str) -> ParsedDocument:
             )
             continue
         block = _row_cells_cut(block)
+        if (
+            len(block) > 2
+            and re.fullmatch(_TAG_ID, block[0].strip())
+            and re.fullmatch(r"[a-z0-9]{1,4}", block[1].strip())
+        ):  # a tag a narrow cell wrapped: "Game.SaveOpeningPosition" / "s"
+            block = [block[0].strip() + block[1].strip(), *block[2:]]
         joined = " ".join(_clean(_LIST_MARKER.sub("", line, count=1)) for line in block)
         joined = re.sub(r"\s+", " ", joined).strip()
         joined = _BARE_NUMBER.sub("", joined)  # "1 The system shall ..." (a lost list number)
