@@ -799,6 +799,9 @@ NEW_DOCUMENT_MISSES = [
     "2008-virtual-ed-doc:1976",
     "2006-eirene-sys-15-pdf:2441",
     "2006-eirene-sys-15-pdf:3305",
+    # the fifth session's triangle: a bare tag ("AI", "UI-1" with a blank line after it),
+    # "there should be the possibility" inside a use case, statements in the present tense
+    *(f"2005-triangle-pdf:{n}" for n in (617, 639, 712, 941, 948, 953, 1060, 1114)),
 ]
 
 
@@ -806,7 +809,7 @@ def test_the_labelled_set_is_matched_and_the_measured_figures_hold():
     """The parser finds the labelled requirements (all but the few the README names: numbered
     statements with no modal verb, bullets with only "should" or "has to", statements in the
     present tense), and the micro-averaged precision and recall over all rules do not fall
-    below the figures the README reports (dev 0.83 / 0.85, held-out 0.78 / 0.82 when written;
+    below the figures the README reports (dev 0.81 / 0.84, held-out 0.78 / 0.82 when written;
     Smella's 0.59 precision is the floor for both)."""
     from benchmarks.check_benchmark import held_out as held_out_split
 
@@ -834,7 +837,7 @@ def test_the_labelled_set_is_matched_and_the_measured_figures_hold():
     ]
     assert held_out.not_found == ["2001-ctc-network-pdf:367"]
     precision, recall = micro(dev)
-    assert precision > 0.82 and recall > 0.84
+    assert precision > 0.80 and recall > 0.83
     precision, recall = micro(held_out)
     assert precision > 0.77 and recall > 0.81
 
@@ -881,3 +884,193 @@ def test_annotator_agreement_counts_each_requirement_and_rule_once():
     assert counts["requirements"] == 2  # line 14 and line 99 are not in both
     assert (counts["tp"], counts["fp"], counts["fn"]) == (1, 1, 1)
     assert precision_recall(counts) == ("0.50", "0.50")
+
+
+def test_a_numbered_table_row_wrapped_onto_lines_is_one_requirement(tmp_path, monkeypatch):
+    """A converted table of requirement numbers and statements: the lines with an empty first
+    cell continue the row, a wrapped number ("7.1.1.1" / "0") is 7.1.1.10, and a row of a
+    number and a statement is a requirement even without "shall"."""
+    table = (
+        "|7.1.1.1|Allows resources to be reviewed before a decision is made |\n"
+        "|       |whether they should be retained.                          |\n"
+        "|7.1.1.1|Converts data to accepted file formats [see Appendix B] as|\n"
+        "|0      |needed.                                                   |\n"
+        "|7.1.2.5|Any QA errors shall prompt a request for resubmission     |\n"
+        "|       |and/or internal action.                                   |\n"
+        "|7.1.2.7|Generates statistical and error reports.                  |\n"
+    )
+    report = check_document(table)
+    assert [(r.id, r.line) for r in report.requirements] == [
+        ("7.1.1.1", 1),
+        ("7.1.1.10", 3),
+        ("7.1.2.5", 5),
+        ("7.1.2.7", 7),
+    ]
+    assert report.requirements[0].text.endswith("whether they should be retained.")
+    assert report.requirements[2].text.endswith("and/or internal action.")
+    assert any(f.line == 7 and f.rule == "SRS-no-shall" for f in report.findings)
+    # a table of versions or terms is no requirement
+    other = "|1.0|12/01/2009|First draft|\n|Term|A word defined here for the reader|\n"
+    assert check_document(other).requirements == []
+
+    # the benchmark matches a label's words after the row's number cell
+    import benchmarks.check_benchmark as benchmark
+
+    document = tmp_path / "doc.md"
+    document.write_text(table, encoding="utf-8")
+    monkeypatch.setattr(benchmark, "document_path", lambda name: document)
+    item = benchmark.Item("doc", 7, "N", {"SRS-no-shall"}, "7.1.2.7 Generates statistical")
+    assert benchmark.evaluate([item]).counts["SRS-no-shall"]["tp"] == 1
+
+
+def test_an_id_with_a_space_before_its_number_set_off_by_a_dash():
+    """An id like "FR 13 — It shall ...", "NFR 11.1 -- Migration configurations can be built ...": the
+    id is the requirement's, and a line that starts with one starts a requirement."""
+    text = (
+        "NFR 10 — The workflow system shall have a configurable migration strategy.\n"
+        "NFR 11 — The migration workflow system will be driven by command line tools\n"
+        "NFR 11.1 -- Migration configurations can be built with a web user interface\n"
+    )
+    report = check_document(text)
+    assert [(r.id, r.line) for r in report.requirements] == [
+        ("NFR 10", 1),
+        ("NFR 11", 2),
+        ("NFR 11.1", 3),
+    ]
+    assert any(f.line == 3 and f.rule == "SRS-no-shall" for f in report.findings)
+
+
+def test_a_dotted_tag_in_camel_case_is_a_requirement_id():
+    """IEEE 830's hierarchical tags ("Game.LoadAI", "GUI.mouseInput"), alone on their line or
+    before the statement, each start a requirement (one in the present tense has no "shall");
+    "Node.js" is no tag."""
+    text = (
+        "Game.AutomaticSearch \n"
+        "The system searches an external source for \n"
+        "games on startup and loads them. \n"
+        "Game.Continue \n"
+        "The system has an embedded AI that takes \n"
+        "over from a player when asked to do so. \n"
+        "GUI.mouseInput The system can be used with a mouse \n"
+        "\n"
+        "Node.js The system shall use a server runtime.\n"
+    )
+    report = check_document(text)
+    assert [(r.id, r.line) for r in report.requirements] == [
+        ("Game.AutomaticSearch", 1),
+        ("Game.Continue", 4),
+        ("GUI.mouseInput", 7),
+        ("", 9),
+    ]
+    assert {f.line for f in report.findings if f.rule == "SRS-no-shall"} == {1, 4, 7}
+
+
+def test_a_pronoun_s_candidates_are_nouns_not_the_verbs_after_them():
+    """The word before a determiner or an object pronoun is a verb, not a noun phrase's head
+    ("the game saves all the positions"), and a PDF's ligature starts a word ("ﬁles")."""
+    from agents.check.lexical import pronoun_hits
+
+    def why(text: str) -> list[str]:
+        return [h.why for h in pronoun_hits(text, "en")]
+
+    assert why("The system saves all the defined positions so that they are kept.") == []
+    assert why("The tool compares the ﬁles and the checksums and reports them.") == [
+        "could be checksums or ﬁles"
+    ]
+    assert why("The user could edit the record and its copy, then print it.") == [
+        "could be copy or record"
+    ]
+
+
+def test_compatible_with_an_environment_or_the_requirements_of_a_body_is_a_reference():
+    """Being "compatible with" / "compliant with" an environment, "conform to the requirements of"
+    a body: references that name no version."""
+    from agents.check.lexical import reference_hits
+
+    def terms(text: str) -> list[str]:
+        return [h.term for h in reference_hits(text, "en")]
+
+    assert terms("The tools shall be compliant with Java development environments.")
+    assert terms("The system must conform to the requirements of the NIH backup site.")
+    assert terms("The tools shall be compatible with the Java 1.6 environment.") == []
+
+
+def test_possibly_and_may_be_necessary_are_loopholes():
+    report = check_document(
+        "The interface shall use one main window and possibly dialog windows for settings.\n\n"
+        "The system shall check the metadata; a conversion may be necessary.\n"
+    )
+    assert [f.line for f in report.findings if f.rule == "ISO29148-loophole"] == [1, 3]
+
+
+def test_usability_rapid_response_and_scaling_need_a_number():
+    report = check_document(
+        "NFR 2 — The tools shall be able to scale to process large collections.\n\n"
+        "NFR 8 — The tools shall provide enhanced usability for the major commands.\n\n"
+        "PER-05 The system must respond rapidly to user requests.\n\n"
+        "PER-06 The system must respond to user requests within 2 seconds.\n"
+    )
+    assert [f.line for f in report.findings if f.rule == "SRS-nfr-unmeasured"] == [1, 3, 5]
+
+
+def test_a_user_interface_is_no_indefinite_actor():
+    report = check_document(
+        "R-1 The tool shall offer a graphical user interface to set up the migration.\n\n"
+        "R-2 The tool shall offer a Web User Interface.\n\n"
+        "R-3 The tool shall notify a user of the result.\n"
+    )
+    assert [f.line for f in report.findings if f.rule == "INCOSE-R5"] == [5]
+
+
+def test_a_spaced_id_or_a_tag_starts_a_requirement_after_one_without_a_stop():
+    """Ids like "NFR 16 — ... module" / "FR 27 — It shall ...", "Game.Solitaire ... games" /
+    "Game.TwoPlayerSupport": the line with the id starts the next requirement, although the
+    one before ends without a stop."""
+    report = check_document(
+        "NFR 16 — Repackaging filters can be used by the summary module\n"
+        "FR 27 — It shall be possible to export summaries in various formats\n"
+        "\n"
+        "Game.Solitaire \n"
+        "The system has support for solitaire games \n"
+        "Game.TwoPlayerSupport \n"
+        "The system shall support two player turn-based gaming. \n"
+    )
+    assert [(r.id, r.line) for r in report.requirements] == [
+        ("NFR 16", 1),
+        ("FR 27", 2),
+        ("Game.Solitaire", 4),
+        ("Game.TwoPlayerSupport", 6),
+    ]
+
+
+def test_the_rest_of_incose_r7_vague_terms_in_lower_case():
+    report = check_document(
+        "UI-1 The user interfaces shall follow common guidelines.\n\n"
+        "R-2 The system shall perform routine integrity checking.\n\n"
+        "R-3 The system shall store the Ancillary Data files.\n"
+    )
+    assert [f.line for f in report.findings if f.rule == "ISO29148-ambiguous"] == [1, 3]
+
+
+def test_for_this_purpose_names_a_purpose():
+    report = check_document(
+        "NFR 1 — The tools shall process several files at once. For this purpose, the tools\n"
+        "will group the files by name.\n"
+    )
+    assert [f.line for f in report.findings if f.rule == "INCOSE-R20"] == [1]
+
+
+def test_a_combinator_among_the_words_after_another_is_found():
+    """In "on both Linux and Windows and should be playable" the first "and" joins two names,
+    the second, inside the words read after the first, starts a second predicate."""
+    from agents.check.lexical import combinator_hits
+
+    text = "The system shall run on both Linux and Windows and should be playable."
+    assert [(h.term, h.start) for h in combinator_hits(text, "en")] == [("and", 47)]
+
+
+def test_a_dotted_tag_wrapped_onto_the_next_line_is_joined():
+    report = check_document(
+        "Game.SaveOpeningPosition\ns \nThe system saves all the defined opening positions.\n"
+    )
+    assert [(r.id, r.line) for r in report.requirements] == [("Game.SaveOpeningPositions", 1)]

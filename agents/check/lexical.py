@@ -125,12 +125,23 @@ def _second_clause(text: str, match: re.Match) -> bool:
     )
 
 
+def _combinators(text: str) -> list[re.Match]:
+    """Every combinator with the words after it, a combinator among those words included
+    ("both Linux and Windows and should be": the second "and" is one too)."""
+    found = []
+    match = _COMBINATOR.search(text)
+    while match is not None:
+        found.append(match)
+        match = _COMBINATOR.search(text, match.end() - len(match.group("ahead")))
+    return found
+
+
 def combinator_hits(text: str, language: str) -> list[Hit]:
     if language != "en":
         return []
     verbs = word_set("en", "verbs")
     hits = []
-    for match in _COMBINATOR.finditer(text):
+    for match in _combinators(text):
         ahead = [w.lower() for w in match.group("ahead").split()]
         # "and then process", "but never shown", "and shall send", "or send": a second action
         if len(ahead) > 1 and (ahead[0] in _BEFORE_VERB or _ADVERB.match(ahead[0])):
@@ -240,14 +251,15 @@ def repeated_hits(text: str, language: str) -> list[Hit]:
 
 _REFERENCE_EN = re.compile(
     r"\b(?:conform(?:s|ing)? to|compl(?:y|ies|iant) with|according to|in accordance with|"
-    r"as (?:defined|specified|described) in|refer(?:s)? to|as per|adheres? to|"
+    r"as (?:defined|specified|described) in|refer(?:s)? to|as per|adheres? to|compatible with|"
     r"(?:specified|defined|prescribed) (?:by|in(?! order\b))|meets?|satisf(?:y|ies)|follows?)\b"
     r"(?P<window>(?:\s+[^\s.;]+){1,8})",
     re.IGNORECASE,
 )
 _REFERENCE_EN_OBJECT = re.compile(
     r"\b(?:standards?|documents?|specifications?|guidelines?|policy|policies|regulations?|"
-    r"process(?:es)?|procedures?|rules?|agreements?|legislation|laws?|directives?)\b",
+    r"process(?:es)?|procedures?|rules?|agreements?|legislation|laws?|directives?|"
+    r"environments?|requirements of)\b",
     re.IGNORECASE,
 )
 _REFERENCE_ZH = re.compile(r"(?:符合|遵循|遵守|依据|按照|参照|参见)(?P<window>[^，。；,;]{0,12})")
@@ -284,7 +296,8 @@ def reference_hits(text: str, language: str) -> list[Hit]:
 
 # --- vague pronouns (ISO 29148; INCOSE R24 narrowed to unclear referents) ---------------
 
-_TOKEN = re.compile(r"[A-Za-z][\w’'-]*|[.;:!?]")
+# (a PDF's ligatures start words too: "ﬁles" is files, not "les")
+_TOKEN = re.compile(r"[A-Za-z\ufb00-\ufb06][\w’'-]*|[.;:!?]")
 _DETERMINERS = {
     "the", "a", "an", "each", "every", "any", "all", "this", "that", "these", "those",
     "its", "their", "his", "her", "our", "your", "no", "some", "another", "other",
@@ -295,9 +308,12 @@ _STOP = {
     "or", "but", "that", "which", "who", "whom", "when", "where", "while", "if", "then", "as",
     "than", "after", "before", "during", "until", "via", "per", "through", "between", "it",
     "its", "they", "them", "their", "has", "have", "had", "not", "only", "also", ".", ";", ":",
-    "!", "?", "so", "such", "upon", "under", "over", "without", "within",
+    "!", "?", "so", "such", "upon", "under", "over", "without", "within", "could", "would",
+    "might", "does", "do", "why", "how", "what", "eg", "ie", "etc", "themselves", "itself",
 }  # fmt: skip
 _PERSONAL = {"he", "him", "his", "she", "her"}
+_OBJECTS = {"it", "them", "him", "her", "us", "me"}
+_PREPOSITIONS = {"of", "for", "in", "on", "with", "from", "to", "by", "between", "among"}
 _PLURAL = {"they", "them", "their"}
 _DEMONSTRATIVE = {"this", "that", "these", "those"}
 _POSSESSIVE = {"its", "their"}
@@ -326,11 +342,28 @@ def _noun_phrases(tokens: list[str]) -> list[str]:
                 if tokens[j].endswith(("’s", "'s")):
                     break
                 j += 1
+            # a noun phrase's head does not stand right before a determiner or an object
+            # pronoun: the last word is then the verb ("the system searches an ...", "the
+            # game loads them"), as is a participle after the noun ("the files associated")
+            object_next = j < len(tokens) and tokens[j].lower() in _DETERMINERS | _OBJECTS
+            if len(run) > 1 and (
+                object_next or (run[-1].lower().endswith("ed") and not run[-1].endswith("eed"))
+            ):
+                run.pop()
             if run:
                 heads.append(run[-1].removesuffix("’s").removesuffix("'s"))
             index = max(j, index + 1)
             continue
         mid_sentence = index > 0 and tokens[index - 1] not in (".", ";", ":", "!", "?")
+        if (
+            mid_sentence
+            and tokens[index - 1].lower() in _PREPOSITIONS
+            and lower not in _STOP
+            and _is_plural(word)
+        ):
+            heads.append(word)  # a plural without an article: "searches for games"
+            index += 1
+            continue
         if mid_sentence and lower not in _STOP and (word[1:] != word[1:].lower() or "_" in word):
             heads.append(word)  # a name like agentMom or Agent_A
         index += 1

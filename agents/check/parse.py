@@ -22,6 +22,12 @@ _NUMERIC_ID = r"\d+(?:\.\d+){2,}|\d{1,2}\.\d{1,2}(?=\.\s)"
 # a named requirement: "Req 3:", "Requirement 12:", "Virtual-Space Req 1:", "Clean GUI Req 2:"
 # (up to three capitalised words before "Req", the colon required)
 _NAMED_ID = r"(?:[A-Z][\w'’-]*\s+){0,3}(?:Req|REQ|Requirement)\s*#?\d{1,3}[a-z]?(?=\s*:)"
+# an id with a space before its number, set off by a dash: "FR 13 — It shall be possible",
+# "NFR 11.1 -- Migration configurations can be built"
+_SPACED_ID = r"[A-Z]{2,6} \d{1,3}(?:\.\d{1,2})*(?=\s*(?:—|–|--)\s)"
+# a dotted tag in camel case, IEEE 830's hierarchical names: "Game.LoadAI", "GUI.mouseInput"
+# (not "Node.js", "U.S.": a capital after the dot, two letters before it)
+_TAG_ID = r"[A-Z][A-Za-z]+(?:\.[A-Za-z]*[A-Z][A-Za-z0-9]*)+(?=\s+[A-Z]|\s*$)"
 _LEADING_ID = re.compile(
     r"^\s*[*_\[(（【#>|-]{0,4}\s*(?P<id>"
     + ALPHA_ID
@@ -29,8 +35,12 @@ _LEADING_ID = re.compile(
     + _NUMERIC_ID
     + "|"
     + _NAMED_ID
+    + "|"
+    + _SPACED_ID
+    + "|"
+    + _TAG_ID
     + r")(?![\w-])"
-    r"[\s*_\])）】:：.、|-]*"
+    r"[\s*_\])）】:：.、|—–-]*"
 )
 # bullets as converted documents leave them too: \x02 and U+F0B7 (a PDF's Symbol-font dot)
 _LIST_MARKER = re.compile(
@@ -268,7 +278,17 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
             continue
         if line.lstrip().startswith("|"):
             close()
-            if not _TABLE_SEPARATOR.match(line):
+            if _TABLE_SEPARATOR.match(line):
+                continue
+            previous = blocks[-1] if blocks else None
+            if (
+                previous is not None
+                and previous[1] == "row"
+                and previous[0] + len(previous[2]) == index  # the line right after it
+                and _row_goes_on(previous[2], line)
+            ):
+                previous[2].append(line)
+            else:
                 blocks.append((index, "row", [line]))
             continue
         split_id = bool(_ID_FIRST_PART.match(line.strip())) and bool(
@@ -342,6 +362,8 @@ def _starts_another(current: list[str], line: str) -> bool:
     found = _LEADING_ID.match(line)
     if found is None:
         return False
+    if re.fullmatch(r"[A-Z]{2,6} \d[\d.]*|" + _TAG_ID, found.group("id")):
+        return True  # "FR 27 — ...", "Game.Solitaire": no name a table cell cut
     before = _LEADING_ID.match(current[0])
     text = " ".join(current).rstrip()
     continues = (
@@ -402,11 +424,53 @@ def _leading_id(text: str) -> tuple[str, int]:
     return match.group("id"), match.end()
 
 
-def _row_requirement(line: str) -> tuple[str, str] | None:
-    """A table row holding a requirement: (id or "", the requirement's text)."""
-    cells = [_clean(c) for c in line.strip().strip("|").split("|")]
+def _cells(line: str) -> list[str]:
+    return [_clean(c) for c in line.strip().strip("|").split("|")]
+
+
+# a requirement number in a table's first cell ("7.1.2.5", "7.1.3."), and the rest of one
+# the narrow cell wrapped onto the next line ("7.1.1.1" / "0": 7.1.1.10)
+_ROW_NUMBER = re.compile(r"\d+(?:\.\d+)+\.?|\d+\.")
+_ROW_NUMBER_REST = re.compile(r"\d{1,2}(?:\.\d{1,2})?\.?")
+
+
+def _row_goes_on(row: list[str], line: str) -> bool:
+    """A table line that continues the row before it (a converted document wraps a cell's
+    text onto lines of its own): its first cell is empty while the row's is not, or it holds
+    the wrapped rest of the row's number."""
+    first, cells = _cells(row[0]), _cells(line)
+    if len(cells) != len(first) or len(cells) < 2 or not first[0]:
+        return False
+    if not cells[0]:
+        return any(cells[1:])
+    return (
+        len(row) == 1
+        and bool(_ROW_NUMBER.fullmatch(first[0]))
+        and bool(_ROW_NUMBER_REST.fullmatch(cells[0]))
+    )
+
+
+def _row_requirement(lines: list[str]) -> tuple[str, str] | None:
+    """A table row holding a requirement: (id or "", the requirement's text). A row of
+    two cells, a requirement number and a statement of four words or more ("|7.1.2.1|Performs
+    virus checking on SIP.|"), is a requirement even without a binding word."""
+    rows = [_cells(line) for line in lines]
+    cells = [
+        (" " if n else "").join(r[n] for r in rows if n < len(r) and r[n]).strip()
+        for n in range(len(rows[0]))
+    ]
     ids = [c for c in cells if re.fullmatch(ALPHA_ID, c)]
     texts = [c for c in cells if binding_words(c)]
+    numbered = (
+        len(cells) == 2
+        and bool(_ROW_NUMBER.fullmatch(cells[0]) or re.fullmatch(ALPHA_ID, cells[0]))
+        and _words(cells[1]) >= 4
+        and cells[1][:1].isupper()
+    )
+    if numbered and not ids:
+        ids = [cells[0].rstrip(".")]
+    if not texts and numbered:
+        texts = [cells[1]]
     if not texts:
         return None
     return (ids[0] if ids else ""), max(texts, key=len)
@@ -464,7 +528,7 @@ def parse_requirements(text: str) -> ParsedDocument:
                 declared.add(heading_id)
             continue
         if kind == "row":
-            row = _row_requirement(block[0])
+            row = _row_requirement(block)
             if row is None:
                 continue
             rid, body = row
@@ -475,6 +539,12 @@ def parse_requirements(text: str) -> ParsedDocument:
             )
             continue
         block = _row_cells_cut(block)
+        if (
+            len(block) > 2
+            and re.fullmatch(_TAG_ID, block[0].strip())
+            and re.fullmatch(r"[a-z0-9]{1,4}", block[1].strip())
+        ):  # a tag a narrow cell wrapped: "Game.SaveOpeningPosition" / "s"
+            block = [block[0].strip() + block[1].strip(), *block[2:]]
         joined = " ".join(_clean(_LIST_MARKER.sub("", line, count=1)) for line in block)
         joined = re.sub(r"\s+", " ", joined).strip()
         joined = _BARE_NUMBER.sub("", joined)  # "1 The system shall ..." (a lost list number)

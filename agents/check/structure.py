@@ -44,7 +44,8 @@ _QUALITY_EN = re.compile(
     r"concurren|capacity|scalab|reliab|MTBF|MTTR|recovery time|\bfast(?:er)?\b|quickly|"
     r"(?:processing|response|system|transfer|download|upload|search) speed|"
     r"robust|dependab|maintainab|extensib|"
-    r"\btimeout\b|simultaneous|as soon as|\bstable\b|lifetime|failover|sustainab",
+    r"\btimeout\b|simultaneous|as soon as|\bstable\b|lifetime|failover|sustainab|"
+    r"usabilit|rapidly|\bscale to\b",
     re.IGNORECASE,
 )
 _QUALITY_ZH = re.compile(
