@@ -167,6 +167,7 @@ def is_transient(error: BaseException) -> bool:
         openai.APIConnectionError  # includes APITimeoutError
         | openai.APIResponseValidationError
         | httpx.TransportError
+        | ConnectionError  # a stream cut below the SDK (reqstudio/coalesce.py)
         | json.JSONDecodeError
         | asyncio.TimeoutError,
     )

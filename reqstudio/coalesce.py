@@ -19,8 +19,8 @@ task is ended, and the stream closed in it, however the consumer stops."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
+import logging
 import os
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
@@ -31,6 +31,8 @@ from langchain_openai import StreamChunkTimeoutError
 from pydantic import BaseModel, Field
 
 T = TypeVar("T")
+
+log = logging.getLogger("reqstudio.coalesce")
 
 STREAM_INTERVAL = 0.05  # seconds between two chunks of one answer, at most 20 a second
 SILENCE_ENV = "LANGCHAIN_OPENAI_STREAM_CHUNK_TIMEOUT_S"
@@ -67,6 +69,7 @@ class _Reader:
         self.silence_limit = silence_limit
         self.on_silence = on_silence
         self.task = self.loop.create_task(self._pump(), name="coalesced-stream")
+        self.task.add_done_callback(self._stopped)
         self.watchdog = (
             self.loop.call_at(self.last_received + silence_limit, self._watch)
             if silence_limit
@@ -89,6 +92,13 @@ class _Reader:
             aclose = getattr(self.source, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+    def _stopped(self, task: asyncio.Task[None]) -> None:
+        """The reader ended without saying how (cancelled by something else than `close`, or
+        a BaseException): the consumer must not wait for an end that never comes."""
+        if not self.ended:
+            error = None if task.cancelled() else task.exception()
+            self._end(_Failed(error or ConnectionError("the provider's stream was cut off")))
 
     def _end(self, ending: object) -> None:
         self.ended = True
@@ -127,12 +137,19 @@ class _Reader:
         return held
 
     async def close(self) -> None:
+        """Stop reading if the consumer stopped early; after the end, let the reader close the
+        provider's stream undisturbed (the HTTP response goes back to its pool)."""
         if self.watchdog is not None:
             self.watchdog.cancel()
-        if not self.task.done():
+        if not self.ended and not self.task.done():
+            self.ended = True  # a cancelled reader is no fault of the source
             self.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await self.task
+        except asyncio.CancelledError:
+            pass
+        except Exception:  # closing a stream that was read whole: the answer stands
+            log.warning("closing the provider's stream failed", exc_info=True)
 
 
 async def coalesced(

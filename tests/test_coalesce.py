@@ -30,13 +30,14 @@ class Source:
         try:
             while True:
                 batch = await self.queue.get()
-                if isinstance(batch, Exception):
+                if isinstance(batch, BaseException):
                     raise batch
                 if batch is None:
                     return
                 for item in batch:  # given back to back, with no wait between them
                     yield item
         finally:
+            await asyncio.sleep(0.01)  # closing takes a moment, as an HTTP response's does
             self.closed.set()
 
 
@@ -76,6 +77,23 @@ async def test_a_failure_comes_after_everything_received_before_it():
             received.append(item)
     assert "".join(received) == "ab"
     assert source.closed.is_set()
+
+
+async def test_a_reader_cancelled_from_elsewhere_ends_the_stream_with_an_error():
+    """Whatever ends the provider's reader, the consumer hears of it: it never waits for an
+    end that cannot come."""
+    source = Source()
+    source.queue.put_nowait(["a"])
+    source.queue.put_nowait(asyncio.CancelledError())  # e.g. a cancel scope deep in the client
+    received = []
+
+    async def read_all() -> None:
+        async for item in coalesced(source.stream(), 0.01, join):
+            received.append(item)
+
+    with pytest.raises(ConnectionError):
+        await asyncio.wait_for(read_all(), 5)  # without the fix: waits, and times out here
+    assert received == ["a"]
 
 
 async def test_a_reader_that_stops_early_closes_the_provider_stream():
