@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from agents.check.parse import BINDING_EN, BINDING_ZH
+from agents.check.patterns import BINDING_EN, BINDING_ZH
 
 TEMPLATES = ("ubiquitous", "event-driven", "state-driven", "optional", "unwanted", "complex")
 

@@ -13,83 +13,33 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from agents.check.patterns import (
+    ALPHA_ID,
+    ALPHA_ID_RE,
+    ATX_HEADING,
+    BARE_NUMBER,
+    BARE_SECTION_NUMBER,
+    BINDING_EN,
+    BINDING_ZH,
+    DATED_LINE,
+    FENCE,
+    ID_FIRST_PART,
+    ITEM_MODAL,
+    LEADING_ALPHA_ID,
+    LEADING_ID,
+    LIST_MARKER,
+    NUMBERED_HEADING,
+    NUMBERED_ITEM,
+    PAGE_LINE,
+    RFC_WEAK,
+    SHOULD_EN,
+    SPLIT_ID,
+    TABLE_SEPARATOR,
+    TAG_ID,
+    WEAK_EN,
+    WEAK_ZH,
+)
 from reqstudio.document_model import parse_markdown
-
-ALPHA_ID = r"[A-Z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*?[-_]\d+(?:\.\d+)*(?:[a-z]|[A-Z]\d{1,2})?"
-ALPHA_ID_RE = re.compile(r"(?<![\w-])" + ALPHA_ID + r"(?![\w-])")
-# "3.2.1.4", or "1.2." (two levels need the final dot: "1.2. The Department Name must ...")
-_NUMERIC_ID = r"\d+(?:\.\d+){2,}|\d{1,2}\.\d{1,2}(?=\.\s)"
-# a named requirement: "Req 3:", "Requirement 12:", "Virtual-Space Req 1:", "Clean GUI Req 2:"
-# (up to three capitalised words before "Req", the colon required)
-_NAMED_ID = r"(?:[A-Z][\w'’-]*\s+){0,3}(?:Req|REQ|Requirement)\s*#?\d{1,3}[a-z]?(?=\s*:)"
-# an id with a space before its number, set off by a dash: "FR 13 — It shall be possible",
-# "NFR 11.1 -- Migration configurations can be built"
-_SPACED_ID = r"[A-Z]{2,6} \d{1,3}(?:\.\d{1,2})*(?=\s*(?:—|–|--)\s)"
-# a dotted tag in camel case, IEEE 830's hierarchical names: "Game.LoadAI", "GUI.mouseInput"
-# (not "Node.js", "U.S.": a capital after the dot, two letters before it)
-_TAG_ID = r"[A-Z][A-Za-z]+(?:\.[A-Za-z]*[A-Z][A-Za-z0-9]*)+(?=\s+[A-Z]|\s*$)"
-_LEADING_ID = re.compile(
-    r"^\s*[*_\[(（【#>|-]{0,4}\s*(?P<id>"
-    + ALPHA_ID
-    + "|"
-    + _NUMERIC_ID
-    + "|"
-    + _NAMED_ID
-    + "|"
-    + _SPACED_ID
-    + "|"
-    + _TAG_ID
-    + r")(?![\w-])"
-    r"[\s*_\])）】:：.、|—–-]*"
-)
-# bullets as converted documents leave them too: \x02 and U+F0B7 (a PDF's Symbol-font dot)
-_LIST_MARKER = re.compile(
-    r"^\s*(?:[-*+•✓▪●◦○]\s+|[\x02\uf0b7\uf0a7]\s*|(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+)"
-)
-_LEADING_ALPHA_ID = re.compile(r"^(?:" + ALPHA_ID + r")(?![\w-])\s*[-–:]\s+\w")
-_BARE_NUMBER = re.compile(r"^\d{1,2}\s+(?=[A-Z])")
-# an id wrapped in a flattened table's narrow cell: "F-" on one line, "101B1" on the next
-_ID_FIRST_PART = re.compile(r"^[A-Z][A-Za-z0-9]*[-_]$")
-_SPLIT_ID = re.compile(r"^([A-Z][A-Za-z0-9]*[-_]) (\d+[A-Za-z0-9]*(?:\.\d+)*)\s+")
-# an item of a numbered list of rules, one a line: "1.2. The Department Name must be unique"
-# ("1.3. ..." on the next line starts the next item, not a wrapped line of this one)
-_NUMBERED_ITEM = re.compile(r"^\s*\d{1,2}\.\d{1,2}\.?\s+(?=[A-Z])")
-# page furniture of converted PDFs: "Page 7 of 12", "Created on 7/15/2009" (skipped, a page
-# break inside a paragraph does not end it)
-_PAGE_LINE = re.compile(r"^\s*page\s+\d+(?:\s+of\s+\d+)?\s*$", re.IGNORECASE)
-# (a bare "4.5.10" is a section number, not a date: a dotted date alone needs a four-digit year)
-_DATED_LINE = re.compile(
-    r"^\s*(?:[A-Za-z ]{0,30}\d{1,4}[/-]\d{1,2}[/-]\d{2,4}|[A-Za-z ]{0,30}\d{1,2}\.\d{1,2}\.\d{4}"
-    r"|[A-Za-z ]{0,30}[A-Za-z]\s+\d{1,2}\.\d{1,2}\.\d{2})\s*$"
-)
-# a numbered heading of a converted document: "2.8 Interfaces", "3.2.1 Unicast Communication"
-_NUMBERED_HEADING = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s+[^\s.].{0,60}$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$")
-
-BINDING_EN = re.compile(r"\b(?:shall|must)\b", re.IGNORECASE)
-WEAK_EN = re.compile(
-    r"\b(?:should|will|may|can|cannot|(?:is|are) required to|(?:is|are) to be)\b", re.IGNORECASE
-)
-# 应 as a modal, not inside 应用, 响应, 对应, 供应 ...
-BINDING_ZH = re.compile(
-    r"必须|不得|应当|应该|(?<![反对适响供回感效相答呼顺理])应(?![用答对急聘变激收付])"
-)
-WEAK_ZH = re.compile(r"需要|可以|能够|将会")
-# the modal verbs that make an item under a requirement one of its own ("can" describes)
-_ITEM_MODAL = re.compile(
-    r"\b(?:should|will|may|cannot|needs?|ha(?:s|ve) to|(?:is|are) (?:required )?to be)\b",
-    re.IGNORECASE,
-)
-# "should" in any case: a requirement with a weak modal when it stands next to a binding one
-SHOULD_EN = re.compile(r"\bshould\b", re.IGNORECASE)
-# RFC 2119's keywords in capitals: a document that writes "SHOULD" and "MAY" so marks its
-# recommendations and options as requirement statements (reported as having no "shall")
-RFC_WEAK = re.compile(r"\b(?:SHOULD|MAY|RECOMMENDED|OPTIONAL)\b")
-# a section number alone on its line, the title on the next (a converted PDF's "2.2.1" /
-# "General Requirements")
-_BARE_SECTION_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)+\.?\s*$")
 
 
 @dataclass
@@ -169,9 +119,9 @@ def _running_lines(lines: list[str]) -> set[str]:
             and not binding_words(key)  # a repeated requirement line is content
             # so is a repeated line that starts with a requirement id ("▪ REQ-1 - Users are
             # limited to Windows XP, Vista or Mac- OS", the same list under each feature)
-            and not _LEADING_ALPHA_ID.match(_LIST_MARKER.sub("", key, count=1))
+            and not LEADING_ALPHA_ID.match(LIST_MARKER.sub("", key, count=1))
             # an id cell of a flattened table, whole or its first part ("F-" / "101B1")
-            and not (_ID_FIRST_PART.match(key) or re.fullmatch(ALPHA_ID, key))
+            and not (ID_FIRST_PART.match(key) or re.fullmatch(ALPHA_ID, key))
         )
         if furniture:
             counts[key] = counts.get(key, 0) + 1
@@ -223,7 +173,7 @@ def _blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
 def _list_item(block: list[str]) -> bool:
     """An item of a list a requirement introduced: a marked line without its own binding
     word ("• Target DMS", "a. Interaction with the DH elements")."""
-    return bool(_LIST_MARKER.match(block[0])) and not binding_words(" ".join(block))
+    return bool(LIST_MARKER.match(block[0])) and not binding_words(" ".join(block))
 
 
 def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
@@ -244,7 +194,7 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
         line = raw.rstrip("\n")
         if index == title_line:
             continue
-        if _FENCE.match(line):
+        if FENCE.match(line):
             close()
             fenced = not fenced
             continue
@@ -254,16 +204,16 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
             close()
             continue
         furniture = line.strip() in running and not _mid_sentence(current, line)
-        if _PAGE_LINE.match(line) or _DATED_LINE.match(line) or furniture:
+        if PAGE_LINE.match(line) or DATED_LINE.match(line) or furniture:
             continue
-        if _NUMBERED_HEADING.match(line) and _is_heading_text(line):
+        if NUMBERED_HEADING.match(line) and _is_heading_text(line):
             close()
             blocks.append((index, "title", [line]))
             continue
         following = lines[index + 1] if index + 1 < len(lines) else ""
         after = lines[index + 2] if index + 2 < len(lines) else ""
         if (
-            _BARE_SECTION_NUMBER.match(line)
+            BARE_SECTION_NUMBER.match(line)
             and following.strip()
             and _is_heading_text(following)
             and not after.lstrip()[:1].islower()  # "Hardware – complete and" / "specifications"
@@ -272,13 +222,13 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
             title_line = index + 1
             blocks.append((index, "title", [line.strip() + " " + following.strip()]))
             continue
-        if _ATX_HEADING.match(line):
+        if ATX_HEADING.match(line):
             close()
             blocks.append((index, "heading", [line]))
             continue
         if line.lstrip().startswith("|"):
             close()
-            if _TABLE_SEPARATOR.match(line):
+            if TABLE_SEPARATOR.match(line):
                 continue
             previous = blocks[-1] if blocks else None
             if (
@@ -291,12 +241,12 @@ def _raw_blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
             else:
                 blocks.append((index, "row", [line]))
             continue
-        split_id = bool(_ID_FIRST_PART.match(line.strip())) and bool(
+        split_id = bool(ID_FIRST_PART.match(line.strip())) and bool(
             re.match(r"\s*\d", lines[index + 1] if index + 1 < len(lines) else "")
         )
         if current and (
-            _LIST_MARKER.match(line)
-            or _NUMBERED_ITEM.match(line)
+            LIST_MARKER.match(line)
+            or NUMBERED_ITEM.match(line)
             or split_id
             or _starts_another(current, line)
         ):
@@ -314,14 +264,14 @@ def _statements_one_a_line(block: list[str]) -> list[tuple[int, list[str]]]:
     their own ("The ELSS must capture ..." / "The ELSS must output ..." / "All corrections
     must be easily identifiable ..."), the line-aligned sentences, each apart. A block that
     starts with an id or a list marker is one requirement, whatever it says."""
-    if len(block) < 2 or _LEADING_ID.match(block[0]) or _LIST_MARKER.match(block[0]):
+    if len(block) < 2 or LEADING_ID.match(block[0]) or LIST_MARKER.match(block[0]):
         return [(0, block)] if block else []
     starts = [0] + [
         i
         for i in range(1, len(block))
         if block[i - 1].rstrip().endswith((".", ";", "!", "?"))
         and block[i].lstrip()[:1].isupper()
-        and not _LIST_MARKER.match(block[i])
+        and not LIST_MARKER.match(block[i])
     ]
     parts = [block[a:b] for a, b in zip(starts, [*starts[1:], len(block)], strict=True)]
     stated = [bool(binding_words(" ".join(part))) and _words(" ".join(part)) >= 4 for part in parts]
@@ -359,12 +309,12 @@ def _starts_another(current: list[str], line: str) -> bool:
     and the start of a sentence and `line`'s "id" is a name of another shape, as a
     flattened table cell breaks "APAF-FR-04 Intermediate files of cleaned-up" /
     "ASPERA-3 and MEX OA telemetry shall be generated ..."."""
-    found = _LEADING_ID.match(line)
+    found = LEADING_ID.match(line)
     if found is None:
         return False
-    if re.fullmatch(r"[A-Z]{2,6} \d[\d.]*|" + _TAG_ID, found.group("id")):
+    if re.fullmatch(r"[A-Z]{2,6} \d[\d.]*|" + TAG_ID, found.group("id")):
         return True  # "FR 27 — ...", "Game.Solitaire": no name a table cell cut
-    before = _LEADING_ID.match(current[0])
+    before = LEADING_ID.match(current[0])
     text = " ".join(current).rstrip()
     continues = (
         before is not None
@@ -394,7 +344,7 @@ def _row_cells_cut(block: list[str]) -> list[str]:
     allocation, comment, criticality): the requirement ends with the line that ends its
     binding sentence."""
     head = block[0].strip()
-    if not (re.fullmatch(ALPHA_ID, head) or _ID_FIRST_PART.match(head)) or len(block) < 3:
+    if not (re.fullmatch(ALPHA_ID, head) or ID_FIRST_PART.match(head)) or len(block) < 3:
         return block
     if max(len(line.strip()) for line in block) > 45:  # not narrow cells: a paragraph
         return block
@@ -415,10 +365,10 @@ def _is_heading_text(line: str) -> bool:
 
 def _leading_id(text: str) -> tuple[str, int]:
     """The id a block starts with and where its text begins after it, or ("", 0)."""
-    split = _SPLIT_ID.match(text)  # "F- 101B1 The CAS shall ...": a table cell's id, wrapped
+    split = SPLIT_ID.match(text)  # "F- 101B1 The CAS shall ...": a table cell's id, wrapped
     if split is not None:
         return split.group(1) + split.group(2), split.end()
-    match = _LEADING_ID.match(text)
+    match = LEADING_ID.match(text)
     if match is None:
         return "", 0
     return match.group("id"), match.end()
@@ -541,13 +491,13 @@ def parse_requirements(text: str) -> ParsedDocument:
         block = _row_cells_cut(block)
         if (
             len(block) > 2
-            and re.fullmatch(_TAG_ID, block[0].strip())
+            and re.fullmatch(TAG_ID, block[0].strip())
             and re.fullmatch(r"[a-z0-9]{1,4}", block[1].strip())
         ):  # a tag a narrow cell wrapped: "Game.SaveOpeningPosition" / "s"
             block = [block[0].strip() + block[1].strip(), *block[2:]]
-        joined = " ".join(_clean(_LIST_MARKER.sub("", line, count=1)) for line in block)
+        joined = " ".join(_clean(LIST_MARKER.sub("", line, count=1)) for line in block)
         joined = re.sub(r"\s+", " ", joined).strip()
-        joined = _BARE_NUMBER.sub("", joined)  # "1 The system shall ..." (a lost list number)
+        joined = BARE_NUMBER.sub("", joined)  # "1 The system shall ..." (a lost list number)
         if len(block) == 1 and _PART_TITLE.match(joined):
             in_rules = bool(_RULES_TITLE.search(joined))
             continue
@@ -582,7 +532,7 @@ def parse_requirements(text: str) -> ParsedDocument:
         )
         # a numbered rule of a rules part: "1. Items can be added at any level"
         is_requirement = is_requirement or (
-            in_rules and bool(_LIST_MARKER.match(block[0])) and _words(body) >= 4
+            in_rules and bool(LIST_MARKER.match(block[0])) and _words(body) >= 4
         )
         found = Requirement(
             rid, joined, start + 1, title, section_id, _language(joined), False, body_start
@@ -592,9 +542,9 @@ def parse_requirements(text: str) -> ParsedDocument:
         # requirement of its own, as are the items after it
         sub_item = (
             in_list
-            and bool(_LIST_MARKER.match(block[0]))
+            and bool(LIST_MARKER.match(block[0]))
             and _words(body) >= 4
-            and bool(_ITEM_MODAL.search(body))
+            and bool(ITEM_MODAL.search(body))
             and not body.rstrip().endswith(("?", "？"))  # a question to the reader
         )
         if not is_requirement and sub_item:

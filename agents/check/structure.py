@@ -8,7 +8,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from agents.check.parse import ALPHA_ID_RE, ParsedDocument, Requirement, binding_words
+from agents.check.parse import ParsedDocument, Requirement, binding_words
+from agents.check.patterns import ALPHA_ID_RE
 from agents.check.rules import word_set
 
 

@@ -22,7 +22,7 @@ from agents.review.documents import document_too_large
 from agents.review.events import Paused, ReviewEvent, RunFailed, RunFinished
 from agents.review.graph import build_graph, recursion_limit
 from agents.review.models import ReviewRound
-from agents.review.nodes import ReviewRoundFailed, reason_for
+from agents.review.reasons import ReviewRoundFailed, reason_for
 from agents.review.state import ReviewContext, initial_state
 from agents.review.tracking import issue_ledger
 from agents.review.trajectory import improvement_trajectory, trajectory_text

@@ -16,7 +16,8 @@ from typing import Any
 
 from agents.review.convergence import determine_next_action, round_improvements
 from agents.review.models import BlueTeamReview, JudgeReview, RedTeamReview
-from agents.review.nodes import ask_panel_member, reason_for, reviews_for_judge
+from agents.review.nodes import ask_panel_member, reviews_for_judge
+from agents.review.reasons import reason_for
 from agents.rewrite.models import ReviewIssue
 from agents.rewrite.reviewers import ReviewInput
 from reqstudio.llm import ModelFactory
