@@ -180,6 +180,19 @@ def test_srs_stop_then_resume_after_restart(
     assert parse_calls == []  # ReqParse was not run again
 
 
+def test_srs_stopped_before_any_step_finished_does_not_claim_saved_steps(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    llm_server.script(srs.parse_reply(("FR-01", "读者可以检索图书"), delay=30))  # still parsing
+    page = web.open_page(browser, app.url, "zh-CN")
+    web.start_srs_run(page, "图书馆检索系统：读者检索图书。", srs.E_STORE / "reference.md")
+    expect(page.get_by_text("ReqParse", exact=False).first).to_be_visible(timeout=30_000)
+    stopped = page.get_by_text("已停止：还没有完成任何步骤，没有可继续的内容。", exact=False)
+    web.click_until(page.locator("#stop-button"), stopped.first)
+    expect(page.get_by_text("已完成的步骤已保存", exact=False)).to_have_count(0)
+    page.screenshot(path=output_dir / "srs-stopped-before-any-step-zh-CN.png")
+
+
 def test_srs_model_answering_garbage_fails_clearly_and_app_goes_on(
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
 ):
