@@ -167,6 +167,10 @@ class ModelFactory:
         # platform probe in a worker thread among it), between one answer and the next
         # request.
         self._models: dict[tuple, BaseChatOpenAI] = {}
+        # The SDK clients of the models built, by provider, URL and key: every role on one
+        # endpoint shares them (an SDK client learns the platform in a worker thread on its
+        # first request).
+        self._clients: dict[tuple, dict[str, Any]] = {}
 
     def endpoint_for(self, role: str) -> Endpoint:
         """Where `role`'s model lives. The judge ("evaluation") has its own provider when
@@ -297,8 +301,11 @@ class ModelFactory:
             extra["base_url"] = base_url
         if api_key is not None:
             extra["api_key"] = api_key
+        shared = None
+        if set(extra) <= {"base_url", "api_key", "extra_body"}:  # no client option of its own
+            shared = (provider, base_url, api_key)
         try:
-            return chat_model_class(provider)(
+            built = chat_model_class(provider)(
                 model=model,
                 temperature=self.settings.temperature_for(role)
                 if temperature is None
@@ -311,11 +318,18 @@ class ModelFactory:
                 callbacks=list(callbacks) or None,
                 metadata={"reqstudio_role": role, "reqstudio_model": model},
                 tags=[f"role:{role}"],
+                **self._clients.get(shared, {}),
                 **extra,
             )
         except ValidationError as exc:  # e.g. no API key for the provider; never echo input
             detail = exc.errors()[0].get("msg", "invalid") if exc.errors() else "invalid"
             raise SettingsError(f"cannot use the {provider} model {model!r}: {detail}") from None
+        if shared is not None and shared not in self._clients and built.async_client is not None:
+            self._clients[shared] = {
+                name: getattr(built, name)
+                for name in ("client", "async_client", "root_client", "root_async_client")
+            }
+        return built
 
 
 def chat_model_class(provider: str) -> type[BaseChatOpenAI]:

@@ -19,6 +19,8 @@ def _environment() -> Environment:
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
+        # prompts ship with the code: no file check per render between two model calls
+        auto_reload=False,
     )
 
 

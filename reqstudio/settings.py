@@ -10,7 +10,7 @@ import importlib.util
 import ipaddress
 import json
 import os
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,8 +60,11 @@ ModelRole = Literal[
 PROVIDER_PACKAGES: dict[str, str] = {"openai": "langchain_openai", "deepseek": "langchain_deepseek"}
 
 
-def supported_providers() -> list[str]:
-    return [p for p, module in PROVIDER_PACKAGES.items() if importlib.util.find_spec(module)]
+@cache
+def supported_providers() -> tuple[str, ...]:
+    """Looked up once: each look-up searches the import path on disk, and a model is built
+    per role between one answer and the next request."""
+    return tuple(p for p, module in PROVIDER_PACKAGES.items() if importlib.util.find_spec(module))
 
 
 class ModelSpec(BaseModel):

@@ -225,3 +225,27 @@ def test_response_format_follows_the_provider(factory: ModelFactory):
         "type": "json_object",
         "schema": RequirementList.model_json_schema(),
     }
+
+
+async def test_roles_on_one_endpoint_share_a_client_and_the_judge_keeps_its_own_key(
+    settings, llm_server: ScriptedLLMServer
+):
+    """Each role's model is built once per factory; roles on one endpoint share the SDK
+    client, and a judge with its own key is never sent with the main one."""
+    from pydantic import SecretStr
+
+    judged = settings.model_copy(update={"openai_evaluation_api_key": SecretStr("sk-judge")})
+    factory = ModelFactory(judged, Endpoint(llm_server.base_url, "sk-main", "scripted-model"))
+    parse, generate, judge = (
+        factory.for_role(r) for r in ("ReqParse", "DocGenerate", "evaluation")
+    )
+    assert parse.root_async_client is generate.root_async_client
+    assert judge.root_async_client is not parse.root_async_client
+    assert parse.model_name == generate.model_name == "scripted-model"
+    llm_server.script(Reply(content="parsed"), Reply(content="document"), Reply(content="judged"))
+    answers = [
+        (await model.ainvoke([HumanMessage(content=role)])).content
+        for model, role in ((parse, "p"), (generate, "g"), (judge, "j"))
+    ]
+    assert answers == ["parsed", "document", "judged"]
+    assert llm_server.authorizations == ["Bearer sk-main", "Bearer sk-main", "Bearer sk-judge"]

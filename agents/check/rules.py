@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -70,24 +70,70 @@ class Rule:
 class WordList:
     """One list compiled: the phrases' matcher, those that a number may follow, exceptions."""
 
-    pattern: re.Pattern[str] | None
     unless_number: frozenset[str] = frozenset()
-    exceptions: re.Pattern[str] | None = None
+    exception_patterns: tuple[str, ...] = ()  # a match inside one of them is no finding
     words: frozenset[str] = field(default_factory=frozenset)  # the plain entries, lowercased
+    # The phrases' patterns, longest first, and what a text must hold for each to match
+    # (`phrase_key`): the phrases by their key word, by their key substring, and those with
+    # none (`re:` entries), which are always tried.
+    alternatives: tuple[str, ...] = ()
+    by_word: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    by_substring: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    always: tuple[int, ...] = ()
+    case_sensitive: bool = False
+
+    @property
+    def pattern(self) -> re.Pattern[str] | None:
+        """Every phrase, longest first (so "as much as possible" wins over "as possible")."""
+        return _alternation(self.alternatives, self.flags) if self.alternatives else None
+
+    @property
+    def exceptions(self) -> re.Pattern[str] | None:
+        if not self.exception_patterns:
+            return None
+        return _alternation(self.exception_patterns, self.flags)
+
+    @property
+    def flags(self) -> int:
+        return 0 if self.case_sensitive else re.IGNORECASE
+
+    def matcher(self, text: str) -> re.Pattern[str] | None:
+        """`pattern` with only the phrases that can match in `text` (None: none can). A scan
+        tries every phrase at every position, so most of a long list costs time on a
+        requirement that holds none of its words; dropping a phrase that cannot match
+        anywhere changes no match, as the order of the others is kept."""
+        if not self.alternatives:
+            return None
+        words = words_of(text, self.case_sensitive)
+        chosen = set(self.always)
+        for word in self.by_word.keys() & words:
+            chosen.update(self.by_word[word])
+        if self.by_substring:
+            haystack = text if self.case_sensitive else _folded(text)
+            for key, indices in self.by_substring.items():
+                if key in haystack:
+                    chosen.update(indices)
+        if not chosen:
+            return None
+        if len(chosen) == len(self.alternatives):
+            return self.pattern
+        return _alternation(tuple(self.alternatives[i] for i in sorted(chosen)), self.flags)
 
     def matches(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, term) of every match of this list in `text`, exceptions and bounded
         uses left out."""
-        if self.pattern is None:
+        pattern = self.matcher(text)
+        if pattern is None:
             return []
-        excepted = (
-            [(m.start(), m.end()) for m in self.exceptions.finditer(text)]
-            if self.exceptions
-            else []
-        )
+        excepted: list[tuple[int, int]] | None = None  # found on the first match
         found = []
-        for match in self.pattern.finditer(text):
+        for match in pattern.finditer(text):
             start, end = match.span()
+            if excepted is None:
+                exceptions = self.exceptions
+                excepted = (
+                    [(m.start(), m.end()) for m in exceptions.finditer(text)] if exceptions else []
+                )
             if any(a <= start and end <= b for a, b in excepted):
                 continue
             term = match.group()
@@ -97,6 +143,38 @@ class WordList:
                     continue
             found.append((start, end, term))
         return found
+
+
+@lru_cache(maxsize=4096)
+def _alternation(patterns: tuple[str, ...], flags: int) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), flags)
+
+
+@lru_cache(maxsize=8)
+def _folded(text: str) -> str:
+    """`text` case-folded, once for all the lists matched against it."""
+    return text.casefold()
+
+
+_WORD = re.compile(r"[\w-]+")
+
+
+@lru_cache(maxsize=8)
+def words_of(text: str, case_sensitive: bool = False) -> frozenset[str]:
+    """The runs of letters, digits and hyphens in `text` (case-folded unless asked not to):
+    a phrase's word of that kind, bounded as `phrase_pattern` bounds it, is one of them."""
+    return frozenset(_WORD.findall(text if case_sensitive else _folded(text)))
+
+
+def phrase_key(phrase: str) -> tuple[str, bool]:
+    """What every match of `phrase_pattern(phrase)` holds: the phrase's longest word of
+    letters, digits and hyphens, whole (True); or, without one (Chinese, "and/or"), its
+    longest word as a substring (False)."""
+    words = [word for word in phrase.split() if word != "..."]
+    whole = [word for word in words if _WORD.fullmatch(word) and not has_cjk(word)]
+    if whole:
+        return max(whole, key=len), True
+    return max(words, key=len, default=""), False
 
 
 def phrase_pattern(phrase: str) -> str:
@@ -147,12 +225,12 @@ def word_set(language: str, name: str) -> frozenset[str]:
 
 @cache
 def word_list(language: str, name: str, case_sensitive: bool = False) -> WordList:
-    phrases: list[str] = []
+    phrases: list[tuple[str, str | None, bool]] = []  # (pattern, key, whole word)
     exceptions: list[str] = []
     unless_number: set[str] = set()
     for line in list_entries(language, name):
         if line.startswith("re:"):
-            phrases.append(line[3:])
+            phrases.append((line[3:], None, False))
         elif line.startswith("-"):
             exceptions.append(phrase_pattern(line[1:].strip()))
         else:
@@ -160,22 +238,30 @@ def word_list(language: str, name: str, case_sensitive: bool = False) -> WordLis
             if phrase.endswith("!number"):
                 phrase = phrase[: -len("!number")].strip()
                 unless_number.add(phrase.lower())
-            phrases.append(phrase_pattern(phrase))
-    flags = 0 if case_sensitive else re.IGNORECASE
+            key, whole = phrase_key(phrase)
+            phrases.append(
+                (phrase_pattern(phrase), key if case_sensitive else key.casefold(), whole)
+            )
     if not phrases:
-        return WordList(
-            pattern=None,
-            exceptions=re.compile("|".join(f"(?:{p})" for p in exceptions), flags)
-            if exceptions
-            else None,
-        )
+        return WordList(exception_patterns=tuple(exceptions), case_sensitive=case_sensitive)
     # longest first, so "as much as possible" wins over "as possible"
-    phrases.sort(key=len, reverse=True)
+    phrases.sort(key=lambda phrase: len(phrase[0]), reverse=True)
+    by_word: dict[str, list[int]] = {}
+    by_substring: dict[str, list[int]] = {}
+    always: list[int] = []
+    for index, (_, key, whole) in enumerate(phrases):
+        if key is None:
+            always.append(index)
+        else:
+            (by_word if whole else by_substring).setdefault(key, []).append(index)
+    alternatives = tuple(pattern for pattern, _, _ in phrases)
     return WordList(
-        pattern=re.compile("|".join(f"(?:{p})" for p in phrases), flags),
         unless_number=frozenset(unless_number),
-        exceptions=re.compile("|".join(f"(?:{p})" for p in exceptions), flags)
-        if exceptions
-        else None,
+        exception_patterns=tuple(exceptions),
         words=frozenset(p.lower() for p in list_entries(language, name)),
+        alternatives=alternatives,
+        by_word={key: tuple(indices) for key, indices in by_word.items()},
+        by_substring={key: tuple(indices) for key, indices in by_substring.items()},
+        always=tuple(always),
+        case_sensitive=case_sensitive,
     )

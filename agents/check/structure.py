@@ -143,7 +143,10 @@ def _definitions(lines: list[str]) -> dict[str, int]:
         re.compile(r"^\s*[|*•-]?\s*\**([A-Z][A-Z0-9&]*[A-Z])s?\**(?:\s+\w{1,3})?\s*(?:\||:|：|-|–|—|=|\s{2,}|refers to|means|stands for)"),
     )  # fmt: skip
     for index, line in enumerate(lines):
-        for pattern in patterns:
+        # the first two need a bracket; the first scans the rest of the line from every
+        # letter, so a line without one is spared them
+        bracketed = "(" in line or "（" in line
+        for pattern in patterns if bracketed else patterns[2:]:
             for match in pattern.finditer(line):
                 found.setdefault(match.group(1), index)
     return found
