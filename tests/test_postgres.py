@@ -154,33 +154,68 @@ async def test_team_record_is_saved_in_postgres_and_read_by_another_instance(
     assert [e["seq"] for e in record["events"]] == sorted(e["seq"] for e in record["events"])
 
 
-async def test_database_going_away_loses_nothing_saved_and_new_turns_save_once_back(
+async def test_writes_made_while_the_database_is_away_land_in_order_once_it_is_back(
     postgres_server: PostgresServer, postgres_url
 ):
+    """Nothing saved before is lost; a turn written while the database is away is held and
+    written once it is back, before the turns made after it, and the thread's state is the
+    newest one (an older state held during the outage does not land over it)."""
+    from ui.history import STATE_VERSION
+
     await create_schema(postgres_url)
     layer = await new_layer(postgres_url)
     user = await layer.create_user(User(identifier="ann", metadata={}))
     await layer.update_thread("t-1", name="审批流程", user_id=user.id)
     await layer.create_step(step("t-1", "审批需要两级审核"))
-    assert layer.available and layer.failures == 0
+    assert layer.available and layer.failures == 0 and len(layer.held) == 0
 
     await asyncio.to_thread(postgres_server.stop)
     try:
-        await layer.create_step(step("t-1", "这一轮数据库不在"))  # Chainlit drops it
+        await layer.create_step(step("t-1", "这一轮数据库不在"))
+        await layer.update_thread("t-1", metadata={STATE_VERSION: 5, "memory": "outage"})
         assert not layer.available and layer.failures >= 1  # and the app can tell the user
+        assert len(layer.held) == 2  # held, not dropped
         assert await layer.get_thread("t-1") is None  # reads fail the same way, no crash
     finally:
         await asyncio.to_thread(postgres_server.start)
 
-    # the pool's dead connections are replaced: the same layer saves again
+    # the next write queues behind the held ones and wakes them: all land, in order
+    await layer.update_thread("t-1", metadata={STATE_VERSION: 6, "memory": "back"})
     await layer.create_step(step("t-1", "数据库回来了"))
+    await layer.flush(timeout=30)
+    assert len(layer.held) == 0 and layer.held.written == 4 and layer.held.lost == 0
     assert layer.available
     await layer.engine.dispose()
 
     reader = await new_layer(postgres_url)
     thread = await reader.get_thread("t-1")
-    assert [s["output"] for s in thread["steps"]] == ["审批需要两级审核", "数据库回来了"]
+    assert [s["output"] for s in thread["steps"]] == [
+        "审批需要两级审核", "这一轮数据库不在", "数据库回来了",
+    ]  # fmt: skip
+    assert thread["metadata"]["memory"] == "back"
     await reader.engine.dispose()
+
+
+async def test_a_held_write_the_database_refuses_once_back_is_given_up_not_retried(
+    postgres_server: PostgresServer, postgres_url
+):
+    await create_schema(postgres_url)
+    layer = await new_layer(postgres_url)
+    user = await layer.create_user(User(identifier="bo", metadata={}))
+    await layer.update_thread("t-2", name="库存", user_id=user.id)
+    await asyncio.to_thread(postgres_server.stop)
+    try:
+        bad = step("t-2", "no name") | {"name": None}  # "name" is NOT NULL: refused
+        await layer.create_step(bad)
+        await layer.create_step(step("t-2", "数据库不在时的一轮"))
+        assert len(layer.held) == 2
+    finally:
+        await asyncio.to_thread(postgres_server.start)
+    await layer.flush(timeout=30)
+    assert (len(layer.held), layer.held.written, layer.held.lost) == (0, 1, 1)
+    thread = await layer.get_thread("t-2")
+    assert [s["output"] for s in thread["steps"]] == ["数据库不在时的一轮"]
+    await layer.engine.dispose()
 
 
 async def test_a_thread_state_never_goes_backwards_on_postgres(postgres_url):

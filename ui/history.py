@@ -8,9 +8,13 @@ created at start-up. On SQLite, list and dict columns (`tags`, `modes`) are stor
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import functools
 import json
 import logging
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
@@ -19,10 +23,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from sqlalchemy.orm import sessionmaker
 
 from reqstudio.accounts import ACCOUNTS_TABLE
+from reqstudio.errors import is_database_failure
 from reqstudio.persistence import SCHEMA_LOCK_KEY, is_postgres
 from reqstudio.pools import data_engine
 from reqstudio.run_lease import LEASE_TABLE
 from reqstudio.usage_ledger import USAGE_INDEX, USAGE_TABLE
+from ui.held_writes import HeldWrites, Outcome
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS users (
@@ -179,8 +185,45 @@ def _session_thread_title() -> str | None:
     return title if isinstance(title, str) and title else None
 
 
+# The errors of the statements of the write in progress (None outside a write): a write is
+# a few statements, and one that failed because the database was away makes it held.
+_WRITE_ERRORS: ContextVar[list[BaseException] | None] = ContextVar(
+    "history_write_errors", default=None
+)
+
+
+def _note_error(error: BaseException) -> None:
+    errors = _WRITE_ERRORS.get()
+    if errors is not None:
+        errors.append(error)
+
+
+async def _attempt(call: Callable[[], Any]) -> tuple[Outcome, Any]:
+    """Run one write, its statements' errors collected: written, away (the database could
+    not be reached) or refused."""
+    errors: list[BaseException] = []
+    token = _WRITE_ERRORS.set(errors)
+    try:
+        result = await call()
+    except Exception as error:  # Chainlit's own code failing around its statements
+        errors.append(error)
+        result = None
+    finally:
+        _WRITE_ERRORS.reset(token)
+    if not errors:
+        return Outcome.WRITTEN, result
+    if any(is_database_failure(error) for error in errors):
+        return Outcome.AWAY, result
+    return Outcome.REFUSED, result
+
+
 def _tracked(name: str, method: Any = None):
     async def write(self: HistoryDataLayer, *args: Any, **kwargs: Any) -> Any:
+        call = functools.partial(
+            method or getattr(SQLAlchemyDataLayer, name), self, *args, **kwargs
+        )
+        if _WRITE_ERRORS.get() is not None:  # part of another write (or of its replay)
+            return await call()
         task = asyncio.current_task()
         thread = _session_thread()
         if task is not None:
@@ -188,7 +231,13 @@ def _tracked(name: str, method: Any = None):
             if thread is not None:
                 self._writes_of.setdefault(thread, set()).add(task)
         try:
-            return await (method or getattr(SQLAlchemyDataLayer, name))(self, *args, **kwargs)
+            if len(self.held):  # behind the held ones, so that writes land in order
+                self.held.hold(thread, name, self._replay(call, contextvars.copy_context()))
+                return None
+            outcome, result = await _attempt(call)
+            if outcome is Outcome.AWAY:
+                self.held.hold(thread, name, self._replay(call, contextvars.copy_context()))
+            return result
         finally:
             if task is not None:
                 self._writes.discard(task)
@@ -225,6 +274,27 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         self._writes_of: dict[str, set[asyncio.Task]] = {}  # ... by the session's thread
         self._threads_known: set[str] = set()  # threads this process saw written
         self._element_locks: dict[str, tuple[asyncio.Lock, int]] = {}  # lock, writes using it
+        # writes that failed because the database was away, written again once it is back
+        self.held = HeldWrites()
+
+    def _replay(self, call: Callable[[], Any], context: contextvars.Context) -> Callable[[], Any]:
+        """The write again, in the context it was first made in (its session's thread and
+        title, which the thread's upsert reads)."""
+
+        async def once() -> Outcome:
+            outcome, _ = await _attempt(call)
+            self.available = outcome is not Outcome.AWAY
+            return outcome
+
+        async def again() -> Outcome:
+            return await asyncio.get_running_loop().create_task(once(), context=context)
+
+        return again
+
+    def _count_failure(self, thread: str | None) -> None:
+        self.failures += 1
+        if thread is not None:  # whose turn it was: one user's failure is not another's
+            self.failures_of[thread] = self.failures_of.get(thread, 0) + 1
 
     create_step = _tracked("create_step")
     update_step = _tracked("update_step")
@@ -280,9 +350,14 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
     delete_element = _tracked("delete_element")
 
     async def flush(self, timeout: float = 15.0) -> None:
-        """Wait until the writes Chainlit started (and those they start) have finished."""
+        """Wait until the writes Chainlit started (and those they start) have finished, and
+        give the held ones what is left of `timeout` to land."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
         if await self._wait_for(lambda: self._writes, timeout):
             log.warning("history: %d write(s) unfinished at shutdown", len(self._writes))
+        if len(self.held):
+            await self.held.flush(max(0.0, deadline - loop.time()))
 
     async def flush_thread(self, thread_id: str, timeout: float) -> bool:
         """Wait until the writes started for `thread_id`'s session have finished (at most
@@ -302,6 +377,24 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
             await asyncio.sleep(0)
         return len(writes() - {current})
 
+    async def _statement(self, query: str, parameters: dict) -> Any:
+        """Chainlit's `execute_sql` (rows or a row count; None when it failed, logged), which
+        also notes the error for the write in progress: away or refused."""
+        async with self.async_session() as session:
+            try:
+                await session.begin()
+                result = await session.execute(text(query), parameters)
+                await session.commit()
+                if result.returns_rows:
+                    return self.clean_result([dict(row._mapping) for row in result.fetchall()])
+                return result.rowcount
+            except Exception as error:  # as Chainlit's: logged, and the write goes on
+                _note_error(error)
+                with contextlib.suppress(Exception):
+                    await session.rollback()
+                log.warning("history: a statement failed: %s", error)
+                return None
+
     async def execute_sql(self, query: str, parameters: dict) -> Any:
         query, upsert_of = _same_thread_upsert(query)
         if self._json_columns:
@@ -309,14 +402,10 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
                 key: json.dumps(value) if isinstance(value, list | dict) else value
                 for key, value in parameters.items()
             }
-        result = await super().execute_sql(query, parameters)
-        # Chainlit's execute_sql returns rows or a row count, and None only when it failed.
+        result = await self._statement(query, parameters)
         self.available = result is not None
         if result is None:
-            self.failures += 1
-            thread = _session_thread()
-            if thread is not None:  # whose turn it was: one user's failure is not another's
-                self.failures_of[thread] = self.failures_of.get(thread, 0) + 1
+            self._count_failure(_session_thread())
         elif upsert_of and result == 0:
             log.warning(
                 "%s %s belongs to another thread: not written", upsert_of, parameters.get("id")
@@ -398,7 +487,8 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
                         row[1],
                     )
                     return False
-        except Exception:
+        except Exception as error:
+            _note_error(error)
             self.failures += 1
             self.failures_of[thread_id] = self.failures_of.get(thread_id, 0) + 1
             self.available = False

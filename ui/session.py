@@ -84,6 +84,9 @@ async def persist_thread_state() -> None:
 # wait, REQSTUDIO_DB_POOL_TIMEOUT, is 10 s by default; a write still unfinished after this
 # counts for the next turn).
 TURN_WRITES_WAIT_S = 10.0
+# ... and at most this long for its writes held while the database was away, and queued
+# behind them: once it is back they land within a moment.
+HELD_WRITES_WAIT_S = 1.0
 
 
 def history_failures() -> int:
@@ -105,10 +108,14 @@ async def warn_if_history_failed(before: int, text: str) -> None:
     per outage, until a turn is saved again. The notice itself cannot be saved either.
     The turn's own writes are waited for first (Chainlit starts them in tasks nobody awaits):
     the notice then follows the turn that was not saved, and a turn that ended was saved."""
-    flush_thread = getattr(get_data_layer(), "flush_thread", None)
+    layer = get_data_layer()
+    thread = cl.context.session.thread_id
+    flush_thread = getattr(layer, "flush_thread", None)
     if flush_thread is not None:
-        await flush_thread(cl.context.session.thread_id, TURN_WRITES_WAIT_S)
-    if history_failures() == before:
+        await flush_thread(thread, TURN_WRITES_WAIT_S)
+    held = getattr(layer, "held", None)  # writes waiting for the database (ui/held_writes.py)
+    still_held = await held.settled(thread, HELD_WRITES_WAIT_S) if held is not None else 0
+    if history_failures() == before and not still_held:
         cl.user_session.set("history_warned", False)
         return
     log.warning("history database unavailable; a turn was not saved")

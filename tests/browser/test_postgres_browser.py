@@ -4,6 +4,7 @@ stopped on one instance resumes on another, and the database going away mid-conv
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -164,7 +165,15 @@ def test_database_going_away_mid_conversation(
         page = open_page(browser, app.url)  # what the history holds now
         page.locator("#thread-history").get_by_text("库存需要每日盘点").click()
         expect(page.get_by_text("第一轮：已记录库存需求。")).to_be_visible()  # nothing lost
+        # the turn made while the database was away was held and written once it was back,
+        # in its place
+        turns = page.get_by_text(
+            re.compile("^(数据库停了还能回答吗|第二轮：数据库不在时的回答。)$")
+        )
+        expect(turns).to_have_count(2)
         expect(page.get_by_text("第三轮：数据库回来了。")).to_be_visible()  # saved once back
+        texts = page.locator("body").inner_text()
+        assert texts.index("第一轮") < texts.index("第二轮") < texts.index("第三轮")
         page.screenshot(path=output_dir / "pg-database-back.png")
     finally:
         app.stop()
