@@ -78,11 +78,12 @@ def describe_database_away(what: str, language: str = "zh") -> str:
             "again in a moment; nothing saved is affected."
         )
     return (
-        "数据库暂时无法访问，历史对话列表暂时无法显示。当前对话可以继续，但这段时间的消息可能"
-        "不会保存。"
+        "数据库暂时无法访问，历史对话列表暂时无法显示。当前对话可以继续，这段时间的消息会在"
+        "数据库恢复后写入历史记录。"
         if zh
         else "The database cannot be reached just now, so the list of past threads cannot be "
-        "shown. You can go on in this thread, but its messages may not be saved meanwhile."
+        "shown. You can go on in this thread; its messages meanwhile are written to the "
+        "history once the database is back."
     )
 
 
