@@ -8,8 +8,10 @@ while the monitor is on; it logs every stall over `warn_ms`."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
+import signal
 import sys
 import threading
 import time
@@ -18,6 +20,23 @@ from collections import deque
 from dataclasses import dataclass, field
 
 log = logging.getLogger("reqstudio.loop")
+
+
+def _awaits(coroutine: object, limit: int = 40) -> list[str]:
+    """`coroutine` and what it awaits, down to the innermost await: name (file:line)."""
+    chain = []
+    while coroutine is not None and len(chain) < limit:
+        frame = getattr(coroutine, "cr_frame", None) or getattr(coroutine, "ag_frame", None)
+        frame = frame or getattr(coroutine, "gi_frame", None)
+        if frame is not None:
+            where = frame.f_code.co_filename.rsplit("/", 2)[-1]
+            chain.append(f"{frame.f_code.co_name} ({where}:{frame.f_lineno})")
+        coroutine = (
+            getattr(coroutine, "cr_await", None)
+            or getattr(coroutine, "ag_await", None)
+            or getattr(coroutine, "gi_yieldfrom", None)
+        )
+    return chain
 
 
 @dataclass
@@ -67,6 +86,18 @@ class LoopLagMonitor:
         if self._task is None:
             self._task = loop.create_task(self._run(), name="loop-lag")
             gc.callbacks.append(self._gc)
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signal.SIGUSR2, self.log_tasks)
+
+    @staticmethod
+    def log_tasks() -> None:
+        """`kill -USR2 <pid>`: log where every task of the loop waits, from its coroutine to
+        the await it is parked at (a run that never ends is in no thread's stack)."""
+        tasks = asyncio.all_tasks()
+        lines = [f"{len(tasks)} tasks:"]
+        for task in tasks:
+            lines.append(f"  {task.get_name()}: {' > '.join(_awaits(task.get_coro()))}")
+        log.warning("\n".join(lines))
 
     def _gc(self, phase: str, info: dict) -> None:
         if phase == "start":
@@ -82,6 +113,8 @@ class LoopLagMonitor:
             self._watchdog.join(timeout=1)
             self._watchdog = None
         if self._task is not None:
+            with contextlib.suppress(Exception):  # from another thread or a closed loop
+                self._task.get_loop().remove_signal_handler(signal.SIGUSR2)
             self._task.cancel()
             self._task = None
             gc.callbacks.remove(self._gc)

@@ -33,3 +33,35 @@ async def test_a_blocking_call_is_measured_and_its_stack_logged(caplog):
     assert "parse_a_huge_file_synchronously" in caplog.text  # the watchdog saw where it was
     monitor.reset()
     assert monitor.snapshot()["max_ms"] == 0 and monitor.snapshot()["p99_ms"] == 0
+
+
+async def waits_for_a_lease_that_never_comes(never: asyncio.Event) -> None:
+    await never.wait()
+
+
+async def finish_the_run(never: asyncio.Event) -> None:
+    await waits_for_a_lease_that_never_comes(never)
+
+
+async def test_sigusr2_logs_where_each_task_is_parked(caplog):
+    """A run that never ends is in no thread's stack: `kill -USR2` logs every task's chain of
+    awaits down to the one it is parked at."""
+    import os
+    import signal
+
+    monitor = LoopLagMonitor()
+    caplog.set_level(logging.WARNING, logger="reqstudio.loop")
+    never = asyncio.Event()
+    stuck = asyncio.create_task(finish_the_run(never), name="srs-run")
+    monitor.start()
+    try:
+        await asyncio.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGUSR2)
+        while "tasks:" not in caplog.text:
+            await asyncio.sleep(0.01)
+    finally:
+        monitor.stop()
+        stuck.cancel()
+    line = next(line for line in caplog.text.splitlines() if "srs-run:" in line)
+    assert line.index("finish_the_run") < line.index("waits_for_a_lease_that_never_comes")
+    assert line.rstrip().endswith(")") and "wait (locks.py:" in line
