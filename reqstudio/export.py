@@ -10,6 +10,7 @@ construct at a time.
 
 from __future__ import annotations
 
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -20,25 +21,34 @@ class ExportError(RuntimeError):
     """The document could not be converted; the message says why, in one line."""
 
 
-def markdown_to_docx(markdown: str) -> bytes:
-    """The Markdown document as the bytes of a .docx file."""
+# At most this long for one conversion (a few hundred ms for a long SRS): pandoc runs as a
+# child process, which a wait without a bound would leave a run waiting on for ever.
+DOCX_TIMEOUT_S = 60.0
+
+
+def markdown_to_docx(markdown: str, timeout: float = DOCX_TIMEOUT_S) -> bytes:
+    """The Markdown document as the bytes of a .docx file (pandoc, at most `timeout` s)."""
     import pypandoc
 
     with tempfile.TemporaryDirectory(prefix="reqstudio-docx-") as folder:
         target = Path(folder) / "document.docx"
         try:
-            pypandoc.convert_text(
-                markdown,
-                "docx",
-                format="gfm",
-                outputfile=str(target),
-                extra_args=["--standalone"],
+            # pypandoc's own conversion waits for pandoc without a bound; its executable is
+            # run here the same way (gfm in, docx out, standalone), with one.
+            done = subprocess.run(
+                [pypandoc.get_pandoc_path(), "--from", "gfm", "--to", "docx", "--standalone",
+                 "--output", str(target)],
+                input=markdown.encode("utf-8"), capture_output=True, timeout=timeout,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            raise ExportError(f"cannot write the .docx: pandoc took over {timeout:g} s") from None
+        except OSError as error:
+            raise ExportError(f"cannot write the .docx: {error}") from error
+        if done.returncode != 0:
+            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise ExportError(
+                f"cannot write the .docx: {said[0] if said else f'pandoc exit {done.returncode}'}"
             )
-        except (OSError, RuntimeError) as error:
-            first = (
-                str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            )
-            raise ExportError(f"cannot write the .docx: {first}") from error
         return target.read_bytes()
 
 

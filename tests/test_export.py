@@ -61,3 +61,23 @@ def test_docx_names():
     assert docx_name("srs.md") == "srs.docx"
     assert docx_name("improved.MD") == "improved.docx"
     assert docx_name("notes") == "notes.docx"
+
+
+def test_a_conversion_that_does_not_end_is_cut_at_its_bound(tmp_path, monkeypatch):
+    """Pandoc is a child process: one that hangs is killed at the bound and reported in one
+    line (the Markdown is still offered), never waited for without end."""
+    import time
+
+    import pypandoc
+    import pytest
+
+    from reqstudio.export import ExportError
+
+    hanging = tmp_path / "pandoc"
+    hanging.write_text("#!/bin/sh\nexec sleep 30\n")
+    hanging.chmod(0o755)
+    monkeypatch.setattr(pypandoc, "get_pandoc_path", lambda: str(hanging))
+    started = time.monotonic()
+    with pytest.raises(ExportError, match=r"^cannot write the \.docx: pandoc took over 0\.5 s$"):
+        markdown_to_docx(SRS, timeout=0.5)
+    assert time.monotonic() - started < 5
