@@ -92,6 +92,16 @@ def sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+# Bounds the server keeps on every pooled connection, so that no statement of the app waits
+# for ever: a row lock held by a stuck transaction, a statement that does not end, or a
+# transaction left open by a task that stopped between two statements (its locks go with it).
+SERVER_BOUNDS = {
+    "lock_timeout": "10s",
+    "statement_timeout": "60s",
+    "idle_in_transaction_session_timeout": "60s",
+}
+
+
 def _new_engine(database_url: str) -> AsyncEngine:
     if database_url.startswith("postgresql"):
         # Connections die when the database restarts: each one is tested on checkout.
@@ -101,6 +111,7 @@ def _new_engine(database_url: str) -> AsyncEngine:
             pool_size=_sizes.data,
             max_overflow=_sizes.data_overflow,
             pool_timeout=_sizes.timeout,
+            connect_args={"server_settings": dict(SERVER_BOUNDS)},
         )
     engine = create_async_engine(database_url, pool_pre_ping=True)
     event.listen(engine.sync_engine, "connect", sqlite_pragmas)
@@ -152,7 +163,12 @@ async def open_checkpoint_pool(conninfo: str) -> AsyncConnectionPool:
         max_size=max(1, _sizes.checkpoint),
         timeout=_sizes.timeout,
         # what AsyncPostgresSaver.from_conn_string sets on its own connection
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        kwargs={
+            "autocommit": True,
+            "prepare_threshold": 0,
+            "row_factory": dict_row,
+            "options": " ".join(f"-c {name}={value}" for name, value in SERVER_BOUNDS.items()),
+        },
         # a connection that died with a database restart is replaced, not handed out
         check=AsyncConnectionPool.check_connection,
         # While the database is away, the pool retries with a doubling wait; giving up after

@@ -130,3 +130,27 @@ def test_an_instance_stays_within_its_pools_while_runs_go(
     # six SRS runs at once, each writing history, checkpoints, files and its lease: the
     # instance never holds more than its pools allow (before, each run held a connection)
     assert 2 <= counter.peak <= allowed, (counter.peak, counter.samples[-50:])
+
+
+async def test_every_pooled_connection_has_a_bound_on_locks_statements_and_open_transactions(
+    postgres_url, settings
+):
+    """A statement of the app never waits for ever on the server: a row lock held by a stuck
+    transaction, a statement that does not end, a transaction a stopped task left open."""
+    from sqlalchemy import text
+
+    from reqstudio.pools import SERVER_BOUNDS, checkpoint_pool
+
+    pg = settings.model_copy(update={"database_url": postgres_url})
+    await open_pools(pg)
+    try:
+        names = ", ".join(f"current_setting('{name}') AS {name}" for name in SERVER_BOUNDS)
+        async with data_engine(postgres_url).connect() as connection:
+            data = tuple((await connection.execute(text(f"SELECT {names}"))).first())
+        pool = checkpoint_pool(libpq_conninfo(postgres_url))
+        async with pool.connection() as connection:
+            row = await (await connection.execute(f"SELECT {names}")).fetchone()
+        checkpoints = tuple(row.values())
+        assert data == checkpoints == ("10s", "1min", "1min")
+    finally:
+        await close_pools()
