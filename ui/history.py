@@ -200,20 +200,24 @@ def _note_error(error: BaseException) -> None:
 
 async def _attempt(call: Callable[[], Any]) -> tuple[Outcome, Any]:
     """Run one write, its statements' errors collected: written, away (the database could
-    not be reached) or refused."""
+    not be reached) or refused. An exception the write raised for another reason than the
+    database being away goes on to the caller, as it did before writes were held."""
     errors: list[BaseException] = []
+    raised: Exception | None = None
     token = _WRITE_ERRORS.set(errors)
     try:
         result = await call()
     except Exception as error:  # Chainlit's own code failing around its statements
         errors.append(error)
-        result = None
+        raised, result = error, None
     finally:
         _WRITE_ERRORS.reset(token)
     if not errors:
         return Outcome.WRITTEN, result
     if any(is_database_failure(error) for error in errors):
         return Outcome.AWAY, result
+    if raised is not None:
+        raise raised
     return Outcome.REFUSED, result
 
 
@@ -489,8 +493,7 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
                     return False
         except Exception as error:
             _note_error(error)
-            self.failures += 1
-            self.failures_of[thread_id] = self.failures_of.get(thread_id, 0) + 1
+            self._count_failure(thread_id)
             self.available = False
             log.exception("history: could not save the state of thread %s", thread_id)
             return False

@@ -132,21 +132,28 @@ _CAPS_WORDS = {
 }  # fmt: skip
 
 
+# An acronym defined with a bracket: `Long Form (ACR)`, `ACR (Long Form)`.
+_BRACKETED_DEFINITIONS = (
+    re.compile(r"[A-Za-z\u4e00-\u9fff][^()（）]{2,}?\s*[(（]\s*([A-Z][A-Za-z0-9&]*[A-Z])s?\s*[)）]"),
+    re.compile(r"\b([A-Z][A-Z0-9&]*[A-Z])s?\s*[(（]\s*[A-Za-z\u4e00-\u9fff]"),
+)  # fmt: skip
+# A glossary line or row that starts with it: `ACR | ...`, `ACR - ...`, `ACR refers to ...`.
+_GLOSSARY_LINE = re.compile(
+    r"^\s*[|*•-]?\s*\**([A-Z][A-Z0-9&]*[A-Z])s?\**(?:\s+\w{1,3})?\s*(?:\||:|：|-|–|—|=|\s{2,}|refers to|means|stands for)"
+)  # fmt: skip
+
+
 def _definitions(lines: list[str]) -> dict[str, int]:
-    """The first line (0-based) where each acronym is defined: `Long Form (ACR)`,
-    `ACR (Long Form)`, or a glossary line or row that starts with it (`ACR | ...`,
-    `ACR - ...`, `ACR: ...`, `ACR refers to ...`)."""
+    """The first line (0-based) where each acronym is defined, with a bracket or on a
+    glossary line."""
     found: dict[str, int] = {}
-    patterns = (
-        re.compile(r"[A-Za-z\u4e00-\u9fff][^()（）]{2,}?\s*[(（]\s*([A-Z][A-Za-z0-9&]*[A-Z])s?\s*[)）]"),
-        re.compile(r"\b([A-Z][A-Z0-9&]*[A-Z])s?\s*[(（]\s*[A-Za-z\u4e00-\u9fff]"),
-        re.compile(r"^\s*[|*•-]?\s*\**([A-Z][A-Z0-9&]*[A-Z])s?\**(?:\s+\w{1,3})?\s*(?:\||:|：|-|–|—|=|\s{2,}|refers to|means|stands for)"),
-    )  # fmt: skip
     for index, line in enumerate(lines):
-        # the first two need a bracket; the first scans the rest of the line from every
-        # letter, so a line without one is spared them
+        # a line without a bracket is spared the bracketed patterns (the first scans the
+        # rest of the line from every letter)
         bracketed = "(" in line or "（" in line
-        for pattern in patterns if bracketed else patterns[2:]:
+        for pattern in (
+            (*_BRACKETED_DEFINITIONS, _GLOSSARY_LINE) if bracketed else (_GLOSSARY_LINE,)
+        ):
             for match in pattern.finditer(line):
                 found.setdefault(match.group(1), index)
     return found
