@@ -239,3 +239,26 @@ async def test_a_turn_waits_for_its_own_threads_writes_and_not_for_others(tmp_pa
     await asyncio.gather(*writes)
     assert layer._writes_of == {}  # nothing kept once written
     await layer.engine.dispose()
+
+
+async def test_a_write_that_fails_for_another_reason_than_the_database_raises_and_is_not_held(
+    tmp_path, monkeypatch
+):
+    """Only a database that cannot be reached makes a write held (ui/held_writes.py); a write
+    that raises for another reason goes on raising to its caller, as before, and nothing
+    waits to be written again."""
+    import pytest
+    from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
+
+    url = f"sqlite+aiosqlite:///{tmp_path}/history.db"
+    await create_schema(url)
+    layer = await new_layer(url)
+
+    async def broken(self, step_id: str) -> None:
+        raise RuntimeError("a bug in the write itself")
+
+    monkeypatch.setattr(SQLAlchemyDataLayer, "delete_step", broken)
+    with pytest.raises(RuntimeError, match="a bug in the write itself"):
+        await layer.delete_step("step-1")
+    assert len(layer.held) == 0
+    await layer.engine.dispose()
