@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 PASSWORD = "load-pass"
 FAILED = "SRS generation failed"  # the SRS run's failure message (locales/en-US.toml)
-NOT_SAVED = "this turn is not in the history yet"  # history_unavailable, likewise
+NOT_SAVED = "so the turn was not saved then"  # history_unavailable, likewise
 SKIPPED = 3  # exit code when the run cannot be made here (no nginx, no PostgreSQL)
 
 REFERENCE = (ROOT / "tests" / "data" / "srs" / "e-store" / "reference.md").read_bytes()

@@ -124,11 +124,24 @@ def test_srs_run_stopped_on_one_instance_resumes_on_another(
 
 # While the database is away the browser cannot list the threads: the app answers 503 with a
 # sentence in the user's language (Chainlit's own answer was 404, an English "Not Found").
+# What the page says, by the browser's language.
+AWAY_TEXTS = {
+    "zh-CN": ("已启用", "本轮结束时历史记录数据库无法访问", "历史对话列表暂时无法显示"),
+    "en-US": (
+        "mode is on",
+        "The history database could not be reached when this turn ended",
+        "the list of past threads cannot be shown",
+    ),
+}
+
+
 @pytest.mark.failed_requests(r"^503 POST /project/threads$")
+@pytest.mark.parametrize("locale", ["zh-CN", "en-US"])
 def test_database_going_away_mid_conversation(
     browser: Browser, llm_server: ScriptedLLMServer, postgres_server: PostgresServer,
-    postgres_url: str, tmp_path: Path, output_dir: Path,
+    postgres_url: str, tmp_path: Path, output_dir: Path, locale: str,
 ):  # fmt: skip
+    mode_on, turn_not_saved, list_away = AWAY_TEXTS[locale]
     app = AppProcess(tmp_path / "a", shared_env(llm_server, postgres_url)).start()
     try:
         llm_server.script(
@@ -136,8 +149,8 @@ def test_database_going_away_mid_conversation(
             Reply(content="第二轮：数据库不在时的回答。"),
             Reply(content="第三轮：数据库回来了。"),
         )
-        page = open_page(browser, app.url)
-        expect(page.get_by_text("已启用")).to_be_visible()
+        page = open_page(browser, app.url, locale)
+        expect(page.get_by_text(mode_on)).to_be_visible()
         send(page, "库存需要每日盘点")
         expect(page.get_by_text("第一轮：已记录库存需求。")).to_be_visible()
         wait_until_idle(page)  # the turn has ended: its history is written (the app waits)
@@ -146,13 +159,11 @@ def test_database_going_away_mid_conversation(
         try:
             send(page, "数据库停了还能回答吗")
             expect(page.get_by_text("第二轮：数据库不在时的回答。")).to_be_visible()
-            notice = page.get_by_text("历史记录数据库暂时无法访问", exact=False)
+            notice = page.get_by_text(turn_not_saved, exact=False)
             expect(notice).to_be_visible()  # told plainly; the app keeps serving
             if failed_requests():  # the sidebar asked for the history list meanwhile
-                expect(
-                    page.get_by_text("历史对话列表暂时无法显示", exact=False).first
-                ).to_be_visible()
-            page.screenshot(path=output_dir / "pg-database-away.png")
+                expect(page.get_by_text(list_away, exact=False).first).to_be_visible()
+            page.screenshot(path=output_dir / f"pg-database-away-{locale}.png")
         finally:
             postgres_server.start()
 
@@ -162,7 +173,7 @@ def test_database_going_away_mid_conversation(
         expect(notice).to_have_count(1)  # this turn was saved: no new notice
         page.context.close()
 
-        page = open_page(browser, app.url)  # what the history holds now
+        page = open_page(browser, app.url, locale)  # what the history holds now
         page.locator("#thread-history").get_by_text("库存需要每日盘点").click()
         expect(page.get_by_text("第一轮：已记录库存需求。")).to_be_visible()  # nothing lost
         # the turn made while the database was away was held and written once it was back,
@@ -174,7 +185,10 @@ def test_database_going_away_mid_conversation(
         expect(page.get_by_text("第三轮：数据库回来了。")).to_be_visible()  # saved once back
         texts = page.locator("body").inner_text()
         assert texts.index("第一轮") < texts.index("第二轮") < texts.index("第三轮")
-        page.screenshot(path=output_dir / "pg-database-back.png")
+        page.get_by_text(
+            "第一轮：已记录库存需求。"
+        ).scroll_into_view_if_needed()  # the outage turn in view
+        page.screenshot(path=output_dir / f"pg-database-back-{locale}.png")
     finally:
         app.stop()
 
