@@ -262,3 +262,45 @@ async def test_a_write_that_fails_for_another_reason_than_the_database_raises_an
         await layer.delete_step("step-1")
     assert len(layer.held) == 0
     await layer.engine.dispose()
+
+
+async def test_a_history_statement_holds_the_write_lock_only_while_it_runs(tmp_path):
+    """Each of Chainlit's statements is a transaction of its own. Run as one, the statement
+    took SQLite's write lock and the COMMIT came after a turn of the event loop: under load
+    (50 users) writes queued behind each other's locks, past the busy timeout. Right after
+    the statement, before the loop runs again, another writer gets the lock at once."""
+    import sqlite3
+
+    from sqlalchemy import event
+
+    path = tmp_path / "history.db"
+    url = f"sqlite+aiosqlite:///{path}"
+    await create_schema(url)
+    layer = await new_layer(url)
+    user = await layer.create_user(User(identifier="local", metadata={}))
+    await layer.update_thread("thread-1", name="Chat", user_id=user.id)
+    await layer.flush()
+    locked_out: list[str] = []
+
+    def another_writer(_conn, _cursor, statement: str, *_args: object) -> None:
+        if not statement.lstrip().upper().startswith("INSERT INTO STEPS"):
+            return
+        other = sqlite3.connect(path, timeout=0)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            other.rollback()
+        except sqlite3.OperationalError as error:
+            locked_out.append(str(error))
+        finally:
+            other.close()
+
+    event.listen(layer.engine.sync_engine, "after_cursor_execute", another_writer)
+    try:
+        await layer.create_step(step("thread-1", "一个回答"))
+        await layer.flush()
+    finally:
+        event.remove(layer.engine.sync_engine, "after_cursor_execute", another_writer)
+    assert locked_out == []
+    thread = await layer.get_thread("thread-1")
+    assert [s["output"] for s in thread["steps"]] == ["一个回答"]
+    await layer.engine.dispose()

@@ -8,7 +8,6 @@ created at start-up. On SQLite, list and dict columns (`tags`, `modes`) are stor
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import functools
 import json
@@ -383,21 +382,24 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
 
     async def _statement(self, query: str, parameters: dict) -> Any:
         """Chainlit's `execute_sql` (rows or a row count; None when it failed, logged), which
-        also notes the error for the write in progress: away or refused."""
-        async with self.async_session() as session:
-            try:
-                await session.begin()
-                result = await session.execute(text(query), parameters)
-                await session.commit()
+        also notes the error for the write in progress: away or refused.
+
+        Each of Chainlit's statements is a transaction of its own, so it runs in autocommit:
+        the statement commits where it runs. In a transaction, SQLite's write lock was held
+        from the statement to the COMMIT, across a turn of the event loop in between, which
+        under load is where writes queued (at 50 users some waited past the 10 s busy
+        timeout); on PostgreSQL it saves the BEGIN and COMMIT round trips."""
+        try:
+            async with self.engine.connect() as connection:
+                await connection.execution_options(isolation_level="AUTOCOMMIT")
+                result = await connection.execute(text(query), parameters)
                 if result.returns_rows:
                     return self.clean_result([dict(row._mapping) for row in result.fetchall()])
                 return result.rowcount
-            except Exception as error:  # as Chainlit's: logged, and the write goes on
-                _note_error(error)
-                with contextlib.suppress(Exception):
-                    await session.rollback()
-                log.warning("history: a statement failed: %s", error)
-                return None
+        except Exception as error:  # as Chainlit's: logged, and the write goes on
+            _note_error(error)
+            log.warning("history: a statement failed: %s", error)
+            return None
 
     async def execute_sql(self, query: str, parameters: dict) -> Any:
         query, upsert_of = _same_thread_upsert(query)
