@@ -74,6 +74,12 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
     else:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+        from reqstudio.pools import checkpoint_pool
+
+        shared = checkpoint_pool(str(checkpoint_file(settings)))
+        if shared is not None:  # the app's: one connection for all its runs
+            yield shared
+            return
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(str(checkpoint_file(settings))) as saver:
             # WAL (the saver sets it) + NORMAL: a saved node survives an app crash without an
@@ -115,10 +121,13 @@ async def prepare_checkpoints(settings: Settings) -> None:
 
 
 async def open_pools(settings: Settings) -> None:
-    """Size the process's pools from the settings and open the checkpoint pool (PostgreSQL),
-    at the app's start-up (reqstudio/pools.py)."""
-    from reqstudio.pools import configure_pools, open_checkpoint_pool
+    """Size the process's pools from the settings and open the checkpoints' pool (PostgreSQL)
+    or shared connection (SQLite), at the app's start-up (reqstudio/pools.py)."""
+    from reqstudio.pools import configure_pools, open_checkpoint_pool, open_sqlite_checkpointer
 
     configure_pools(settings)
     if is_postgres(settings.database_url):
         await open_checkpoint_pool(libpq_conninfo(settings.database_url))
+    else:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        await open_sqlite_checkpointer(checkpoint_file(settings))

@@ -6,6 +6,7 @@
 - On PostgreSQL, every LangGraph checkpointer of the app (SRS, Review, Rewrite runs) borrows from
   one psycopg pool of at most `REQSTUDIO_CHECKPOINT_POOL_SIZE` connections, for the moment a
   checkpoint is read or written, instead of holding a connection of its own for a whole run.
+  On SQLite the app's runs share one connection to the checkpoint file, through one saver.
 
 Connections belong to the event loop that opened them, so pools are kept per running loop (the
 app has one; tests and the CLI open and close loops of their own). Without a running loop an
@@ -26,6 +27,9 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     from psycopg_pool import AsyncConnectionPool
 
     from reqstudio.settings import Settings
@@ -58,8 +62,9 @@ _sizes = PoolSizes()
 _engines: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, AsyncEngine]] = (
     weakref.WeakKeyDictionary()
 )
+# by PostgreSQL conninfo, a psycopg pool; by SQLite file, the one saver of the app's runs
 _checkpoint_pools: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[str, AsyncConnectionPool]
+    asyncio.AbstractEventLoop, dict[str, AsyncConnectionPool | AsyncSqliteSaver]
 ] = weakref.WeakKeyDictionary()
 
 
@@ -183,17 +188,38 @@ async def open_checkpoint_pool(conninfo: str) -> AsyncConnectionPool:
     return pool
 
 
-def checkpoint_pool(conninfo: str) -> AsyncConnectionPool | None:
-    """The open checkpoint pool of the running loop for `conninfo`, if the app opened one."""
+async def open_sqlite_checkpointer(path: Path) -> AsyncSqliteSaver:
+    """The SQLite checkpoint file's one connection for all the app's runs, through one saver
+    whose lock takes their reads and writes in turn. With a connection per run, the runs
+    waited for each other's write lock, which each held across turns of the event loop: at
+    50 users some waited past SQLite's busy timeout and their runs stopped."""
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    pools = _checkpoint_pools.setdefault(asyncio.get_running_loop(), {})
+    saver = pools.get(str(path))
+    if saver is None:
+        connection = await aiosqlite.connect(str(path))
+        # WAL (the saver sets it) + NORMAL: a saved node survives an app crash without an
+        # fsync per checkpoint; a `reqstudio` command on the same file waits its turn
+        await connection.execute("PRAGMA synchronous=NORMAL")
+        await connection.execute("PRAGMA busy_timeout=10000")
+        saver = pools[str(path)] = AsyncSqliteSaver(connection)
+    return saver  # type: ignore[return-value]
+
+
+def checkpoint_pool(key: str) -> Any:
+    """What the app opened for the running loop's checkpoints of `key` (a PostgreSQL conninfo:
+    its pool; a SQLite file: its saver), or None."""
     loop = _running_loop()
     pools = _checkpoint_pools.get(loop) if loop is not None else None
-    return (pools or {}).get(conninfo)
+    return (pools or {}).get(key)
 
 
 async def close_pools() -> None:
     """Close the running loop's pools (the app's shutdown; tests that opened them)."""
     loop = asyncio.get_running_loop()
     for pool in (_checkpoint_pools.pop(loop, None) or {}).values():
-        await pool.close()
+        await (pool.conn.close() if hasattr(pool, "conn") else pool.close())
     for engine in (_engines.pop(loop, None) or {}).values():
         await engine.dispose()

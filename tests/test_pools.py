@@ -5,6 +5,8 @@ counted by the server itself (`pg_stat_activity`)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +15,7 @@ import psycopg
 
 from agents.srs.engine import pending_resume, run_srs
 from reqstudio.persistence import (
+    CHECKPOINT_FILE,
     libpq_conninfo,
     open_checkpointer,
     open_pools,
@@ -154,3 +157,42 @@ async def test_every_pooled_connection_has_a_bound_on_locks_statements_and_open_
         assert data == checkpoints == ("10s", "1min", "1min")
     finally:
         await close_pools()
+
+
+class OpenFileCounter(PeakSampler):
+    """Samples how many descriptors the process `pid` holds open on the file `path`."""
+
+    def __init__(self, pid: int, path: Path):
+        super().__init__()
+        self.fds, self.path = Path(f"/proc/{pid}/fd"), str(path)
+
+    def sample(self) -> int:
+        held = 0
+        for fd in self.fds.iterdir():
+            with contextlib.suppress(OSError):  # closed since it was listed
+                held += os.readlink(fd) == self.path
+        return held
+
+
+def test_on_sqlite_concurrent_runs_share_one_checkpoint_connection(
+    llm_server: ScriptedLLMServer, tmp_path: Path
+):
+    """With a connection per run, the runs waited for each other's write lock on the
+    checkpoint file, which each held across turns of the event loop: at 50 users several runs
+    waited past SQLite's busy timeout and stopped with "the database could not be reached"."""
+    app = AppProcess(tmp_path / "a", provider_env(llm_server)).start()
+    runs = 6
+    for _ in range(runs):
+        llm_server.script(
+            *srs.one_requirement_run(
+                "Readers search books.", "Readers search books by title.", explore_delay=2
+            )
+        )
+    try:
+        checkpoints = (tmp_path / "a" / CHECKPOINT_FILE).resolve()
+        with OpenFileCounter(app.process.pid, checkpoints) as counter:
+            asyncio.run(runs_at_once(app, runs, srs.E_STORE / "reference.md", timeout=180))
+    finally:
+        app.stop()
+    assert len([r for r in llm_server.requests if "Document Generation Agent" in str(r)]) == runs
+    assert counter.peak == 1, counter.samples[-50:]  # six runs at once, one connection
