@@ -25,8 +25,8 @@ from reqstudio.runtime import (
     AppRuntime,
     anonymous_network_problem,
     ensure_auth_secret,
-    freeze_startup_heap,
     keep_data_private,
+    tune_garbage_collector,
 )
 from reqstudio.settings import SettingsError, get_settings
 from reqstudio.usage import UsageTracker
@@ -164,7 +164,7 @@ async def start_app() -> None:
         # Keep serving: every chat explains what is missing instead of a dead page.
         logging.getLogger("reqstudio").error("offline model unavailable: %s", error)
         set_startup_problem(str(error))
-    freeze_startup_heap()
+    tune_garbage_collector()
 
 
 @cl.on_app_shutdown
