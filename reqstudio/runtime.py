@@ -126,7 +126,7 @@ def tune_garbage_collector() -> None:
       token streams, objects that live for one chunk or one request (coroutines, tasks,
       timer handles, futures) survived two young collections and were promoted to the oldest
       generation, which every full collection walks while the loop waits: the longest
-      collection at 20 users was 102-121 ms on this 2-core machine, 39-41 ms after (the load
+      collection at 20 users was 102-121 ms on this 2-core machine, 41-51 ms after (the load
       benchmark, README). A young collection walks at most about 10 000 recent objects."""
     gc.collect()
     gc.freeze()

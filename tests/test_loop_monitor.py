@@ -69,7 +69,7 @@ async def test_sigusr2_logs_where_each_task_is_parked(caplog):
 
 def test_the_app_collects_young_objects_less_often_and_never_walks_its_startup_heap():
     """Under token streams, short-lived objects promoted by young collections every 700
-    allocations made full collections stop the loop 102-121 ms at 20 users (39-41 ms with
+    allocations made full collections stop the loop 102-121 ms at 20 users (41-51 ms with
     young collections every 10 000; the load benchmark, README)."""
     import subprocess
     import sys
