@@ -58,7 +58,8 @@ def record_target(settings: Settings) -> Path | str:
 async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointSaver]:
     """The checkpointer for a graph run: AsyncPostgresSaver on PostgreSQL, AsyncSqliteSaver
     on the data directory's SQLite file otherwise. Tables exist after `prepare_checkpoints`.
-    On PostgreSQL in the app, the saver borrows from the process's pool (reqstudio/pools.py)."""
+    In the app, the saver borrows from the process's pool (PostgreSQL) or is the one saver of
+    all its runs (SQLite; reqstudio/pools.py)."""
     if is_postgres(settings.database_url):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
@@ -74,9 +75,9 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
     else:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        from reqstudio.pools import checkpoint_pool
+        from reqstudio.pools import shared_sqlite_checkpointer
 
-        shared = checkpoint_pool(str(checkpoint_file(settings)))
+        shared = shared_sqlite_checkpointer(checkpoint_file(settings))
         if shared is not None:  # the app's: one connection for all its runs
             yield shared
             return

@@ -62,9 +62,11 @@ _sizes = PoolSizes()
 _engines: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, AsyncEngine]] = (
     weakref.WeakKeyDictionary()
 )
-# by PostgreSQL conninfo, a psycopg pool; by SQLite file, the one saver of the app's runs
 _checkpoint_pools: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[str, AsyncConnectionPool | AsyncSqliteSaver]
+    asyncio.AbstractEventLoop, dict[str, AsyncConnectionPool]
+] = weakref.WeakKeyDictionary()
+_sqlite_checkpointers: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[str, AsyncSqliteSaver]
 ] = weakref.WeakKeyDictionary()
 
 
@@ -196,30 +198,38 @@ async def open_sqlite_checkpointer(path: Path) -> AsyncSqliteSaver:
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    pools = _checkpoint_pools.setdefault(asyncio.get_running_loop(), {})
-    saver = pools.get(str(path))
+    savers = _sqlite_checkpointers.setdefault(asyncio.get_running_loop(), {})
+    saver = savers.get(str(path))
     if saver is None:
         connection = await aiosqlite.connect(str(path))
         # WAL (the saver sets it) + NORMAL: a saved node survives an app crash without an
         # fsync per checkpoint; a `reqstudio` command on the same file waits its turn
         await connection.execute("PRAGMA synchronous=NORMAL")
         await connection.execute("PRAGMA busy_timeout=10000")
-        saver = pools[str(path)] = AsyncSqliteSaver(connection)
-    return saver  # type: ignore[return-value]
+        saver = savers[str(path)] = AsyncSqliteSaver(connection)
+    return saver
 
 
-def checkpoint_pool(key: str) -> Any:
-    """What the app opened for the running loop's checkpoints of `key` (a PostgreSQL conninfo:
-    its pool; a SQLite file: its saver), or None."""
+def shared_sqlite_checkpointer(path: Path) -> AsyncSqliteSaver | None:
+    """The running loop's saver for the SQLite checkpoint file `path`, if the app opened one."""
+    loop = _running_loop()
+    savers = _sqlite_checkpointers.get(loop) if loop is not None else None
+    return (savers or {}).get(str(path))
+
+
+def checkpoint_pool(conninfo: str) -> AsyncConnectionPool | None:
+    """The open checkpoint pool of the running loop for `conninfo`, if the app opened one."""
     loop = _running_loop()
     pools = _checkpoint_pools.get(loop) if loop is not None else None
-    return (pools or {}).get(key)
+    return (pools or {}).get(conninfo)
 
 
 async def close_pools() -> None:
     """Close the running loop's pools (the app's shutdown; tests that opened them)."""
     loop = asyncio.get_running_loop()
     for pool in (_checkpoint_pools.pop(loop, None) or {}).values():
-        await (pool.conn.close() if hasattr(pool, "conn") else pool.close())
+        await pool.close()
+    for saver in (_sqlite_checkpointers.pop(loop, None) or {}).values():
+        await saver.conn.close()
     for engine in (_engines.pop(loop, None) or {}).values():
         await engine.dispose()
