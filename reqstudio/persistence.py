@@ -75,7 +75,7 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
     else:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        from reqstudio.pools import shared_sqlite_checkpointer
+        from reqstudio.pools import shared_sqlite_checkpointer, tune_sqlite_checkpoints
 
         shared = shared_sqlite_checkpointer(checkpoint_file(settings))
         if shared is not None:  # the app's: one connection for all its runs
@@ -83,9 +83,7 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
             return
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(str(checkpoint_file(settings))) as saver:
-            # WAL (the saver sets it) + NORMAL: a saved node survives an app crash without an
-            # fsync per checkpoint, which made concurrent users' runs queue behind each other
-            await saver.conn.execute("PRAGMA synchronous=NORMAL")
+            await tune_sqlite_checkpoints(saver.conn)
             yield saver
 
 

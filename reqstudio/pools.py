@@ -88,15 +88,29 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
+# Every SQLite connection of the app (history, checkpoints). WAL: readers never wait for the
+# writer; NORMAL: a commit survives an app crash without an fsync per statement (every
+# streamed message is several statements, every node a checkpoint; with the default journal,
+# users' writes queued behind each other's fsyncs); a writer waits up to 10 s for another
+# process's lock (a `reqstudio` command on the same files).
+SQLITE_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA busy_timeout=10000",
+)
+
+
 def sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    """WAL: readers never wait for the writer; NORMAL: a commit survives an app crash without
-    an fsync per statement (every streamed message is several statements; with the default
-    journal, users' writes queued behind each other's fsyncs)."""
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=10000")
+    for pragma in SQLITE_PRAGMAS:
+        cursor.execute(pragma)
     cursor.close()
+
+
+async def tune_sqlite_checkpoints(connection: Any) -> None:
+    """`SQLITE_PRAGMAS` on an aiosqlite connection to the checkpoint file."""
+    for pragma in SQLITE_PRAGMAS:
+        await connection.execute(pragma)
 
 
 # Bounds the server keeps on every pooled connection, so that no statement of the app waits
@@ -202,10 +216,7 @@ async def open_sqlite_checkpointer(path: Path) -> AsyncSqliteSaver:
     saver = savers.get(str(path))
     if saver is None:
         connection = await aiosqlite.connect(str(path))
-        # WAL (the saver sets it) + NORMAL: a saved node survives an app crash without an
-        # fsync per checkpoint; a `reqstudio` command on the same file waits its turn
-        await connection.execute("PRAGMA synchronous=NORMAL")
-        await connection.execute("PRAGMA busy_timeout=10000")
+        await tune_sqlite_checkpoints(connection)
         saver = savers[str(path)] = AsyncSqliteSaver(connection)
     return saver
 
