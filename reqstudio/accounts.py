@@ -51,10 +51,25 @@ def _yield_to_the_loop() -> None:
 # loop, one thread among them, stalled for 150-200 ms. Hashes are taken one at a time, on a
 # thread the scheduler puts behind the loop: a burst of sign-ins queues, streams do not stall.
 _HASHING = ThreadPoolExecutor(1, "password-hash", initializer=_yield_to_the_loop)
+# Sign-ins that may be in line for it at once: at about 0.15 s each the last waits about 15 s.
+# Past that the sign-in route answers "busy, try again" at once (ui/login_guard.py) rather
+# than let a flood of tries make every sign-in wait without a bound.
+MAX_IN_LINE = 100
+_in_line = 0
+
+
+def hashes_in_line() -> int:
+    """Hashes waiting for the hashing thread or running on it."""
+    return _in_line
 
 
 async def _hashed(function: Any, *args: str) -> Any:
-    return await asyncio.get_running_loop().run_in_executor(_HASHING, function, *args)
+    global _in_line
+    _in_line += 1
+    try:
+        return await asyncio.get_running_loop().run_in_executor(_HASHING, function, *args)
+    finally:
+        _in_line -= 1
 
 
 class AccountError(ValueError):

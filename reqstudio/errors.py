@@ -66,6 +66,13 @@ def describe_not_run(error: BaseException, language: str = "zh") -> str:
     )
 
 
+def describe_sign_in_busy(language: str = "zh") -> str:
+    """A sign-in refused because too many are already waiting for their password check."""
+    if language.startswith("zh"):
+        return "此刻登录的人太多，请几秒后再试。"
+    return "Too many people are signing in at this moment; try again in a few seconds."
+
+
 def describe_database_away(what: str, language: str = "zh") -> str:
     """What cannot be done while the database is away: `sign_in`, or `threads` (the list of
     past threads), for a request the app answers with 503."""

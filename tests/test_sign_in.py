@@ -354,3 +354,32 @@ def test_a_burst_of_sign_ins_hashes_one_at_a_time_behind_the_event_loop(tmp_path
     assert seen["most_at_once"] == 1
     assert threading.get_ident() not in seen["threads"]  # never on the event loop's thread
     assert min(seen["priorities"]) > loop_priority  # nice: the loop is scheduled first
+
+
+async def test_a_sign_in_behind_too_many_others_is_told_to_retry_at_once(monkeypatch):
+    """Checks run one at a time: past `MAX_IN_LINE` waiting, a sign-in is not put in a line
+    without a bound (a flood of tries would make every sign-in wait) but answered 429 at once,
+    with Retry-After and a sentence in the browser's language."""
+    from fastapi import FastAPI
+    from httpx import ASGITransport, AsyncClient
+
+    from reqstudio import accounts
+    from ui import login_guard
+
+    app = FastAPI()
+    app.include_router(login_guard.router)
+    monkeypatch.setattr(accounts, "hashes_in_line", lambda: accounts.MAX_IN_LINE)
+    async with AsyncClient(transport=ASGITransport(app=app), base_url="http://app") as http:
+        answers = {
+            language: await http.post(
+                "/login",
+                data={"username": "alice", "password": PASSWORDS["alice"]},
+                headers={"Accept-Language": language},
+            )
+            for language in ("zh-CN,zh;q=0.9", "en-US")
+        }
+    assert {a.status_code for a in answers.values()} == {429}
+    assert all(a.headers["retry-after"] == "5" for a in answers.values())
+    assert answers["zh-CN,zh;q=0.9"].json()["detail"] == "此刻登录的人太多，请几秒后再试。"
+    assert answers["en-US"].json()["detail"].startswith("Too many people are signing in")
+    assert login_guard.ATTEMPTS.refusal("alice", "127.0.0.1") == 0  # not counted as a failure

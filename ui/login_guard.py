@@ -6,7 +6,11 @@ wait has passed since its last failure: `FIRST_WAIT_S`, doubling with each furth
 most `MAX_WAIT_S`. A successful sign-in clears its user name's count (not the address's: one
 good password does not reopen an address that tried twenty). Every failure and refusal is
 logged with the user name and address, never the password. Counts live in the process: each
-instance behind a proxy counts for itself."""
+instance behind a proxy counts for itself.
+
+A sign-in that would wait behind `accounts.MAX_IN_LINE` others for its password check (one at
+a time, about 0.15 s each) is answered 429 at once, with `Retry-After` and a sentence in the
+browser's language, instead of joining a line without a bound."""
 
 from __future__ import annotations
 
@@ -22,11 +26,14 @@ from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.routing import APIRoute
 from fastapi.security import OAuth2PasswordRequestForm
 
-from ui.outage import database_unavailable, sign_in_database_failure
+from reqstudio import accounts
+from reqstudio.errors import describe_sign_in_busy
+from ui.outage import database_unavailable, request_language, sign_in_database_failure
 
 log = logging.getLogger("reqstudio.login")
 
 USER_LIMIT = 5
+BUSY_RETRY_AFTER_S = 5  # when `accounts.MAX_IN_LINE` sign-ins are already in line
 ADDRESS_LIMIT = 20
 FIRST_WAIT_S = 30.0
 MAX_WAIT_S = 900.0
@@ -81,6 +88,14 @@ async def login(
 ):
     user = form_data.username
     address = request.client.host if request.client else "unknown"
+    if accounts.hashes_in_line() >= accounts.MAX_IN_LINE:
+        log.warning("sign-in of %r from %s refused: %d sign-ins in line", user, address,
+                    accounts.hashes_in_line())  # fmt: skip
+        raise HTTPException(
+            status_code=429,
+            detail=describe_sign_in_busy(request_language(request)),
+            headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
+        )
     wait = ATTEMPTS.refusal(user, address)
     if wait > 0:
         log.warning("sign-in refused for %r from %s: too many failed tries", user, address)
