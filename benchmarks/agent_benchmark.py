@@ -22,7 +22,8 @@ import time
 from bench import ROOT, Reply, ScriptedLLMServer, ToolCallScript, finish, parser, scripted_provider
 from langchain_core.tools import StructuredTool
 
-from agents.react import (
+from reqstudio.llm import ModelFactory
+from reqstudio.modes.agent import (
     AgentConfig,
     AnswerToken,
     HandOver,
@@ -30,8 +31,7 @@ from agents.react import (
     Stats,
     ThinkingToken,
 )
-from reqstudio.llm import ModelFactory
-from tools.web_search import WebSearch
+from reqstudio.tools.web_search import WebSearch
 
 ANSWER = (
     "ISO/IEC/IEEE 29148:2018 is the international standard for requirements engineering; it "

@@ -20,10 +20,10 @@ from typing import Any
 from bench import ROOT, Reply, ScriptedLLMServer, ToolCallScript, finish, parser
 from langchain_core.tools import StructuredTool
 
-from agents.react import AgentConfig, AnswerFinished, Failed, HandOver, ReactAgent
 from reqstudio.llm import Endpoint, ModelFactory
+from reqstudio.modes.agent import AgentConfig, AnswerFinished, Failed, HandOver, ReactAgent
 from reqstudio.settings import load_settings
-from tools.web_search import WebSearch
+from reqstudio.tools.web_search import WebSearch
 
 LIMIT = 10
 REASONING = "research agent"

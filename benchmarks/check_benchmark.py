@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.check.engine import check_document  # noqa: E402
+from reqstudio.check.engine import check_document  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "check"
 DOCUMENTS = {

@@ -27,7 +27,7 @@ Goals (2 cores): 20 users <= 1.2 x one user with p99 stall <= 50 ms and max <= 1
         [--instances 2] [--json PATH] [--markdown PATH]
 
 `--database postgres` starts a real PostgreSQL as the tests do (tests/postgres_support.py).
-`--instances 2` starts two instances on one PostgreSQL behind the README's nginx example
+`--instances 2` starts two instances on one PostgreSQL behind the deployment page's nginx example
 (`ip_hash`; each user connects from its own loopback address 127.0.<n>.1, as users on
 different machines would) and needs nginx on PATH (skipped with a message otherwise).
 """
@@ -240,16 +240,16 @@ def stop_process(process: subprocess.Popen) -> None:
 
 
 def readme_nginx() -> str:
-    """The nginx example of the README's Deployment section, as it is written there."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The nginx example of the deployment page (docs/deployment.md), as it is written there."""
+    text = (ROOT / "docs" / "deployment.md").read_text(encoding="utf-8")
     found = re.search(r"```nginx\n(.*?)```", text, re.S)
     if not found:
-        raise RuntimeError("README.md has no nginx example")
+        raise RuntimeError("docs/deployment.md has no nginx example")
     return found.group(1)
 
 
 def nginx_config(ports: list[int], listen: int, work: Path) -> str:
-    """The README's example with this run's instances and port; the rest as written."""
+    """The deployment page's example with this run's instances and port; the rest as written."""
     example = readme_nginx()
     servers = "".join(f"    server 127.0.0.1:{port};\n" for port in ports)
     example = re.sub(r"(upstream reqstudio \{\n\s*ip_hash;\n)(?:\s*server [^\n]+\n)+",
@@ -420,7 +420,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Shape
         "--instances",
         type=int,
         default=1,
-        help="app instances; more than one: behind the README's nginx example, on one PostgreSQL",
+        help="app instances; more than one: behind the deployment page's nginx example, on one PostgreSQL",
     )
     parser.add_argument("--nginx", default=None, help="the nginx binary (default: on PATH)")
     parser.add_argument("--chunk-chars", type=int, default=4, help="characters per streamed chunk")
@@ -486,7 +486,7 @@ def main(argv: list[str] | None = None) -> None:
         return  # a diagnosis run: the stacks are in the app's log; no results written
     store = "PostgreSQL" if args.database_url or args.database == "postgres" else "SQLite"
     where = (
-        f"{args.instances} instances behind the README's nginx example"
+        f"{args.instances} instances behind the deployment page's nginx example"
         if args.instances > 1
         else "One app instance"
     )

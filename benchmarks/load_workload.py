@@ -19,7 +19,7 @@ import socketio
 ROOT = Path(__file__).resolve().parent.parent
 
 PASSWORD = "load-pass"
-FAILED = "SRS generation failed"  # the SRS run's failure message (locales/en-US.toml)
+FAILED = "SRS generation failed"  # the SRS run's failure message (reqstudio/locales/en-US.toml)
 NOT_SAVED = "so the turn was not saved then"  # history_unavailable, likewise
 SKIPPED = 3  # exit code when the run cannot be made here (no nginx, no PostgreSQL)
 
@@ -290,7 +290,13 @@ class Session:
         if self.resuming:
             await self.until(lambda: self.resumed)
         else:
-            await self.until(lambda: any("mode is on" in t for t in self.messages.values()))
+            # the chat's start is over (its task ended), as a person reads the greeting before
+            # typing: a message sent earlier would count the start's end as its own
+            await self.until(
+                lambda: (
+                    self.idle_since(0) and any("mode is on" in t for t in self.messages.values())
+                )
+            )
 
     async def until(self, condition, timeout: float = 300.0) -> None:
         async def wait() -> None:

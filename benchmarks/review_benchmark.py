@@ -20,10 +20,10 @@ from typing import Any
 
 import bench
 
-from agents.review import ReviewRequest, run_review
-from agents.review.events import AuthorToken, RunFinished
 from reqstudio.document_model import parse_markdown
 from reqstudio.llm import ModelFactory
+from reqstudio.modes.review import ReviewRequest, run_review
+from reqstudio.modes.review.events import AuthorToken, RunFinished
 from reqstudio.usage import UsageTracker
 from tests import review_support as review
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import bench
 
-from agents.rewrite import RewriteChain, RewriteOptions, RewriteRequest
-from agents.rewrite.models import ClarificationItem
 from reqstudio.llm import ModelFactory
+from reqstudio.modes.rewrite import RewriteChain, RewriteOptions, RewriteRequest
+from reqstudio.modes.rewrite.models import ClarificationItem
 from reqstudio.usage import UsageTracker
 
 HEADER = (

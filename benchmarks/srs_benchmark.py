@@ -26,9 +26,9 @@ from bench import (
 )
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.srs.engine import SrsRequest, run_srs
-from agents.srs.events import DocumentToken, RunFinished
 from reqstudio.llm import ModelFactory
+from reqstudio.modes.srs.engine import SrsRequest, run_srs
+from reqstudio.modes.srs.events import DocumentToken, RunFinished
 from reqstudio.usage import UsageTracker
 
 CASE = ROOT / "tests" / "data" / "srs" / "e-store"

@@ -19,6 +19,12 @@ The same with `--help`'s start-up in place of the run's own is printed beside it
 difference is the engine's imports (LangChain, LangGraph, the openai SDK), which `--help` does
 not pay and the run does.
 
+The import floor: the wall time from launch until a fresh interpreter has imported
+`langchain_openai` and `langgraph.graph` and nothing else, measured before each run, in the
+same process and conditions. No run can send its first request before that; the run's first
+request should leave within FIRST_CALL_GOAL of it (everything else the run needs before its
+first request, and whatever it can do later or beside that request, is the difference).
+
     .venv/bin/python benchmarks/startup_benchmark.py [--runs 5] [--latency 0.3] [--json FILE]
 """
 
@@ -50,6 +56,9 @@ COMMANDS: dict[str, list[str]] = {
     "team": ["team"],
 }
 STARTUP_GOAL = 0.8
+FIRST_CALL_GOAL = 0.1  # seconds after the import floor
+FLOOR = "import time, langchain_openai, langgraph.graph; print(time.process_time(), flush=True)"
+PROBE = ROOT / "benchmarks" / "first_request_probe"  # sitecustomize: CPU at the first request
 RATIO_GOAL = 1.05
 CASE = ROOT / "tests" / "data" / "srs" / "e-store"
 
@@ -80,6 +89,22 @@ def help_seconds(argv: list[str], runs: int) -> tuple[list[float], list[float]]:
         if done.returncode != 0:
             raise SystemExit(f"reqstudio {' '.join(argv)} --help failed: {done.stderr.decode()}")
     return walls, cpus
+
+
+def floor_seconds() -> tuple[float, float]:
+    """Wall and CPU seconds from launching a fresh interpreter until it has imported the model
+    client and LangGraph (the import floor of a run's first request)."""
+    launched = time.monotonic()
+    process = subprocess.Popen(
+        [sys.executable, "-c", FLOOR], cwd=ROOT, env=environment(), stdout=subprocess.PIPE
+    )
+    line = process.stdout.readline() if process.stdout else b""
+    seconds = time.monotonic() - launched
+    process.communicate(timeout=60)
+    try:
+        return seconds, float(line)
+    except ValueError:
+        raise SystemExit("the import floor could not be measured: the imports failed") from None
 
 
 def fenced(value: object) -> str:
@@ -146,7 +171,12 @@ def srs_run(
 ) -> dict[str, float]:
     server.reset()
     calls = script_srs_run(server, latency, burst)
+    first_cpu = workdir / "first-request-cpu"
+    first_cpu.unlink(missing_ok=True)
     env = environment() | {
+        "PYTHONPATH": os.pathsep.join([str(PROBE), environment()["PYTHONPATH"]]),
+        "BENCH_FIRST_CPU_FILE": str(first_cpu),
+        "BENCH_SERVER_PORT": server.base_url.split(":")[2].split("/")[0],
         "OPENAI_BASE_URL": server.base_url,
         "OPENAI_API_KEY": "sk-benchmark",
         "OPENAI_MODEL": "scripted-model",
@@ -170,6 +200,7 @@ def srs_run(
     return {
         "wall": wall,
         "first_call": server.timeline[0]["received"] - launched,
+        "first_call_cpu": float(first_cpu.read_text()),
         "model": in_flight(server.timeline),
         # The client's side of the same calls (UsageTracker: from each call's start to its
         # answer parsed), which also holds reading the streamed chunks.
@@ -201,8 +232,21 @@ def main() -> None:
         print(f"{name}: median {startup[name]['median']:.3f} s", file=sys.stderr, flush=True)
 
     with ScriptedLLMServer() as server, tempfile.TemporaryDirectory() as tmp:
-        runs = [srs_run(server, args.latency, Path(tmp), args.burst) for _ in range(args.runs)]
-    median = {key: statistics.median(r[key] for r in runs) for key in ("wall", "first_call", "cpu")}
+        runs = []
+        for _ in range(args.runs):  # the floor beside each run, under the same load
+            floor, floor_cpu = floor_seconds()
+            run = srs_run(server, args.latency, Path(tmp), args.burst)
+            runs.append(run | {"floor": floor, "floor_cpu": floor_cpu})
+    for run in runs:
+        run["after_floor"] = run["first_call"] - run["floor"]
+        run["after_floor_cpu"] = run["first_call_cpu"] - run["floor_cpu"]
+    median = {
+        key: statistics.median(r[key] for r in runs)
+        for key in (
+            "wall", "first_call", "cpu", "floor", "after_floor",
+            "floor_cpu", "first_call_cpu", "after_floor_cpu",
+        )
+    }  # fmt: skip
     model = statistics.median(r["model"] for r in runs)
     model_wait = statistics.median(r["model_wait"] for r in runs)
     help_startup = startup["srs generate"]["median"]
@@ -213,6 +257,11 @@ def main() -> None:
         "chunks": "burst" if args.burst else "paced",
         "wall": median["wall"],
         "first_model_call": median["first_call"],
+        "import_floor": median["floor"],
+        "first_call_after_floor": median["after_floor"],
+        "import_floor_cpu": median["floor_cpu"],
+        "first_model_call_cpu": median["first_call_cpu"],
+        "first_call_after_floor_cpu": median["after_floor_cpu"],
         "model": model,
         "model_wait": model_wait,
         "cpu": median["cpu"],
@@ -247,6 +296,19 @@ def main() -> None:
         f"| {whole['wall']:.3f} | {whole['cpu']:.3f} | {whole['first_model_call']:.3f} "
         f"| {whole['model']:.3f} | {whole['model_wait']:.3f} | {whole['ratio']:.3f} "
         f"| {whole['ratio_to_model_wait']:.3f} | {whole['ratio_with_help_startup']:.3f} |",
+        "",
+        "First model request beside the import floor (a fresh interpreter importing "
+        "`langchain_openai` and `langgraph.graph` only, launched before each run; medians of "
+        f"the same {args.runs} runs; goal: the request within {FIRST_CALL_GOAL} s of the floor):",
+        "",
+        "| measure | import floor s | first request at s | first request − floor s | goal met |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {label} | {whole['import_floor' + key]:.3f} | {whole['first_model_call' + key]:.3f} "
+            f"| {whole['first_call_after_floor' + key]:.3f} "
+            f"| {'yes' if whole['first_call_after_floor' + key] <= FIRST_CALL_GOAL else 'NO'} |"
+            for label, key in (("wall (from launch)", ""), ("CPU of the process", "_cpu"))
+        ),
     ]
     finish(args, "\n".join(lines) + "\n", {"startup": startup, "srs_generate": whole})
 

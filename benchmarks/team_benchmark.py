@@ -27,9 +27,9 @@ from pathlib import Path
 
 import bench
 
-from agents.team import AgentSociety, EventStore, SocietyLimits, TeamConfig, TeamRun
-from agents.team.protocol import ROOT_ID
 from reqstudio.llm import ModelFactory
+from reqstudio.modes.team import AgentSociety, EventStore, SocietyLimits, TeamConfig, TeamRun
+from reqstudio.modes.team.protocol import ROOT_ID
 
 WORKERS = 7
 MESSAGES = 100

@@ -3,9 +3,11 @@
 One row per person in the `accounts` table of the app's database (the history database:
 SQLite in the data folder, or PostgreSQL by REQSTUDIO_DATABASE_URL), so every instance sees
 the same accounts. Password accounts hold an Argon2 hash (pwdlib), never the password; single
-sign-on accounts are added at their first sign-in and hold the provider and its subject. The
-first account created is the administrator (REQSTUDIO_ADMINS names more). A disabled account
-cannot sign in. Nothing here imports Chainlit: the CLI and the app share it.
+sign-on accounts are added at their first sign-in and hold the provider and its subject; one
+that no allowed domain or group admitted is added pending and signs in only once approved. An
+administrator is made explicitly (`users add --admin`, `users approve --admin`, or named by
+REQSTUDIO_ADMINS), never by being the first account. A disabled account cannot sign in.
+Nothing here imports Chainlit: the CLI and the app share it.
 """
 
 from __future__ import annotations
@@ -21,14 +23,18 @@ from typing import Any
 
 from pwdlib import PasswordHash
 from pwdlib.hashers.argon2 import Argon2Hasher
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 
-from reqstudio.pools import OnDataEngine
+from reqstudio.pools import OnDataEngine, first_row
 
 ACCOUNTS_TABLE = """CREATE TABLE IF NOT EXISTS accounts (
     "identifier" TEXT PRIMARY KEY, "displayName" TEXT, "provider" TEXT NOT NULL,
     "subject" TEXT, "passwordHash" TEXT, "isAdmin" BOOLEAN NOT NULL DEFAULT FALSE,
-    "disabled" BOOLEAN NOT NULL DEFAULT FALSE, "createdAt" TEXT NOT NULL, "lastSignIn" TEXT)"""
+    "disabled" BOOLEAN NOT NULL DEFAULT FALSE, "createdAt" TEXT NOT NULL, "lastSignIn" TEXT,
+    "pending" BOOLEAN NOT NULL DEFAULT FALSE)"""
+# Columns added since the table's first version, with what an existing row gets: an account
+# made before approval existed was admitted when it was made, so it is not pending.
+ADDED_ACCOUNT_COLUMNS = {"pending": "BOOLEAN NOT NULL DEFAULT FALSE"}
 
 PASSWORD = "password"  # the provider of accounts made by `reqstudio users add`
 LEGACY = "env"  # accounts that signed in through the deprecated REQSTUDIO_USERS list
@@ -52,7 +58,7 @@ def _yield_to_the_loop() -> None:
 # thread the scheduler puts behind the loop: a burst of sign-ins queues, streams do not stall.
 _HASHING = ThreadPoolExecutor(1, "password-hash", initializer=_yield_to_the_loop)
 # Sign-ins that may be in line for it at once: at about 0.15 s each the last waits about 15 s.
-# Past that the sign-in route answers "busy, try again" at once (ui/login_guard.py) rather
+# Past that the sign-in route answers "busy, try again" at once (reqstudio/web/login_guard.py) rather
 # than let a flood of tries make every sign-in wait without a bound.
 MAX_IN_LINE = 100
 _in_line = 0
@@ -76,6 +82,10 @@ class AccountError(ValueError):
     """A refused account change (unknown name, name taken, bad password): one line to show."""
 
 
+class AwaitingApproval(Exception):
+    """The identity has an account, pending: it signs in once an administrator approves it."""
+
+
 @dataclass(frozen=True)
 class Account:
     identifier: str
@@ -87,6 +97,7 @@ class Account:
     created_at: str
     last_sign_in: str | None
     has_password: bool
+    pending: bool = False
 
     @classmethod
     def from_row(cls, row: Any) -> Account:
@@ -100,6 +111,7 @@ class Account:
             created_at=row.createdAt,
             last_sign_in=row.lastSignIn,
             has_password=bool(row.passwordHash),
+            pending=bool(row.pending),
         )
 
 
@@ -124,7 +136,7 @@ def check_password(password: str) -> str:
 
 _COLUMNS = (
     '"identifier", "displayName", "provider", "subject", "passwordHash", "isAdmin", '
-    '"disabled", "createdAt", "lastSignIn"'
+    '"disabled", "createdAt", "lastSignIn", "pending"'
 )
 
 
@@ -139,8 +151,21 @@ class AccountStore(OnDataEngine):
         await self.dispose_engine()
 
     async def create_table(self) -> None:
+        """The table, or the columns an older version's table lacks (the app's start-up does
+        the same in reqstudio/web/history.py; this is for a command run before the new app started)."""
         async with self.engine.begin() as connection:
             await connection.execute(text(ACCOUNTS_TABLE))
+            present = {
+                column["name"]
+                for column in await connection.run_sync(
+                    lambda sync: inspect(sync).get_columns("accounts")
+                )
+            }
+            for name, kind in ADDED_ACCOUNT_COLUMNS.items():
+                if name not in present:
+                    await connection.execute(
+                        text(f'ALTER TABLE accounts ADD COLUMN "{name}" {kind}')
+                    )
 
     def _account(self, row: Any) -> Account:
         account = Account.from_row(row)
@@ -150,12 +175,11 @@ class AccountStore(OnDataEngine):
 
     async def get(self, identifier: str) -> Account | None:
         async with self.engine.connect() as connection:
-            row = (
-                await connection.execute(
-                    text(f'SELECT {_COLUMNS} FROM accounts WHERE "identifier" = :i'),
-                    {"i": identifier},
-                )
-            ).first()
+            row = await first_row(
+                connection,
+                f'SELECT {_COLUMNS} FROM accounts WHERE "identifier" = :i',
+                {"i": identifier},
+            )
         return self._account(row) if row else None
 
     async def list(self) -> list[Account]:
@@ -165,15 +189,20 @@ class AccountStore(OnDataEngine):
             )
             return [self._account(row) for row in rows]
 
-    async def count_with_password(self) -> int:
+    async def counts(self) -> tuple[int, int]:
+        """How many accounts have a password, and how many enabled ones administer (from the
+        table: REQSTUDIO_ADMINS is not counted). Only columns of the table's first version, so
+        it reads a table the start-up has not brought up to date yet."""
         async with self.engine.connect() as connection:
-            return int(
-                (
-                    await connection.execute(
-                        text('SELECT COUNT(*) FROM accounts WHERE "passwordHash" IS NOT NULL')
+            row = (
+                await connection.execute(
+                    text(
+                        'SELECT COUNT(CASE WHEN "passwordHash" IS NOT NULL THEN 1 END), '
+                        'COUNT(CASE WHEN "isAdmin" AND NOT "disabled" THEN 1 END) FROM accounts'
                     )
-                ).scalar_one()
-            )
+                )
+            ).one()
+        return int(row[0]), int(row[1])
 
     async def _insert(
         self,
@@ -183,20 +212,19 @@ class AccountStore(OnDataEngine):
         display_name: str | None = None,
         subject: str | None = None,
         password_hash: str | None = None,
+        admin: bool = False,
+        pending: bool = False,
     ) -> Account:
         async with self.engine.begin() as connection:
-            taken = (
-                await connection.execute(
-                    text('SELECT 1 FROM accounts WHERE "identifier" = :i'), {"i": identifier}
-                )
-            ).first()
+            taken = await first_row(
+                connection, 'SELECT 1 FROM accounts WHERE "identifier" = :i', {"i": identifier}
+            )
             if taken:
                 raise AccountError(f"the user {identifier!r} exists already")
-            first = not (await connection.execute(text("SELECT 1 FROM accounts LIMIT 1"))).first()
             await connection.execute(
                 text(
                     f"INSERT INTO accounts ({_COLUMNS}) VALUES (:identifier, :display, "
-                    ":provider, :subject, :hash, :admin, :disabled, :created, NULL)"
+                    ":provider, :subject, :hash, :admin, :disabled, :created, NULL, :pending)"
                 ),
                 {
                     "identifier": identifier,
@@ -204,24 +232,33 @@ class AccountStore(OnDataEngine):
                     "provider": provider,
                     "subject": subject,
                     "hash": password_hash,
-                    "admin": first,  # the first account administers
+                    "admin": admin,  # never by being first: whoever reached the app first
                     "disabled": False,
                     "created": now(),
+                    "pending": pending,
                 },
             )
         account = await self.get(identifier)
         assert account is not None
         return account
 
-    async def add_password_user(self, name: str, password: str) -> Account:
+    async def add_password_user(self, name: str, password: str, *, admin: bool = False) -> Account:
         name = check_name(name)
         hashed = await _hashed(_HASHER.hash, check_password(password))
         existing = await self.get(name)
         if existing is not None and existing.provider == LEGACY:
             # moving a REQSTUDIO_USERS user to a hashed password keeps role and state
-            await self._update(name, provider=PASSWORD, passwordHash=hashed)
+            moved: dict[str, Any] = {"provider": PASSWORD, "passwordHash": hashed}
+            await self._update(name, **moved, **({"isAdmin": True} if admin else {}))
             return await self.get(name)  # type: ignore[return-value]
-        return await self._insert(name, provider=PASSWORD, password_hash=hashed)
+        return await self._insert(name, provider=PASSWORD, password_hash=hashed, admin=admin)
+
+    async def approve(self, name: str, *, admin: bool = False) -> Account:
+        """Let a pending account sign in (and with `admin`, administer)."""
+        if await self.get(name) is None:
+            raise AccountError(f"no user {name!r}")
+        await self._update(name, pending=False, **({"isAdmin": True} if admin else {}))
+        return await self.get(name)  # type: ignore[return-value]
 
     async def set_password(self, name: str, password: str) -> None:
         account = await self.get(name)
@@ -254,14 +291,12 @@ class AccountStore(OnDataEngine):
     async def verify_password(self, name: str, password: str) -> Account | None:
         """The account if `password` is right and the account may sign in, else None."""
         async with self.engine.connect() as connection:
-            row = (
-                await connection.execute(
-                    text(f'SELECT {_COLUMNS} FROM accounts WHERE "identifier" = :i'), {"i": name}
-                )
-            ).first()
+            row = await first_row(
+                connection, f'SELECT {_COLUMNS} FROM accounts WHERE "identifier" = :i', {"i": name}
+            )
         stored = row.passwordHash if row is not None and row.passwordHash else None
         valid, new_hash = await _hashed(_HASHER.verify_and_update, password, stored or _DUMMY_HASH)
-        if not (valid and stored) or row.disabled:
+        if not (valid and stored) or row.disabled or row.pending:
             return None
         updates: dict[str, Any] = {"lastSignIn": now()}
         if new_hash:  # hashed with older parameters: stored again with today's
@@ -270,16 +305,29 @@ class AccountStore(OnDataEngine):
         return self._account(row)
 
     async def sign_in_external(
-        self, identifier: str, *, provider: str, subject: str | None, display_name: str | None
+        self,
+        identifier: str,
+        *,
+        provider: str,
+        subject: str | None,
+        display_name: str | None,
+        needs_approval: bool = False,
     ) -> Account | None:
         """The account of someone signed in elsewhere (single sign-on, REQSTUDIO_USERS, the
         local user), added at the first sign-in. None when it may not sign in: disabled, a
-        password account of that name, or the name now held by another subject of the provider."""
+        password account of that name, or the name now held by another subject of the
+        provider. With `needs_approval` (nothing configured admits this identity) it is added
+        pending, and AwaitingApproval is raised until an administrator approves it; without,
+        a pending account is admitted (the configuration admits it now)."""
         account = await self.get(identifier)
         if account is None:
             try:
                 account = await self._insert(
-                    identifier, provider=provider, subject=subject, display_name=display_name
+                    identifier,
+                    provider=provider,
+                    subject=subject,
+                    display_name=display_name,
+                    pending=needs_approval,
                 )
             except AccountError:  # added by a sign-in on another instance meanwhile
                 account = await self.get(identifier)
@@ -289,7 +337,12 @@ class AccountStore(OnDataEngine):
             return None
         if account.subject and subject and account.subject != subject:
             return None
+        if account.pending and needs_approval:
+            raise AwaitingApproval(identifier)
         await self._update(
-            identifier, lastSignIn=now(), displayName=display_name or account.display_name
+            identifier,
+            lastSignIn=now(),
+            displayName=display_name or account.display_name,
+            **({"pending": False} if account.pending else {}),
         )
         return account

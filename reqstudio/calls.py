@@ -11,6 +11,9 @@
 - Each call has one retry policy (`RetryPolicy`), counted once: the SDK's own retries are off
   (`ModelFactory` builds clients with `max_retries=0`) and nothing else retries the same call.
   Tenacity runs the loop; every retry is logged with the call's label.
+- Each call reports its waits (request sent, answer arriving, a try failed and the next one
+  coming, its end) to the observers of the context it runs in (`reqstudio.waits`): the
+  browser and the command line show them; engines pass nothing along.
 - Failures that retrying cannot fix (401, 400, a `length` finish) are raised at once.
 
 Worst case for one call, with a provider that never answers: `attempts × OPENAI_TIMEOUT`
@@ -24,9 +27,8 @@ import contextlib
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import httpx
 import openai
@@ -42,73 +44,33 @@ from tenacity import (
     stop_after_attempt,
 )
 
+from reqstudio.model_roles import DEFAULT_POLICY, RetryPolicy, declared
+from reqstudio.waits import CallWatch, watched_call
+
 log = logging.getLogger("reqstudio.calls")
+
+T = TypeVar("T")
 
 TokenCallback = Callable[[str], Awaitable[None] | None]
 RetryCallback = Callable[[int, BaseException, float], Awaitable[None] | None]
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often one call is tried and how long to wait between tries.
+class _DeclaredPolicies(Mapping[str, RetryPolicy]):
+    """The call policies the registered modes declare with their roles
+    (`reqstudio.model_roles`): each role's own, and its re-asks as `<role>_<key>`. Read at
+    each look-up, so a mode registered later brings its policies along."""
 
-    `attempts` counts every try, the first included; `backoff[i]` is the wait before try i+2
-    (the last value repeats if there are more tries than waits)."""
+    def __getitem__(self, name: str) -> RetryPolicy:
+        return declared().policies[name]
 
-    attempts: int
-    backoff: tuple[float, ...] = ()
+    def __iter__(self) -> Iterator[str]:
+        return iter(declared().policies)
 
-    def wait_before(self, attempt: int) -> float:
-        """Seconds to wait before try number `attempt` (2, 3, ...)."""
-        if attempt < 2 or not self.backoff:
-            return 0.0
-        return self.backoff[min(attempt - 2, len(self.backoff) - 1)]
-
-    def worst_case_seconds(self, timeout: float) -> float:
-        """A provider that never answers: every try times out, every wait is taken."""
-        waits = sum(self.wait_before(a) for a in range(2, self.attempts + 1))
-        return self.attempts * timeout + waits
-
-    def scaled(self, factor: float) -> RetryPolicy:
-        """The same tries with shorter waits (tests and benchmarks)."""
-        return RetryPolicy(self.attempts, tuple(w * factor for w in self.backoff))
+    def __len__(self) -> int:
+        return len(declared().policies)
 
 
-def exponential(attempts: int, first: float = 1.0) -> RetryPolicy:
-    """Seed 000's backoff: wait 2^k × `first` seconds before try k+2."""
-    return RetryPolicy(attempts, tuple(first * 2**k for k in range(max(attempts - 1, 0))))
-
-
-# Seed 000: three tries for the list agents, five for DocGenerate (2^attempt s); the
-# evaluation agent tries six times waiting 2, 4, 8, 16, 32 s. Seed 002 names no count for the
-# Agent's models: three, like the list agents. Roles of newer modes default to three.
-ROLE_POLICIES: dict[str, RetryPolicy] = {
-    "chat": exponential(3),
-    "ReqParse": exponential(3),
-    "ReqExplore": exponential(3),
-    "ReqClarify": exponential(3),
-    "DocGenerate": exponential(5),
-    "evaluation": exponential(6, first=2.0),
-    # An evaluation answer that reads as JSON but breaks the seed's 0-1 ranges is asked again,
-    # at once (the provider is fine; the answer is not), before the seed's error object.
-    "evaluation_answer": RetryPolicy(3),
-    # DocGenerate's answer that is no document (a title, then raw JSON) is written again.
-    "DocGenerate_document": RetryPolicy(2),
-    "function_call": exponential(3),
-    "answer": exponential(3),
-    # Seed 003 (Rewrite): structured answers like the list agents (their tries bound the
-    # format repairs), written sections like DocGenerate.
-    "RewriteOutline": exponential(3),
-    "RewriteFill": exponential(5),
-    "RewriteReview": exponential(3),
-    "RewritePatch": exponential(5),
-    "RewriteQuestions": exponential(3),
-    # Seed 001 (Review): the four reviewers answer structured (three tries bound the re-asks);
-    # the authors write sections like DocGenerate.
-    "ReviewPanel": exponential(3),
-    "ReviewAuthor": exponential(5),
-}
-DEFAULT_POLICY = exponential(3)
+ROLE_POLICIES: Mapping[str, RetryPolicy] = _DeclaredPolicies()
 
 
 def policy_for(role: str, settings: Any = None) -> RetryPolicy:
@@ -144,6 +106,11 @@ class IncompleteAnswerError(RuntimeError):
         self.label = label
         what = _INCOMPLETE_WHAT.get(reason, f"ended with finish reason {reason!r}")
         super().__init__(f"{label + ': ' if label else ''}the model's answer {what}")
+
+    @property
+    def cause_code(self) -> str:
+        """The fault as a wait's cause (`reqstudio.waits.Cause`): cut, length, ..."""
+        return self.reason
 
 
 _TRANSIENT_STATUS = {408, 409, 429}
@@ -182,8 +149,15 @@ async def notify(callback: Callable[..., Any] | None, *args: Any) -> None:
 
 
 def retrying(
-    policy: RetryPolicy, label: str, on_retry: RetryCallback | None, retry_on
+    policy: RetryPolicy,
+    label: str,
+    on_retry: RetryCallback | None,
+    retry_on,
+    watch: CallWatch | None = None,
 ) -> AsyncRetrying:
+    """Tenacity's loop for one call's tries; each retry is logged, given to `on_retry` (the
+    caller drops what it showed of the failed try) and then reported to `watch`'s observers."""
+
     async def before_sleep(state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
         wait = policy.wait_before(state.attempt_number + 1)
@@ -196,6 +170,8 @@ def retrying(
             wait,
         )
         await notify(on_retry, state.attempt_number + 1, error, wait)
+        if watch is not None and error is not None:
+            await watch.failed(error, wait, state.attempt_number)
 
     return AsyncRetrying(
         stop=stop_after_attempt(max(policy.attempts, 1)),
@@ -204,6 +180,25 @@ def retrying(
         before_sleep=before_sleep,
         reraise=True,
     )
+
+
+async def watched_tries(
+    policy: RetryPolicy,
+    label: str,
+    work: Callable[[CallWatch | None], Awaitable[T]],
+    retry_on: Callable[[BaseException], bool],
+    *,
+    on_retry: RetryCallback | None = None,
+    streamed: bool = False,
+) -> T:
+    """`work(watch)`'s result, tried per `policy` while it raises what `retry_on` accepts (then
+    the last error is raised), watched as one call (`reqstudio.waits.watched_call`; `streamed`
+    when its text is shown as it comes): each retry is logged and given to `on_retry`."""
+    async with watched_call(label, policy.attempts, streamed=streamed) as watch:
+        async for attempt in retrying(policy, label, on_retry, retry_on, watch):
+            with attempt:
+                return await work(watch)
+    raise AssertionError("unreachable")  # pragma: no cover - tenacity reraises
 
 
 def _short(error: BaseException | None) -> str:
@@ -225,13 +220,18 @@ async def stream_once(
     label: str,
     on_reasoning: TokenCallback | None = None,
     text_required: bool = False,
+    watch: CallWatch | None = None,
 ) -> AIMessage:
     """One try: the streamed answer, whole, or `IncompleteAnswerError` saying why not. An
     answer with neither text nor tool calls is "empty"; with `text_required` (prose: an
-    answer, a document) so is one that holds only tool calls.
+    answer, a document) so is one that holds only tool calls. `watch` hears when the request
+    leaves and when its answer begins (the first chunk carrying something: a provider's empty
+    opening chunk is no answer yet).
     The chunks are joined once at the end (`chunk + chunk` per token copies the whole answer
     so far each time: a tenth of the app's CPU per streamed token)."""
     chunks: list[AIMessageChunk] = []
+    if watch is not None:
+        await watch.sent()
     try:
         # Closed here, in this task, however the loop ends: a Stop lands in `on_token` as
         # often as not, and a stream left open was closed later by the loop in another task,
@@ -239,6 +239,8 @@ async def stream_once(
         async with contextlib.aclosing(model.astream(list(messages))) as stream:
             async for chunk in stream:
                 chunks.append(chunk)
+                if watch is not None and not watch.arrived and _carries_something(chunk):
+                    await watch.answer_arrived()
                 if on_reasoning is not None:
                     # A reasoning model's thinking (DeepSeek-R1, Qwen), kept by ChatDeepSeek.
                     thinking = chunk.additional_kwargs.get("reasoning_content")
@@ -264,6 +266,17 @@ async def stream_once(
     if not text.strip() and not calls_only:
         raise IncompleteAnswerError("empty", text, label)
     return message_chunk_to_message(merged)
+
+
+def _carries_something(chunk: BaseMessage) -> bool:
+    """Text, a tool call or reasoning: the answer has begun. A model built without streaming
+    gives its whole answer as one `AIMessage` (tool calls, no tool-call chunks)."""
+    return bool(
+        chunk.content
+        or getattr(chunk, "tool_call_chunks", None)
+        or getattr(chunk, "tool_calls", None)
+        or chunk.additional_kwargs.get("reasoning_content")
+    )
 
 
 def _joined(chunks: list[AIMessageChunk]) -> AIMessageChunk | None:
@@ -295,13 +308,18 @@ async def complete(
     `on_retry(next_attempt, error, wait_s)` runs before each new try, so a UI can discard
     what it showed of the failed one. `on_reasoning` receives a reasoning model's separate
     thinking (`reasoning_content`) as it streams. Raises the last error when the tries run
-    out."""
-    async for attempt in retrying(policy, label, on_retry, is_transient):
-        with attempt:
-            return await stream_once(
-                model, messages, on_token, label, on_reasoning, text_required=text_required
-            )
-    raise AssertionError("unreachable")  # pragma: no cover - tenacity reraises
+    out. Its waits are reported to the context's observers (`reqstudio.waits`), as a
+    `streamed` call when `on_token` shows its text."""
+    return await watched_tries(
+        policy,
+        label,
+        lambda watch: stream_once(
+            model, messages, on_token, label, on_reasoning, text_required=text_required, watch=watch
+        ),
+        is_transient,
+        on_retry=on_retry,
+        streamed=on_token is not None,
+    )
 
 
 CONTINUE_PROMPT = (

@@ -1,7 +1,7 @@
 """`reqstudio`: the command line. Each mode adds its subcommands through a `register` function.
 
-The commands are listed here, each with the module that registers it; that module is imported
-only when its command runs (or asks for its own help), so `reqstudio review` never imports
+The commands are listed in the mode registry (`reqstudio.commands`, re-exported here), each
+with the module that registers it; that module is imported only when its command runs (or asks for its own help), so `reqstudio review` never imports
 Team, and `reqstudio --help` imports no mode at all. A mode's CLI module keeps its heavy
 imports (its engine, LangChain, the model client) inside the function that runs the command.
 
@@ -9,7 +9,8 @@ The harness every mode's CLI uses lives here too, so a mode's CLI is its own opt
 call to `run_mode`: the exit codes (`EXIT_*`, the same for every mode), `UsageError` (exit 2,
 one line), the shared options (`add_lang_option`, `add_quiet_option`), output paths checked
 before any model is called (`check_writable`), the settings and the model runtime started and
-stopped around the run, the `reqstudio` log records on stderr (`show_log_records`), Ctrl-C
+stopped around the run, each retry of a model call as a line on stderr in the user's language
+(`reqstudio.waits`), the `reqstudio` log records on stderr (`show_log_records`), Ctrl-C
 (exit 130), and writes that fall back to another folder when the asked path fails
 (`write_with_fallback`). This module imports only the standard library: `--help` stays fast.
 """
@@ -26,9 +27,16 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from reqstudio import commands
+from reqstudio.commands import COMMANDS as COMMANDS
+from reqstudio.commands import Command as Command
+from reqstudio.commands import register_command as register_command
+from reqstudio.failures import FailureError
+from reqstudio.messages import language_code
+from reqstudio.outcomes import Outcome
 
 if TYPE_CHECKING:
     from reqstudio.runtime import AppRuntime
@@ -41,55 +49,27 @@ EXIT_OK = 0  # complete
 EXIT_FAILED = 1  # failed (after the retries); any result written is whole, or none was
 EXIT_USAGE = 2  # bad input or an unusable output path, refused before any model call
 EXIT_INCOMPLETE = 3  # failed midway; the incomplete result was written, marked as such
+EXIT_WITHOUT_PASS = 4  # finished and written, but not passed (`stop_reason` in the JSON says why)
 EXIT_INTERRUPTED = 130  # Ctrl-C
 
-
-@dataclass(frozen=True)
-class Command:
-    """One `reqstudio` command: its name, its line in `reqstudio --help`, and the module whose
-    `register(subparsers)` adds its parser (imported only when the command is used)."""
-
-    name: str
-    summary: str
-    module: str
-
-
-COMMANDS: list[Command] = [
-    Command("chat", "ask one question in Chat mode", "agents.chat.cli"),
-    Command(
-        "srs",
-        "generate, evaluate and compare SRS documents (multi-agent pipeline)",
-        "agents.srs.cli",
-    ),
-    Command(
-        "agent",
-        "ask one question in Agent mode (reasoning with web search and MCP tools)",
-        "agents.react.cli",
-    ),
-    Command("team", "give a requirements task to a team of agents", "agents.team.cli"),
-    Command(
-        "rewrite",
-        "rewrite a document with clarifications: outline, sections in order, review",
-        "agents.rewrite.cli",
-    ),
-    Command(
-        "review",
-        "review a requirements document round after round and fix what the reviewers find",
-        "agents.review.cli",
-    ),
-    Command(
-        "check",
-        "check a requirements document with deterministic rules (no model needed)",
-        "agents.check.cli",
-    ),
-    # not a mode: the sign-in accounts, without any mode's engine
-    Command("users", "manage sign-in accounts (passwords hashed)", "reqstudio.users_cli"),
-]
+# A finished run's exit code is its outcome's (`reqstudio.outcomes`), the same outcome the
+# browser's mark is read from: 0 only where the browser shows the run as passed or complete.
+EXIT_CODES: dict[Outcome, int] = {
+    Outcome.PASSED: EXIT_OK,
+    Outcome.WITHOUT_PASS: EXIT_WITHOUT_PASS,
+    Outcome.INCOMPLETE: EXIT_INCOMPLETE,
+    Outcome.FAILED: EXIT_FAILED,
+    Outcome.INTERRUPTED: EXIT_INTERRUPTED,
+}
 
 
-def register_command(command: Command) -> None:
-    """Add a mode's command (a mode registered at run time, e.g. by a test or a plugin)."""
-    COMMANDS[:] = [c for c in COMMANDS if c.name != command.name] + [command]
+def exit_code(outcome: Outcome) -> int:
+    """The exit code of a run that ended with `outcome`."""
+    return EXIT_CODES[outcome]
+
+
+# The commands, each mode's among them, are listed in the mode registry
+# (`reqstudio.commands`), which the settings read too: a mode's roles come with its command.
 
 
 # --- the harness ------------------------------------------------------------------------
@@ -103,7 +83,7 @@ def add_command(
     subparsers: argparse._SubParsersAction, name: str, description: str | None = None
 ) -> argparse.ArgumentParser:
     """A mode's command parser; its line in `reqstudio --help` is the registry's summary."""
-    summary = next(command.summary for command in COMMANDS if command.name == name)
+    summary = next(command.summary for command in commands.COMMANDS if command.name == name)
     return subparsers.add_parser(name, help=summary, description=description)
 
 
@@ -111,12 +91,13 @@ def read_input(
     flag: str, path: Path, load: Callable[[Path], str], *, need_text: bool = False
 ) -> str:
     """An input document's text by `load`, or exit 2 with one line naming `flag`: a document
-    that cannot be used (a ValueError, its `message_en` saying why) or, with `need_text`, one
+    that cannot be used (a ValueError, its failure or its text saying why) or, with `need_text`, one
     that holds no text."""
     try:
         text = load(path)
     except ValueError as exc:
-        raise UsageError(f"{flag}: {getattr(exc, 'message_en', exc)}") from None
+        said = exc.message("en") if isinstance(exc, FailureError) else exc
+        raise UsageError(f"{flag}: {said}") from None
     if need_text and not text.strip():
         raise UsageError(f"{flag}: {path} holds no text")
     return text
@@ -163,19 +144,26 @@ def run_mode(
     *,
     settings: Settings | None = None,
     outputs: dict[str, Path | None] | None = None,
+    language: str | None = None,
+    quiet: bool = False,
 ) -> int:
     """Run a mode's command: check the output paths (`{flag: path}`, exit 2 before any model
     call), start the model runtime (the provider, or the embedded model), run `work(runtime)`
     (a coroutine runs on a fresh event loop), stop the runtime, and give the exit
-    code. Bad settings, an unusable embedded model and Ctrl-C end in `main`."""
+    code. Bad settings, an unusable embedded model and Ctrl-C end in `main`.
+    Every retry of a model call the run makes is a line on stderr in `language` (default:
+    the locale's), unless `quiet`."""
     import asyncio
+    import contextlib
 
     from reqstudio.runtime import AppRuntime
+    from reqstudio.waits import stderr_retries, watching
 
     settings = load_mode_settings() if settings is None else settings
     for flag, path in (outputs or {}).items():
         check_writable(path, flag)
-    with AppRuntime(settings) as runtime:
+    retries = stderr_retries(language or user_language(), say)
+    with AppRuntime(settings) as runtime, contextlib.nullcontext() if quiet else watching(retries):
         outcome = work(runtime)
         if inspect.isawaitable(outcome):
             outcome = asyncio.run(outcome)
@@ -244,7 +232,7 @@ def user_language(environ: dict[str, str] | None = None) -> str:
     for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = environ.get(name, "")
         if value:
-            return "zh" if value.lower().startswith("zh") else "en"
+            return language_code(value)
     return "en"
 
 
@@ -274,6 +262,16 @@ def chosen_command(argv: Sequence[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
+def installed_version() -> str:
+    """The installed distribution's version (a checkout without an install: "unknown")."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("reqstudio")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The parser for `argv`: the chosen command's module registers its real parser; every
     other command is only a name and a summary, so its module is not imported."""
@@ -281,9 +279,10 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         prog="reqstudio",
         description="ReqStudio: turn what people want into software requirements.",
     )
+    parser.add_argument("--version", action="version", version=f"reqstudio {installed_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = chosen_command(argv)
-    for command in COMMANDS:
+    for command in commands.COMMANDS:
         if command.name == chosen:
             importlib.import_module(command.module).register(subparsers)
         else:

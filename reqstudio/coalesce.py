@@ -4,14 +4,14 @@ A provider sends a chunk per token (about 4 characters, every 15-30 ms). Each ch
 LangChain's `BaseChatModel.astream` yields costs the app its callbacks and message objects,
 and LangChain keeps every one until the answer ends, to merge them for its callbacks: about
 twelve objects per token that every full garbage collection walks while answers stream. At
-20 users that collection stopped the event loop for 120 ms (issue 19). Joined here, below
+20 users that collection stopped the event loop for 120 ms. Joined here, below
 LangChain (in the model's `_astream`), the tokens of one interval become one chunk with the
 same text, the same tool-call pieces, usage and finish reason (`ChatGenerationChunk`s add up
 exactly as LangChain merges them at the end).
 
 What the user sees does not change: the first chunk after a pause goes out at once, later
 ones at most `interval` late (the browser already gets tokens at most every 30 ms per tab,
-`ui/token_stream.py`); a failure ends the stream after what came before it.
+`reqstudio/web/token_stream.py`); a failure ends the stream after what came before it.
 
 The provider's stream is read by its own task, so a slow reader does not slow the reading; the
 task is ended, and the stream closed in it, however the consumer stops."""

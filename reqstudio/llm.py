@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,12 +12,13 @@ from pydantic import BaseModel, ValidationError
 
 from reqstudio.calls import RetryPolicy, policy_for
 from reqstudio.coalesce import coalescing
+from reqstudio.model_roles import OFFLINE_CONTEXT_TOKENS, OFFLINE_MAX_TOKENS, Role, declared
 from reqstudio.settings import ModelRole, ModelSpec, Settings, SettingsError, supported_providers
 from reqstudio.structured import json_schema_format
 
 EMBEDDED_MODEL_NAME = "smollm2-135m-instruct"
 NO_KEY = "sk-no-key-required"
-EMBEDDED_CONTEXT_TOKENS = 8192  # `EmbeddedModelServer`'s n_ctx
+EMBEDDED_CONTEXT_TOKENS = OFFLINE_CONTEXT_TOKENS  # `EmbeddedModelServer`'s n_ctx
 
 # Context windows (tokens) of models people configure often; others are assumed to have
 # DEFAULT_CONTEXT_TOKENS unless OPENAI_CONTEXT_TOKENS says otherwise.
@@ -43,24 +44,21 @@ def estimate_tokens(text: str) -> int:
 
 # The embedded 135M model loops when left free (a Chinese chat answer ran on as gibberish for
 # the whole 8192-token context, ~12 minutes on two cores). Every answer it gives is bounded
-# per role, and prose answers are sampled with penalties against repetition.
+# per role, and prose answers are sampled with penalties against repetition; each role's mode
+# declares both (`Role.offline_max_tokens`, `Role.offline_prose`).
 # llama-cpp-python reads `max_tokens` and `repeat_penalty` from the body (ChatOpenAI would send
 # `max_completion_tokens`), so they travel in `extra_body`.
-EMBEDDED_MAX_TOKENS: dict[str, int] = {
-    "chat": 512,
-    "answer": 512,
-    "function_call": 384,
-    "evaluation": 768,
-    "DocGenerate": 1024,
-}
-EMBEDDED_DEFAULT_MAX_TOKENS = 1536
-EMBEDDED_PROSE_ROLES = frozenset({"chat", "answer"})
 EMBEDDED_PROSE_SAMPLING = {"repeat_penalty": 1.3, "frequency_penalty": 0.5, "presence_penalty": 0.3}
+
+
+def _declared_role(role: str) -> Role | None:
+    return declared().roles.get(role)
 
 
 def embedded_max_tokens(role: str) -> int:
     """The most tokens one answer of `role` may have on the embedded model."""
-    return EMBEDDED_MAX_TOKENS.get(role, EMBEDDED_DEFAULT_MAX_TOKENS)
+    found = _declared_role(role)
+    return found.offline_max_tokens if found is not None else OFFLINE_MAX_TOKENS
 
 
 def embedded_request_body(role: str) -> dict[str, Any]:
@@ -68,7 +66,8 @@ def embedded_request_body(role: str) -> dict[str, Any]:
     prose the sampling that keeps a small model from repeating itself (JSON and tool calls
     are decoded against a grammar, where penalties on repeated quotes would only hurt)."""
     body: dict[str, Any] = {"max_tokens": embedded_max_tokens(role)}
-    if role in EMBEDDED_PROSE_ROLES:
+    found = _declared_role(role)
+    if found is not None and found.offline_prose:
         body.update(EMBEDDED_PROSE_SAMPLING)
     return body
 
@@ -230,7 +229,9 @@ class ModelFactory:
         if self.settings.context_tokens is not None:
             return self.settings.context_tokens
         if self.endpoint_for(role).embedded:
-            return EMBEDDED_CONTEXT_TOKENS
+            found = _declared_role(role)
+            bound = found.offline_context_tokens if found is not None else EMBEDDED_CONTEXT_TOKENS
+            return min(bound, EMBEDDED_CONTEXT_TOKENS)
         return KNOWN_CONTEXT_TOKENS.get(self.model_name(role), DEFAULT_CONTEXT_TOKENS)
 
     def policy(self, role: str) -> RetryPolicy:
@@ -304,23 +305,26 @@ class ModelFactory:
         shared = None
         if set(extra) <= {"base_url", "api_key", "extra_body"}:  # no client option of its own
             shared = (provider, base_url, api_key)
+        options: dict[str, Any] = {
+            "model": model,
+            "temperature": self.settings.temperature_for(role)
+            if temperature is None
+            else temperature,
+            "streaming": streaming,
+            "stream_usage": True,
+            "stream_chunk_timeout": None,  # kept per stream by reqstudio.coalesce
+            "timeout": self.settings.request_timeout,
+            "max_retries": 0,
+            "callbacks": list(callbacks) or None,
+            "metadata": {"reqstudio_role": role, "reqstudio_model": model},
+            "tags": [f"role:{role}"],
+            **extra,
+        }
+        clients = self._clients.get(shared)
+        if clients is None and provider == "openai" and api_key is not None:
+            clients = _sync_clients_on_demand(provider, options)
         try:
-            built = chat_model_class(provider)(
-                model=model,
-                temperature=self.settings.temperature_for(role)
-                if temperature is None
-                else temperature,
-                streaming=streaming,
-                stream_usage=True,
-                stream_chunk_timeout=None,  # kept per stream by reqstudio.coalesce
-                timeout=self.settings.request_timeout,
-                max_retries=0,
-                callbacks=list(callbacks) or None,
-                metadata={"reqstudio_role": role, "reqstudio_model": model},
-                tags=[f"role:{role}"],
-                **self._clients.get(shared, {}),
-                **extra,
-            )
+            built = chat_model_class(provider)(**options, **(clients or {}))
         except ValidationError as exc:  # e.g. no API key for the provider; never echo input
             detail = exc.errors()[0].get("msg", "invalid") if exc.errors() else "invalid"
             raise SettingsError(f"cannot use the {provider} model {model!r}: {detail}") from None
@@ -330,6 +334,50 @@ class ModelFactory:
                 for name in ("client", "async_client", "root_client", "root_async_client")
             }
         return built
+
+
+class _OnDemand:
+    """An SDK client built by `build` when first used, standing in for it meanwhile."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._built: Any = None
+
+    def _target(self) -> Any:
+        if self._built is None:
+            self._built = self._build()
+        return self._built
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_build", "_built"):  # copy's probes: not a use
+            raise AttributeError(name)
+        return getattr(self._target(), name)
+
+
+def _sync_clients_on_demand(provider: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The synchronous SDK client of a model, built on its first use. Every call ReqStudio
+    makes is asynchronous, yet the model class builds both clients up front, each with its
+    own certificate store: ~15 ms of CPU before a run's first request for a client no run
+    uses. A synchronous call (`invoke`, `stream`) gets the client the model class would have
+    built: that of a twin model with the same options (its async slots filled, so that it
+    builds no second async client)."""
+    root: list[Any] = []
+
+    def root_client() -> Any:
+        if not root:
+            twin = chat_model_class(provider)(
+                **options, async_client=_UNUSED, root_async_client=_UNUSED
+            )
+            root.append(twin.root_client)
+        return root[0]
+
+    return {
+        "root_client": _OnDemand(root_client),
+        "client": _OnDemand(lambda: root_client().chat.completions),
+    }
+
+
+_UNUSED = object()  # an async client slot filled so that the twin does not build one
 
 
 def chat_model_class(provider: str) -> type[BaseChatOpenAI]:

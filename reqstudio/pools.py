@@ -23,14 +23,16 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy import event, text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     from psycopg_pool import AsyncConnectionPool
+    from sqlalchemy import Row
 
     from reqstudio.settings import Settings
 
@@ -168,6 +170,13 @@ class OnDataEngine:
         if self._engine is not None:
             await self._engine.dispose()
             self._engine = None
+
+
+async def first_row(
+    connection: AsyncConnection, sql: str, parameters: Mapping[str, Any] | None = None
+) -> Row[Any] | None:
+    """The first row the query `sql` reads with its `:name` `parameters` (None: it reads none)."""
+    return (await connection.execute(text(sql), parameters)).first()
 
 
 async def open_checkpoint_pool(conninfo: str) -> AsyncConnectionPool:

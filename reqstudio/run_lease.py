@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import text
 
+from reqstudio.failures import Failure, FailureCode, render
+
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -49,26 +51,17 @@ FORGOTTEN_AFTER_S = 86_400
 
 
 class RunBusy(Exception):
-    """Another tab or instance is executing this run. `message_en` / `message_zh` say so."""
+    """Another tab or instance is executing this run; `failure` (and `message(language)`)
+    say so."""
 
     def __init__(self, run_key: str, seconds_left: float):
         self.run_key = run_key
         self.seconds_left = max(1, math.ceil(seconds_left))
-        self.message_en = (
-            "This run is already running in another tab or on another instance, so it was not "
-            "started a second time. Its progress is saved as it goes: reopen the thread later "
-            "to see it. If that instance has stopped, the run can be resumed here in about "
-            f"{self.seconds_left} s."
-        )
-        self.message_zh = (
-            "这次运行正在另一个标签页或另一个实例上执行，因此没有再启动一次。进度会随时保存，"
-            "稍后重新打开此对话即可查看。如果那个实例已经停止，"
-            f"约 {self.seconds_left} 秒后可以在这里继续运行。"
-        )
-        super().__init__(self.message_en)
+        self.failure = Failure(FailureCode.RUN_BUSY, {"seconds": self.seconds_left})
+        super().__init__(render(self.failure, "en"))
 
     def message(self, language: str) -> str:
-        return self.message_zh if language.startswith("zh") else self.message_en
+        return render(self.failure, language)
 
 
 @dataclass

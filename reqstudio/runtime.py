@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import ipaddress
 import logging
 import os
 import secrets
@@ -61,30 +60,6 @@ class AppRuntime:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def is_loopback_host(host: str) -> bool:
-    """Whether binding to `host` keeps the app on this machine."""
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a host name: assume it is reachable from elsewhere
-
-
-def anonymous_network_problem(host: str, has_sign_in: bool, allowed: bool) -> str | None:
-    """Why the app must not start: bound beyond loopback with every visitor the local user."""
-    if has_sign_in or allowed or is_loopback_host(host):
-        return None
-    return (
-        f"the app would listen on {host} with no sign-in, serving every thread to anyone who "
-        "reaches it. Configure sign-in (`reqstudio users add NAME`, or single sign-on with "
-        "OAUTH_* variables), bind to 127.0.0.1, or set REQSTUDIO_ALLOW_ANONYMOUS_NETWORK=true "
-        f"to accept that. / 未配置登录时不能监听 {host}：请用 `reqstudio users add 用户名` "
-        "添加用户或配置单点登录（OAUTH_* 变量）、改为 127.0.0.1，或明确设置 "
-        "REQSTUDIO_ALLOW_ANONYMOUS_NETWORK=true。"
-    )
 
 
 def keep_data_private(data_dir: Path) -> None:

@@ -21,36 +21,24 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceParseError
 
+from reqstudio import model_roles
+from reqstudio.model_roles import Temperature, UnknownRole
 from reqstudio.settings_errors import (
     JSON_ERROR_PREFIX,
     describe_source_error,
     describe_validation_error,
 )
 
-ModelRole = Literal[
-    "chat",
-    "ReqParse",
-    "ReqExplore",
-    "ReqClarify",
-    "DocGenerate",
-    "evaluation",
-    "function_call",
-    "answer",
-    "team",
-    "RewriteOutline",
-    "RewriteFill",
-    "RewriteReview",
-    "RewritePatch",
-    "RewriteQuestions",
-    "ReviewPanel",
-    "ReviewAuthor",
-]
+# A model role: each mode declares its own (`reqstudio.model_roles`, its package's `roles`
+# module), with its temperature variable, retry policy and offline-model bounds.
+ModelRole = str
 
 
 # Providers a model spec may name: LangChain's provider key -> the package that serves it.
@@ -109,7 +97,26 @@ def usable_cpus() -> int:
     return os.cpu_count() or 1
 
 
-class Settings(BaseSettings):
+def _url_with_scheme(value: str | None, schemes: tuple[str, ...]) -> str | None:
+    """An empty URL is none; any other starts with one of `schemes`."""
+    if value in (None, ""):
+        return None
+    if not value.startswith(schemes):
+        raise ValueError(f"must start with {' or '.join(schemes)}")
+    return value
+
+
+def env(*variables: str, default: Any = None, **rules: Any) -> Any:
+    """A setting read from the first of `variables` that is set (`default` otherwise), with
+    `rules` (bounds, a pattern, a `default_factory`) as `pydantic.Field` takes them."""
+    if "default_factory" not in rules:
+        rules["default"] = default
+    return Field(validation_alias=AliasChoices(*variables), **rules)
+
+
+class CoreSettings(BaseSettings):
+    """Every setting but the roles' temperatures, which the modes declare (`Settings`)."""
+
     model_config = SettingsConfigDict(
         env_file=".env",
         env_file_encoding="utf-8",
@@ -118,258 +125,129 @@ class Settings(BaseSettings):
     )
 
     # Provider (seed 000, "环境变量配置")
-    openai_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key")
-    )
-    openai_base_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url")
-    )
-    openai_model: str = Field(
-        default="gpt-4o-mini", validation_alias=AliasChoices("OPENAI_MODEL", "openai_model")
-    )
-    openai_evaluation_model: str | None = Field(
-        default=None,
-        validation_alias=AliasChoices("OPENAI_EVALUATION_MODEL", "openai_evaluation_model"),
-    )
+    openai_api_key: SecretStr | None = env("OPENAI_API_KEY", "openai_api_key")
+    openai_base_url: str | None = env("OPENAI_BASE_URL", "openai_base_url")
+    openai_model: str = env("OPENAI_MODEL", "openai_model", default="gpt-4o-mini")
+    openai_evaluation_model: str | None = env("OPENAI_EVALUATION_MODEL", "openai_evaluation_model")
     # The judge (role "evaluation") may live at another provider than the generator: its own
     # URL and key, each falling back to OPENAI_BASE_URL / OPENAI_API_KEY when unset.
-    openai_evaluation_base_url: str | None = Field(
-        default=None,
-        validation_alias=AliasChoices("OPENAI_EVALUATION_BASE_URL", "openai_evaluation_base_url"),
+    openai_evaluation_base_url: str | None = env(
+        "OPENAI_EVALUATION_BASE_URL", "openai_evaluation_base_url"
     )
-    openai_evaluation_api_key: SecretStr | None = Field(
-        default=None,
-        validation_alias=AliasChoices("OPENAI_EVALUATION_API_KEY", "openai_evaluation_api_key"),
+    openai_evaluation_api_key: SecretStr | None = env(
+        "OPENAI_EVALUATION_API_KEY", "openai_evaluation_api_key"
     )
     # More models of the provider above a user may pick per thread in the settings panel
     # (comma-separated names), beside OPENAI_MODEL, OPENAI_EVALUATION_MODEL and the Agent models.
-    model_choices: str = Field(default="", validation_alias=AliasChoices("REQSTUDIO_MODEL_CHOICES"))
-    temp_reqparse: float = Field(
-        default=0.2, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REQPARSE")
-    )
-    temp_reqexplore: float = Field(
-        default=0.6, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REQEXPLORE")
-    )
-    temp_reqclarify: float = Field(
-        default=0.2, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REQCLARIFY")
-    )
-    temp_docgenerate: float = Field(
-        default=0.1, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_DOCGENERATE")
-    )
-    temp_evaluation: float = Field(
-        default=0.2, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_EVALUATION")
-    )
-    temp_chat: float = Field(
-        default=0.7, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_CHAT")
-    )
-    request_timeout: float = Field(
-        default=60.0, ge=1.0, le=600.0, validation_alias=AliasChoices("OPENAI_TIMEOUT")
-    )
-    context_tokens: int | None = Field(
-        default=None, ge=1000, le=10_000_000, validation_alias=AliasChoices("OPENAI_CONTEXT_TOKENS")
-    )
-    max_retries: int | None = Field(
-        default=None, ge=0, le=10, validation_alias=AliasChoices("OPENAI_MAX_RETRIES")
-    )
-    retry_backoff_scale: float = Field(
-        default=1.0, ge=0.0, le=1.0, validation_alias=AliasChoices("REQSTUDIO_RETRY_BACKOFF_SCALE")
-    )
-    structured_output: Literal["auto", "json_schema", "prompt"] = Field(
-        default="auto", validation_alias=AliasChoices("REQSTUDIO_STRUCTURED_OUTPUT")
+    model_choices: str = env("REQSTUDIO_MODEL_CHOICES", default="")
+    request_timeout: float = env("OPENAI_TIMEOUT", default=60.0, ge=1.0, le=600.0)
+    context_tokens: int | None = env("OPENAI_CONTEXT_TOKENS", ge=1000, le=10_000_000)
+    max_retries: int | None = env("OPENAI_MAX_RETRIES", ge=0, le=10)
+    retry_backoff_scale: float = env("REQSTUDIO_RETRY_BACKOFF_SCALE", default=1.0, ge=0.0, le=1.0)
+    structured_output: Literal["auto", "json_schema", "prompt"] = env(
+        "REQSTUDIO_STRUCTURED_OUTPUT", default="auto"
     )
 
     # Agent mode (seed 002)
-    agent_function_call_model: ModelSpec | None = Field(
-        default=None, validation_alias=AliasChoices("AGENT_FUNCTION_CALL_MODEL")
-    )
-    agent_answer_model: ModelSpec | None = Field(
-        default=None, validation_alias=AliasChoices("AGENT_ANSWER_MODEL")
-    )
-    agent_max_iterations: int = Field(
-        default=5, ge=1, le=10, validation_alias=AliasChoices("AGENT_MAX_ITERATIONS")
-    )
-    agent_max_execution_time: int = Field(
-        default=60, ge=10, le=300, validation_alias=AliasChoices("AGENT_MAX_EXECUTION_TIME")
-    )
-    agent_verbose: bool = Field(default=False, validation_alias=AliasChoices("AGENT_VERBOSE"))
-    agent_prices: dict[str, tuple[float, float]] = Field(
-        default_factory=dict, validation_alias=AliasChoices("AGENT_PRICES")
-    )
+    agent_function_call_model: ModelSpec | None = env("AGENT_FUNCTION_CALL_MODEL")
+    agent_answer_model: ModelSpec | None = env("AGENT_ANSWER_MODEL")
+    agent_max_iterations: int = env("AGENT_MAX_ITERATIONS", default=5, ge=1, le=10)
+    agent_max_execution_time: int = env("AGENT_MAX_EXECUTION_TIME", default=60, ge=10, le=300)
+    agent_verbose: bool = env("AGENT_VERBOSE", default=False)
+    agent_prices: dict[str, tuple[float, float]] = env("AGENT_PRICES", default_factory=dict)
 
-    mcp_config: str | None = Field(
-        default=None, validation_alias=AliasChoices("REQSTUDIO_MCP_CONFIG")
-    )
-    search_backend: str | None = Field(
-        default=None,
-        pattern=r"^[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?$",
-        validation_alias=AliasChoices("REQSTUDIO_SEARCH_BACKEND"),
+    mcp_config: str | None = env("REQSTUDIO_MCP_CONFIG")
+    search_backend: str | None = env(
+        "REQSTUDIO_SEARCH_BACKEND", pattern=r"^[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?$"
     )
 
     # The app's own
-    data_dir: Path = Field(
-        default=Path(".reqstudio"), validation_alias=AliasChoices("REQSTUDIO_DATA_DIR")
-    )
-    database_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
-    )
-    users: SecretStr | None = Field(default=None, validation_alias=AliasChoices("REQSTUDIO_USERS"))
+    data_dir: Path = env("REQSTUDIO_DATA_DIR", default=Path(".reqstudio"))
+    database_url: str | None = env("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
+    users: SecretStr | None = env("REQSTUDIO_USERS")
     # Connections of one instance (reqstudio/pools.py): the data layer's pool and overflow,
     # the checkpointer's pool (PostgreSQL), and how long a request waits for a free one.
-    db_pool_size: int = Field(
-        default=5, ge=1, le=200, validation_alias=AliasChoices("REQSTUDIO_DB_POOL_SIZE")
-    )
-    db_pool_overflow: int = Field(
-        default=5, ge=0, le=200, validation_alias=AliasChoices("REQSTUDIO_DB_POOL_OVERFLOW")
-    )
-    checkpoint_pool_size: int = Field(
-        default=4, ge=1, le=200, validation_alias=AliasChoices("REQSTUDIO_CHECKPOINT_POOL_SIZE")
-    )
-    db_pool_timeout: float = Field(
-        default=10.0, ge=1.0, le=120.0, validation_alias=AliasChoices("REQSTUDIO_DB_POOL_TIMEOUT")
-    )
+    db_pool_size: int = env("REQSTUDIO_DB_POOL_SIZE", default=5, ge=1, le=200)
+    db_pool_overflow: int = env("REQSTUDIO_DB_POOL_OVERFLOW", default=5, ge=0, le=200)
+    checkpoint_pool_size: int = env("REQSTUDIO_CHECKPOINT_POOL_SIZE", default=4, ge=1, le=200)
+    db_pool_timeout: float = env("REQSTUDIO_DB_POOL_TIMEOUT", default=10.0, ge=1.0, le=120.0)
     # A run's lease (reqstudio/run_lease.py) lapses this long after its holder stopped renewing
     # it (renewed every third of it): how soon a run can be resumed after its instance died.
-    run_lease_seconds: float = Field(
-        default=10.0, ge=1.0, le=600.0, validation_alias=AliasChoices("REQSTUDIO_RUN_LEASE_SECONDS")
-    )
-    # Administrators besides the first account (comma-separated user names / identifiers).
-    admins: str = Field(default="", validation_alias=AliasChoices("REQSTUDIO_ADMINS"))
-    # Single sign-on: e-mail domains and groups whose members may sign in (empty: anyone the
-    # identity provider signs in).
-    sso_allowed_domains: str = Field(
-        default="", validation_alias=AliasChoices("REQSTUDIO_SSO_ALLOWED_DOMAINS")
-    )
-    sso_allowed_groups: str = Field(
-        default="", validation_alias=AliasChoices("REQSTUDIO_SSO_ALLOWED_GROUPS")
-    )
+    run_lease_seconds: float = env("REQSTUDIO_RUN_LEASE_SECONDS", default=10.0, ge=1.0, le=600.0)
+    # Administrators besides the accounts made with `--admin` (comma-separated user names /
+    # identifiers); nobody administers by being the first account.
+    admins: str = env("REQSTUDIO_ADMINS", default="")
+    # Single sign-on: e-mail domains (a verified e-mail) and groups whose members sign in; any
+    # other identity is refused. With neither, a new identity waits for an administrator's
+    # approval.
+    sso_allowed_domains: str = env("REQSTUDIO_SSO_ALLOWED_DOMAINS", default="")
+    sso_allowed_groups: str = env("REQSTUDIO_SSO_ALLOWED_GROUPS", default="")
     # Serving every visitor as the one local user beyond loopback must be asked for by name.
-    allow_anonymous_network: bool = Field(
-        default=False, validation_alias=AliasChoices("REQSTUDIO_ALLOW_ANONYMOUS_NETWORK")
-    )
-    mcp_user_servers: int = Field(
-        default=3, ge=0, le=50, validation_alias=AliasChoices("REQSTUDIO_MCP_USER_SERVERS")
-    )
+    allow_anonymous_network: bool = env("REQSTUDIO_ALLOW_ANONYMOUS_NETWORK", default=False)
+    mcp_user_servers: int = env("REQSTUDIO_MCP_USER_SERVERS", default=3, ge=0, le=50)
     # A finished thread may be shared read-only with other signed-in users (Chainlit's
     # thread sharing: the thread menu's Share, a /share/<id> link). Off unless asked for.
-    thread_sharing: bool = Field(
-        default=False, validation_alias=AliasChoices("REQSTUDIO_THREAD_SHARING")
-    )
+    thread_sharing: bool = env("REQSTUDIO_THREAD_SHARING", default=False)
     # Proxies that authenticate users and name them in a header (X-Forwarded-User): their
     # addresses or networks, comma-separated. Empty: the header is trusted from nobody.
-    trusted_proxies: str = Field(
-        default="", validation_alias=AliasChoices("REQSTUDIO_TRUSTED_PROXIES")
-    )
-    proxy_user_header: str = Field(
-        default="X-Forwarded-User", validation_alias=AliasChoices("REQSTUDIO_PROXY_USER_HEADER")
-    )
+    trusted_proxies: str = env("REQSTUDIO_TRUSTED_PROXIES", default="")
+    proxy_user_header: str = env("REQSTUDIO_PROXY_USER_HEADER", default="X-Forwarded-User")
     # MCP tools that change nothing, besides those whose server says so (readOnlyHint):
     # `server:tool`, `server:*` or `tool`, comma-separated. Any other MCP tool asks first.
-    mcp_read_only_tools: str = Field(
-        default="", validation_alias=AliasChoices("REQSTUDIO_MCP_READ_ONLY_TOOLS")
-    )
+    mcp_read_only_tools: str = env("REQSTUDIO_MCP_READ_ONLY_TOOLS", default="")
     # Origins besides the app's own whose browser requests it accepts (comma-separated).
-    allowed_origins: str = Field(
-        default="", validation_alias=AliasChoices("REQSTUDIO_ALLOWED_ORIGINS")
-    )
-    local_model_file: Path | None = Field(
-        default=None, validation_alias=AliasChoices("REQSTUDIO_LOCAL_MODEL_FILE")
-    )
+    allowed_origins: str = env("REQSTUDIO_ALLOWED_ORIGINS", default="")
+    local_model_file: Path | None = env("REQSTUDIO_LOCAL_MODEL_FILE")
     # One core is left to the app and the browser: llama.cpp's threads wait on each other, so
     # with one of them preempted a token takes several times longer (README, offline model).
-    local_model_threads: int = Field(
+    local_model_threads: int = env(
+        "REQSTUDIO_LOCAL_MODEL_THREADS",
         default_factory=lambda: max(1, usable_cpus() - 1),
         ge=1,
         le=64,
-        validation_alias=AliasChoices("REQSTUDIO_LOCAL_MODEL_THREADS"),
     )
-    loop_monitor: Literal["0", "1", "trace"] = Field(
-        default="0", validation_alias=AliasChoices("REQSTUDIO_LOOP_MONITOR")
-    )
-    srs_max_iterations: int = Field(
-        default=5, ge=1, le=20, validation_alias=AliasChoices("SRS_MAX_ITERATIONS")
-    )
+    loop_monitor: Literal["0", "1", "trace"] = env("REQSTUDIO_LOOP_MONITOR", default="0")
+    # The web app changes Chainlit's internals (reqstudio/web/chainlit_seam.py) for the version
+    # pinned in pyproject.toml; on another version it refuses to start unless this is on.
+    chainlit_any_version: bool = env("REQSTUDIO_CHAINLIT_ANY_VERSION", default=False)
+    srs_max_iterations: int = env("SRS_MAX_ITERATIONS", default=5, ge=1, le=20)
     # "ears": ReqExplore and DocGenerate phrase requirements in the EARS templates
-    srs_requirement_style: Literal["plain", "ears"] = Field(
-        default="plain", validation_alias=AliasChoices("SRS_REQUIREMENT_STYLE")
-    )
+    srs_requirement_style: Literal["plain", "ears"] = env("SRS_REQUIREMENT_STYLE", default="plain")
     # Rewrite mode (seed 003)
-    temp_rewrite: float = Field(
-        default=0.3, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REWRITE")
-    )
-    rewrite_max_review_rounds: int = Field(
-        default=3, ge=0, le=10, validation_alias=AliasChoices("REWRITE_MAX_REVIEW_ROUNDS")
-    )
-    rewrite_reviewer: Literal["expert", "panel"] = Field(
-        default="expert", validation_alias=AliasChoices("REWRITE_REVIEWER")
-    )
-    rewrite_max_questions: int = Field(
-        default=5, ge=0, le=10, validation_alias=AliasChoices("REWRITE_MAX_QUESTIONS")
-    )
-    reference_max_mb: float = Field(
-        default=10.0, gt=0, le=100, validation_alias=AliasChoices("REQSTUDIO_REFERENCE_MAX_MB")
-    )
+    rewrite_max_review_rounds: int = env("REWRITE_MAX_REVIEW_ROUNDS", default=3, ge=0, le=10)
+    rewrite_reviewer: Literal["expert", "panel"] = env("REWRITE_REVIEWER", default="expert")
+    rewrite_max_questions: int = env("REWRITE_MAX_QUESTIONS", default=5, ge=0, le=10)
+    reference_max_mb: float = env("REQSTUDIO_REFERENCE_MAX_MB", default=10.0, gt=0, le=100)
 
-    # Where thread files live (ui/storage.py): auto is s3 with a bucket, database with a
+    # Where thread files live (reqstudio/web/storage.py): auto is s3 with a bucket, database with a
     # PostgreSQL URL, local otherwise.
-    storage: Literal["auto", "local", "database", "s3"] = Field(
-        default="auto", validation_alias=AliasChoices("REQSTUDIO_STORAGE")
-    )
-    s3_bucket: str | None = Field(
-        default=None, validation_alias=AliasChoices("REQSTUDIO_S3_BUCKET")
-    )
-    s3_endpoint_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("REQSTUDIO_S3_ENDPOINT_URL")
-    )
+    storage: Literal["auto", "local", "database", "s3"] = env("REQSTUDIO_STORAGE", default="auto")
+    s3_bucket: str | None = env("REQSTUDIO_S3_BUCKET")
+    s3_endpoint_url: str | None = env("REQSTUDIO_S3_ENDPOINT_URL")
     # One stored file at most (downloads, uploaded references, charts); not below
     # REQSTUDIO_REFERENCE_MAX_MB, so that every reference the app accepts can be kept.
-    file_max_mb: float = Field(
-        default=20.0, gt=0, le=1024, validation_alias=AliasChoices("REQSTUDIO_FILE_MAX_MB")
-    )
-    file_types: str = Field(
+    file_max_mb: float = env("REQSTUDIO_FILE_MAX_MB", default=20.0, gt=0, le=1024)
+    file_types: str = env(
+        "REQSTUDIO_FILE_TYPES",
         default=(
             "text/markdown,text/plain,text/csv,application/json,application/pdf,"
             "application/vnd.openxmlformats-officedocument.wordprocessingml.document,"
             "application/octet-stream,image/png,image/jpeg,image/gif,image/webp"
         ),
-        validation_alias=AliasChoices("REQSTUDIO_FILE_TYPES"),
     )
-    database_files_max_mb: float = Field(
-        default=2048.0, gt=0, validation_alias=AliasChoices("REQSTUDIO_DATABASE_FILES_MAX_MB")
-    )
+    database_files_max_mb: float = env("REQSTUDIO_DATABASE_FILES_MAX_MB", default=2048.0, gt=0)
 
     # Review mode (seed 001)
-    review_max_rounds: int = Field(
-        default=3, ge=1, le=10, validation_alias=AliasChoices("REVIEW_MAX_ROUNDS")
-    )
-    review_pause_after_round: bool = Field(
-        default=False, validation_alias=AliasChoices("REVIEW_PAUSE_AFTER_ROUND")
-    )
-    temp_review: float = Field(
-        default=0.2, ge=0.0, le=2.0, validation_alias=AliasChoices("OPENAI_TEMP_REVIEW")
-    )
+    review_max_rounds: int = env("REVIEW_MAX_ROUNDS", default=3, ge=1, le=10)
+    review_pause_after_round: bool = env("REVIEW_PAUSE_AFTER_ROUND", default=False)
 
     # Team mode (seed 004)
-    team_max_agents: int = Field(
-        default=8, ge=2, le=32, validation_alias=AliasChoices("TEAM_MAX_AGENTS")
-    )
-    team_max_messages: int = Field(
-        default=100, ge=5, le=2000, validation_alias=AliasChoices("TEAM_MAX_MESSAGES")
-    )
-    team_max_depth: int = Field(
-        default=3, ge=1, le=8, validation_alias=AliasChoices("TEAM_MAX_DEPTH")
-    )
-    team_max_execution_time: int = Field(
-        default=300, ge=10, le=3600, validation_alias=AliasChoices("TEAM_MAX_EXECUTION_TIME")
-    )
-    team_max_tokens: int = Field(
-        default=300_000, ge=1000, le=50_000_000, validation_alias=AliasChoices("TEAM_MAX_TOKENS")
-    )
-    team_max_steps_per_turn: int = Field(
-        default=8, ge=1, le=50, validation_alias=AliasChoices("TEAM_MAX_STEPS_PER_TURN")
-    )
-    team_temperature: float = Field(
-        default=0.3, ge=0.0, le=2.0, validation_alias=AliasChoices("TEAM_TEMPERATURE")
-    )
+    team_max_agents: int = env("TEAM_MAX_AGENTS", default=8, ge=2, le=32)
+    team_max_messages: int = env("TEAM_MAX_MESSAGES", default=100, ge=5, le=2000)
+    team_max_depth: int = env("TEAM_MAX_DEPTH", default=3, ge=1, le=8)
+    team_max_execution_time: int = env("TEAM_MAX_EXECUTION_TIME", default=300, ge=10, le=3600)
+    team_max_tokens: int = env("TEAM_MAX_TOKENS", default=300_000, ge=1000, le=50_000_000)
+    team_max_steps_per_turn: int = env("TEAM_MAX_STEPS_PER_TURN", default=8, ge=1, le=50)
 
     @field_validator("openai_api_key", "openai_evaluation_api_key")
     @classmethod
@@ -379,14 +257,11 @@ class Settings(BaseSettings):
             return None
         return value
 
-    @field_validator("openai_base_url", "openai_evaluation_base_url")
+    @field_validator("openai_base_url", "openai_evaluation_base_url", "s3_endpoint_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
-        if value in (None, ""):
-            return None
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value.rstrip("/")
+        url = _url_with_scheme(value, ("http://", "https://"))
+        return url.rstrip("/") if url else None
 
     @field_validator("agent_function_call_model", "agent_answer_model", mode="before")
     @classmethod
@@ -411,20 +286,7 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _database_url(cls, value: str | None) -> str | None:
-        if value in (None, ""):
-            return None
-        if not value.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):
-            raise ValueError("must start with sqlite+aiosqlite:// or postgresql+asyncpg://")
-        return value
-
-    @field_validator("s3_endpoint_url")
-    @classmethod
-    def _endpoint_url(cls, value: str | None) -> str | None:
-        if value in (None, ""):
-            return None
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value.rstrip("/")
+        return _url_with_scheme(value, ("sqlite+aiosqlite://", "postgresql+asyncpg://"))
 
     @model_validator(mode="after")
     def _storage_fits(self) -> Settings:
@@ -508,24 +370,54 @@ class Settings(BaseSettings):
         return parse_users(self.users.get_secret_value()) if self.users else {}
 
     def temperature_for(self, role: ModelRole) -> float:
-        return {
-            "chat": self.temp_chat,
-            "ReqParse": self.temp_reqparse,
-            "ReqExplore": self.temp_reqexplore,
-            "ReqClarify": self.temp_reqclarify,
-            "DocGenerate": self.temp_docgenerate,
-            "evaluation": self.temp_evaluation,
-            "function_call": 0.0,
-            "answer": self.temp_chat,
-            "team": self.team_temperature,
-            "RewriteOutline": self.temp_rewrite,
-            "RewriteFill": self.temp_rewrite,
-            "RewriteReview": min(self.temp_rewrite, self.temp_evaluation),
-            "RewritePatch": self.temp_rewrite,
-            "RewriteQuestions": self.temp_rewrite,
-            "ReviewPanel": self.temp_review,
-            "ReviewAuthor": self.temp_rewrite,
-        }[role]
+        """The temperature `role`'s mode declares for it, read from its variable(s);
+        `UnknownRole` for a role no registered mode declares."""
+        return model_roles.temperature_of(model_roles.role(role), self._read_temperature)
+
+    def _read_temperature(self, temperature: Temperature) -> float:
+        value = getattr(self, temperature.attribute, None)
+        if value is None:  # a mode registered after these settings were read
+            raise UnknownRole(
+                f"{temperature.variable} is declared by a mode registered after these settings "
+                "were read: read them again (load_settings)"
+            )
+        return value
+
+
+def _temperature_field(temperature: Temperature) -> tuple[type, Any]:
+    return float, env(temperature.variable, default=temperature.default, ge=0.0, le=2.0)
+
+
+def _with_temperatures(
+    base: type[CoreSettings], temperatures: tuple[Temperature, ...]
+) -> type[CoreSettings]:
+    return create_model(
+        "Settings",
+        __base__=base,
+        __module__=__name__,
+        __doc__="Configuration: the core's settings and the temperature variables of the roles "
+        "the registered modes declare (`reqstudio.model_roles`).",
+        **{t.attribute: _temperature_field(t) for t in temperatures},
+    )
+
+
+Settings = _with_temperatures(CoreSettings, tuple(model_roles.declared().temperatures.values()))
+
+
+@lru_cache(maxsize=8)
+def _extended(temperatures: tuple[Temperature, ...]) -> type[CoreSettings]:
+    return _with_temperatures(Settings, temperatures)
+
+
+def settings_class() -> type[CoreSettings]:
+    """`Settings`, or a subclass with the temperature variables of modes registered since it was
+    built (a mode registered at run time: a plugin, a test)."""
+    later = tuple(
+        t
+        for t in model_roles.declared().temperatures.values()
+        if t.attribute not in Settings.model_fields
+    )
+    return _extended(later) if later else Settings
 
 
 def parse_json_setting(raw: str) -> Any:
@@ -551,12 +443,13 @@ def parse_users(raw: str) -> dict[str, str]:
 
 def load_settings(**overrides: Any) -> Settings:
     """Read settings; raise `SettingsError` with a one-line message on a bad value."""
+    cls = settings_class()
     try:
-        return Settings(**overrides)
+        return cls(**overrides)
     except ValidationError as exc:
-        raise SettingsError(describe_validation_error(exc, Settings.model_fields)) from None
+        raise SettingsError(describe_validation_error(exc, cls.model_fields)) from None
     except SourceParseError as exc:
-        raise SettingsError(describe_source_error(exc, Settings.model_fields)) from None
+        raise SettingsError(describe_source_error(exc, cls.model_fields)) from None
 
 
 @lru_cache(maxsize=1)

@@ -4,24 +4,26 @@
 2. Read the answer: a ```json fence, else the bare JSON, else the outermost brackets,
    then `json_repair` for the small damage models do (trailing commas, quotes) inside JSON
    that is closed: a list cut before its closing bracket is re-asked, never shortened.
-3. Validate with Pydantic. If that fails, re-ask within the call's one retry policy
-   (`reqstudio.calls`), telling the model exactly what was wrong with its previous answer.
+3. Validate as the role's registered answer model (`reqstudio.answers`), whose answer fields
+   are required: `{}`, an unrelated object or prose is no answer. If that fails, re-ask
+   within the call's one retry policy (`reqstudio.calls`), telling the model exactly what
+   was wrong with its previous answer.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-import json_repair
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from reqstudio.answers import answer_entry, read_answer
 from reqstudio.calls import (
     IncompleteAnswerError,
     RetryCallback,
@@ -31,6 +33,7 @@ from reqstudio.calls import (
     retrying,
     stream_once,
 )
+from reqstudio.waits import watched_call
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -50,6 +53,11 @@ class StructuredOutputError(RuntimeError):
         self.raw_output = raw_output
         self.attempts = attempts
         self.finish_reason = finish_reason
+
+    @property
+    def cause_code(self) -> str:
+        """The last failure as a wait's cause (`reqstudio.waits.Cause`)."""
+        return "length" if self.finish_reason == "length" else "unreadable"
 
 
 @dataclass
@@ -85,6 +93,8 @@ def extract_json(text: str) -> Any:
         if not is_closed(candidate):
             cut = cut or candidate.lstrip().startswith(("[", "{"))
             continue
+        import json_repair  # only for a damaged answer: not imported before the first request
+
         repaired = json_repair.loads(candidate)
         if repaired not in ("", None, [], {}):
             return repaired
@@ -126,19 +136,10 @@ def is_closed(candidate: str) -> bool:
 
 
 def parse_structured(text: str, schema: type[T]) -> T:
-    """`extract_json` then Pydantic validation; raises ValueError with a readable reason."""
-    data = extract_json(text)
-    list_fields = [n for n, f in schema.model_fields.items() if f.is_required()]
-    if isinstance(data, list) and len(list_fields) == 1:
-        # Prompts ask for a bare JSON array; schema mode needs an object around it.
-        data = {list_fields[0]: data}
-    try:
-        return schema.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()[:5]
-        )
-        raise ValueError(f"the JSON did not match the required shape ({problems})") from None
+    """`extract_json`, then validation as `schema`'s registered answer (`reqstudio.answers`:
+    a bare array only where the role's prompt asks for one); ValueError with a readable
+    reason."""
+    return read_answer(extract_json(text), schema)
 
 
 SchemaDialect = Literal["openai", "llama_cpp"]
@@ -169,7 +170,12 @@ LENGTH_REASK = (
 
 
 class UnreadableAnswer(ValueError):
-    """An answer that arrived whole but could not be used; the next try re-asks."""
+    """An answer that arrived whole but could not be used; the next try re-asks. `cause_code`
+    says why, for the waits' observers: unreadable, or length (cut at the length limit)."""
+
+    def __init__(self, message: str, cause_code: str = "unreadable"):
+        super().__init__(message)
+        self.cause_code = cause_code
 
 
 async def ask_structured(
@@ -181,18 +187,26 @@ async def ask_structured(
     policy: RetryPolicy,
     label: str = "",
     on_retry: RetryCallback | None = None,
+    check: Callable[[T], None] | None = None,
 ) -> StructuredResult[T]:
     """Call `model` until its answer validates against `schema`, within one `policy`.
 
     Transport faults, cut streams and unusable answers all spend tries of the same policy
     (the seed's counts), so a call is never tried more often than the policy says. An answer
     cut at the length limit is re-asked, never repaired into a shorter valid one.
-    `response_format`: from `ModelFactory.response_format` (None: the prompt alone asks)."""
+    `response_format`: from `ModelFactory.response_format` (None: the prompt alone asks).
+    `schema` must be a registered answer model (`reqstudio.answers`): any other is refused
+    before a call, as a programming error (`UnregisteredAnswerModel`). Its waits are reported
+    to the context's observers (`reqstudio.waits`). `check` refuses, with a ValueError saying
+    why, an answer that has the schema's shape but that the schema alone cannot judge (ids
+    that must name something the caller knows): it is re-asked like unreadable JSON."""
+    answer_entry(schema)
     runnable = model.bind(response_format=response_format) if response_format else model
     conversation = list(messages)
     errors: list[str] = []
     raw = ""
     last_finish: str | None = None  # of the last answer that arrived
+    refused = False  # the last answer was JSON of the right shape that `check` refused
 
     def worth_retrying(error: BaseException) -> bool:
         return isinstance(error, UnreadableAnswer) or is_transient(error)
@@ -202,41 +216,56 @@ async def ask_structured(
             errors.append(f"transport: {type(error).__name__}")
         await notify(on_retry, attempt, error, wait)
 
-    try:
-        async for attempt in retrying(policy, label, note_retry, worth_retrying):
-            with attempt:
-                try:
-                    reply = await stream_once(runnable, conversation, None, label)
-                except IncompleteAnswerError as exc:
-                    if exc.reason != "length":
-                        raise
-                    last_finish = "length"
-                    raw = exc.partial
-                    errors.append(LENGTH_REASK)
-                    conversation += [
-                        AIMessage(raw),
-                        HumanMessage(REASK_TEMPLATE.format(error=LENGTH_REASK)),
-                    ]
-                    raise UnreadableAnswer(LENGTH_REASK) from None
-                last_finish = None
-                raw = reply.content if isinstance(reply.content, str) else str(reply.content)
-                try:
-                    value = parse_structured(raw, schema)
-                except ValueError as exc:
-                    errors.append(str(exc))
-                    conversation += [AIMessage(raw), HumanMessage(REASK_TEMPLATE.format(error=exc))]
-                    raise UnreadableAnswer(str(exc)) from None
-                return StructuredResult(value, raw, attempt.retry_state.attempt_number, errors)
-    except UnreadableAnswer:
-        if last_finish == "length":
-            message = (
-                f"the model's answer hit the length limit (finish reason: length) before its "
-                f"JSON was complete, still after {policy.attempts} attempts"
-            )
-        else:
-            message = (
-                f"the model's answer was not valid JSON after {policy.attempts} attempts: "
-                f"{errors[-1]}"
-            )
-        raise StructuredOutputError(message, raw, policy.attempts, last_finish) from None
+    # Its waits go to the context's observers (reqstudio.waits); the JSON is never shown.
+    async with watched_call(label, policy.attempts, streamed=False) as watch:
+        try:
+            async for attempt in retrying(policy, label, note_retry, worth_retrying, watch):
+                with attempt:
+                    try:
+                        reply = await stream_once(runnable, conversation, None, label, watch=watch)
+                    except IncompleteAnswerError as exc:
+                        if exc.reason != "length":
+                            raise
+                        last_finish = "length"
+                        raw = exc.partial
+                        errors.append(LENGTH_REASK)
+                        conversation += [
+                            AIMessage(raw),
+                            HumanMessage(REASK_TEMPLATE.format(error=LENGTH_REASK)),
+                        ]
+                        raise UnreadableAnswer(LENGTH_REASK, "length") from None
+                    last_finish = None
+                    raw = reply.content if isinstance(reply.content, str) else str(reply.content)
+                    refused = False
+                    try:
+                        value = parse_structured(raw, schema)
+                        if check is not None:
+                            refused = True
+                            check(value)
+                            refused = False
+                    except ValueError as exc:
+                        errors.append(str(exc))
+                        conversation += [
+                            AIMessage(raw),
+                            HumanMessage(REASK_TEMPLATE.format(error=exc)),
+                        ]
+                        raise UnreadableAnswer(str(exc)) from None
+                    return StructuredResult(value, raw, attempt.retry_state.attempt_number, errors)
+        except UnreadableAnswer:
+            if last_finish == "length":
+                message = (
+                    f"the model's answer hit the length limit (finish reason: length) before its "
+                    f"JSON was complete, still after {policy.attempts} attempts"
+                )
+            elif refused:
+                message = (
+                    f"the model's answer could not be used after {policy.attempts} attempts: "
+                    f"{errors[-1]}"
+                )
+            else:
+                message = (
+                    f"the model's answer was not valid JSON after {policy.attempts} attempts: "
+                    f"{errors[-1]}"
+                )
+            raise StructuredOutputError(message, raw, policy.attempts, last_finish) from None
     raise AssertionError("unreachable")  # pragma: no cover

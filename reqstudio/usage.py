@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 from uuid import UUID
 
+import openai
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
@@ -43,6 +44,10 @@ class RoleUsage:
     output_tokens: int = 0
     seconds: float = 0.0
     unreported: int = 0  # calls whose answer carried no token counts (some servers send none)
+    # Calls stopped before their answer ended (a time limit, Stop, a broken stream): counted,
+    # with their time, but what they cost in tokens is not known. A provider's refusal (an
+    # HTTP error status) is not one: it answered at once and generated nothing.
+    unfinished: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -95,6 +100,7 @@ class UsageTracker(BaseCallbackHandler):
         usage = self.roles.setdefault(role, RoleUsage())
         usage.errors += 1
         usage.seconds += time.perf_counter() - started
+        usage.unfinished += not isinstance(error, openai.APIStatusError)
 
     # --- reading ---------------------------------------------------------
 
@@ -117,8 +123,8 @@ class UsageTracker(BaseCallbackHandler):
     @property
     def tokens_known(self) -> bool:
         """Whether every call's answer said how many tokens it took (else the totals are
-        only what some calls reported)."""
-        return all(u.unreported == 0 for u in self.roles.values())
+        only what some calls reported): no answer without usage, no call stopped midway."""
+        return all(u.unreported == 0 and u.unfinished == 0 for u in self.roles.values())
 
     @property
     def model_seconds(self) -> float:
@@ -131,5 +137,37 @@ class UsageTracker(BaseCallbackHandler):
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "total_tokens": self.total_tokens,
+            "tokens_known": self.tokens_known,
             "model_seconds": round(self.model_seconds, 3),
         }
+
+
+def tokens_known_in(usage: Mapping[str, Any]) -> bool:
+    """Whether a usage record (`UsageTracker.as_dict()`, as results carry it) counts every
+    call's tokens; a record from before `tokens_known` was kept is read from its roles."""
+    if "tokens_known" in usage:
+        return bool(usage["tokens_known"])
+    roles = usage.get("roles") or {}
+    return all(
+        not role.get("unreported") and not role.get("unfinished")
+        for role in roles.values()
+        if isinstance(role, Mapping)
+    )
+
+
+def known_total(usage: Mapping[str, Any] | UsageTracker) -> int | None:
+    """A run's token total as far as it is known: None when some call did not report its
+    tokens, or calls were made and none reported any (a server that sends no usage, as
+    llama.cpp's does when streaming); 0 only when no call was made."""
+    if isinstance(usage, UsageTracker):
+        usage = usage.as_dict()
+    total = int(usage.get("total_tokens") or 0)
+    if not tokens_known_in(usage) or (usage.get("calls") and not total):
+        return None
+    return total
+
+
+def token_count_text(usage: Mapping[str, Any] | UsageTracker, unknown: str = "unknown") -> str:
+    """`known_total` as the command line prints it: the number, or the word for unknown."""
+    total = known_total(usage)
+    return unknown if total is None else str(total)

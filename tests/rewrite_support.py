@@ -127,3 +127,22 @@ class RecordingHandler:
 
     def lines(self) -> list[str]:
         return [f"{kind}:{stage}:{message}".rstrip(":") for kind, stage, message, _ in self.calls]
+
+
+def english_request():
+    """The English original with its clarifications, as the engine takes them."""
+    from reqstudio.modes.rewrite import ClarificationItem, RewriteRequest
+
+    return RewriteRequest(
+        original_content=ORIGINAL_EN,
+        clarifications=[ClarificationItem(**c) for c in CLARIFICATIONS],
+    )
+
+
+def write_inputs(folder: Path) -> tuple[Path, Path]:
+    """The English original and its clarifications as the files the CLI reads."""
+    original = folder / "original.md"
+    original.write_text(ORIGINAL_EN, encoding="utf-8")
+    clarifications = folder / "clarifications.json"
+    clarifications.write_text(json.dumps(CLARIFICATIONS), encoding="utf-8")
+    return original, clarifications

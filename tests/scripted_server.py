@@ -5,7 +5,7 @@ chunk, tool calls with argument deltas) and plays back scripted replies, includi
 HTTP 401/429/500, a slow answer, a stream cut midway, a body that is not JSON.
 
 Replies are queued; each request takes the first queued reply whose `match` text occurs in
-the request's messages (or that has no `match`). With nothing queued it answers
+the request's messages (every text, when `match` is a tuple; or that has no `match`). With nothing queued it answers
 "Echo: <last user message>". Control it in-process (`ScriptedLLMServer.script`) or over HTTP
 (`POST /_script`, `POST /_reset`, `GET /_requests`).
 
@@ -60,7 +60,7 @@ class Reply:
 
     content: str = ""
     tool_calls: list[ToolCallScript] = field(default_factory=list)
-    match: str | None = None
+    match: str | tuple[str, ...] | None = None
     fault: str | None = None
     finish_reason: str | None = None
     delay: float = 0.0
@@ -91,6 +91,10 @@ def _message_text(messages: list[dict[str, Any]]) -> str:
             content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
         parts.append(str(content or ""))
     return "\n".join(parts)
+
+
+def _matches(match: str | tuple[str, ...] | list[str], text: str) -> bool:
+    return match in text if isinstance(match, str) else all(m in text for m in match)
 
 
 class ScriptedLLMServer:
@@ -170,7 +174,7 @@ class ScriptedLLMServer:
     def _take(self, text: str) -> Reply | None:
         with self._lock:
             for index, reply in enumerate(self._queue):
-                if reply.match is None or reply.match in text:
+                if reply.match is None or _matches(reply.match, text):
                     return self._queue.pop(index)
         return None
 

@@ -11,7 +11,7 @@ import pytest
 from tests.cli_support import ROOT, run_reqstudio
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
-BUNDLED_CONFIG = ROOT / "mcp.json"
+BUNDLED_CONFIG = ROOT / "reqstudio" / "tools" / "mcp.json"
 
 
 def run_cli(server: ScriptedLLMServer, tmp_path: Path, *args: str, **env: str):
@@ -221,9 +221,9 @@ def test_an_answer_that_gives_back_the_apps_instructions_is_not_printed(llm_serv
 def test_a_provider_that_echoes_its_last_user_message_never_shows_the_app_s_wording(
     llm_server, tmp_path
 ):
-    """Issue 18 item 3: the answer model's last user turn is the user's question, so an echo
+    """The answer model's last user turn is the user's question, so an echo
     gives the question back, never the research hand-over the app wrote for the model."""
-    from agents.react.checks import instruction_fragments
+    from reqstudio.modes.agent.checks import instruction_fragments
 
     llm_server.script(  # research notes the function-call model wrote, then echoes only
         Reply(content="Research notes: IEEE 830 was replaced by ISO/IEC/IEEE 29148."),

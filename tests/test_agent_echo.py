@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.react.checks import could_become_instructions, echoes_instructions
-from agents.srs.documents import display_name
+from reqstudio.modes.agent.checks import could_become_instructions, echoes_instructions
+from reqstudio.modes.srs.documents import display_name
 
 
 @pytest.mark.parametrize(

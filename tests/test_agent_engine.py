@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from langchain_core.tools import StructuredTool
 
-from agents.react import (
+from reqstudio.llm import Endpoint, ModelFactory
+from reqstudio.modes.agent import (
     AgentConfig,
     AgentConfigError,
     AgentEventAdapter,
@@ -31,14 +32,11 @@ from agents.react import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.settings import ModelSpec, SettingsError, load_settings
+from reqstudio.tools.web_search import WebSearch
 from reqstudio.usage import UsageTracker
+from tests.agent_support import ANSWER, REASONING, calls_at_once
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
-from tools.web_search import WebSearch
-
-ANSWER_PROMPT_MARK = "Write the final answer now"  # in prompts/agent/answer_context.md
-REASONING_PROMPT_MARK = "research agent"  # in prompts/agent/react_system.md
 
 
 class FakeSearchBackend:
@@ -77,7 +75,7 @@ def search_call(query: str, call_id: str = "") -> ToolCallScript:
 
 
 def answer_reply(text: str, **kwargs: Any) -> Reply:
-    return Reply(content=text, match=ANSWER_PROMPT_MARK, **kwargs)
+    return Reply(content=text, match=ANSWER, **kwargs)
 
 
 def en(**kwargs: Any) -> AgentConfig:
@@ -137,7 +135,7 @@ async def test_search_then_second_search_then_streamed_answer(llm_server, factor
     answer_request = str(llm_server.requests[-1]["messages"][0]["content"])
     assert "[1] ISO 29148 — source 1 (https://example.org/iso-29148/1)" in answer_request
     assert "[6] IEEE 830 — source 1" in answer_request
-    # ...as the system's context; the last turn is the user's question itself (issue 18 item 3)
+    # ...as the system's context; the last turn is the user's question itself
     last = llm_server.requests[-1]["messages"][-1]
     assert last["role"] == "user" and last["content"] == "Which standard replaced IEEE 830?"
     assert isinstance(events[-1], Stats)
@@ -175,17 +173,8 @@ async def test_two_tool_calls_of_one_turn_run_at_the_same_time(llm_server, facto
             coroutine=call, name=name, description=f"Look up {name} facts."
         )
 
-    llm_server.script(
-        Reply(
-            content="Both at once.",
-            tool_calls=[
-                ToolCallScript("alpha", {"topic": "x"}),
-                ToolCallScript("beta", {"topic": "y"}),
-            ],
-        ),
-        Reply(content="Done."),
-        answer_reply("Both found."),
-    )
+    calls = [ToolCallScript("alpha", {"topic": "x"}), ToolCallScript("beta", {"topic": "y"})]
+    llm_server.script(*calls_at_once("Both at once.", calls, "Done.", "Both found."))
     tools = [barrier_tool("alpha", "beta"), barrier_tool("beta", "alpha")]
     agent = ReactAgent(factory, tools, en())
 
@@ -225,7 +214,7 @@ async def test_iteration_limit_stops_the_loop_and_says_so(llm_server, factory):
     llm_server.script(
         Reply(tool_calls=[search_call("query one")]),
         Reply(tool_calls=[search_call("query two")]),
-        Reply(tool_calls=[search_call("query three")], match=REASONING_PROMPT_MARK),
+        Reply(tool_calls=[search_call("query three")], match=REASONING),
         answer_reply("Here is what I found [1]."),
     )
     agent = searching_agent(factory, en(max_iterations=2))
@@ -892,7 +881,7 @@ async def test_the_tool_call_limit_counts_calls_not_rounds(llm_server, factory):
     backend = FakeSearchBackend()
     llm_server.script(
         Reply(tool_calls=[search_call("one"), search_call("two"), search_call("three")]),
-        Reply(tool_calls=[search_call("four")], match=REASONING_PROMPT_MARK),
+        Reply(tool_calls=[search_call("four")], match=REASONING),
         answer_reply("From two searches [1]."),
     )
     agent = ReactAgent(factory, [WebSearch(backend).as_tool()], en(max_iterations=2))
@@ -931,7 +920,7 @@ async def test_no_new_round_starts_once_the_time_is_up(llm_server, factory):
 
     llm_server.script(
         Reply(tool_calls=[search_call("q")]),
-        Reply(tool_calls=[search_call("later")], match=REASONING_PROMPT_MARK),
+        Reply(tool_calls=[search_call("later")], match=REASONING),
         answer_reply("Answer from the first round [1]."),
     )
     agent = ReactAgent(
@@ -992,7 +981,7 @@ async def test_the_time_limit_bounds_the_answer_too_and_keeps_what_was_written(l
         Reply(tool_calls=[search_call("q")]),
         # matched, so that a loaded machine's run that goes straight to the answer once the
         # tools' share of the time is up does not hand this reply to the answer model
-        Reply(content="enough", match=REASONING_PROMPT_MARK),
+        Reply(content="enough", match=REASONING),
         answer_reply(full, chunk_chars=6, chunk_delay=0.4),
     )
     config = en(max_execution_time=1.0, answer_grace=0.5)

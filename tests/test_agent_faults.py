@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agents.react import (
+from reqstudio.modes.agent import (
     AgentConfig,
     AnswerFinished,
     Failed,
@@ -22,13 +22,12 @@ from agents.react import (
     Stats,
     ToolCallFinished,
 )
-from agents.react.events import AnswerRestarted, AnswerToken
+from reqstudio.modes.agent.events import AnswerRestarted, AnswerToken
 from reqstudio.settings import ModelSpec
+from reqstudio.tools.web_search import WebSearch
+from tests.agent_support import ANSWER, REASONING
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
-from tools.web_search import WebSearch
 
-ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
-REASONING = "research agent"  # prompts/agent/react_system.md
 FULL_ANSWER = "ISO/IEC/IEEE 29148 replaced IEEE 830 in 2011 and covers the SRS contents [1]."
 LIMIT = 20.0  # AGENT_MAX_EXECUTION_TIME of these runs
 BOUND = LIMIT + 5.0 + 10.0  # the limit, the answer's grace, and slack for a loaded machine
@@ -144,7 +143,7 @@ PERSISTENT = {
     "429 burst": ({"fault": "429"}, "rate-limiting (429), still after retries"),
     "content_filter every time": (
         {"finish_reason": "content_filter"},
-        "content filter stopped the answer (finish_reason: content_filter), still after retries",
+        "content filter stopped the answer (`finish_reason: content_filter`), still after retries",
     ),
     "empty every time": ({"content": ""}, "empty answer (no text, no tool call), still after"),
 }

@@ -9,17 +9,18 @@ import asyncio
 
 import pytest
 
-from agents.react import AgentConfig, AnswerFinished, AnswerToken, ReactAgent, Stats
 from reqstudio.llm import EMBEDDED_MODEL_NAME
+from reqstudio.modes.agent import AgentConfig, AnswerFinished, AnswerToken, ReactAgent, Stats
 from reqstudio.runtime import AppRuntime
 from reqstudio.settings import ModelSpec, load_settings
-from tools.web_search import WebSearch
+from reqstudio.tools.web_search import WebSearch
+from tests.cli_support import require_offline_model
 
 pytestmark = pytest.mark.smoke
 
 
 def test_agent_answers_with_the_bundled_model(monkeypatch, tmp_path):
-    pytest.importorskip("llama_cpp")
+    require_offline_model()
     for name in (
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",

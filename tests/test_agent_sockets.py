@@ -1,5 +1,5 @@
 """An outsider cannot make the app start processes without limit: twenty Agent sockets on the
-real app share one set of the configured MCP servers (issue 21, item 11)."""
+real app share one set of the configured MCP servers."""
 
 from __future__ import annotations
 

@@ -12,11 +12,11 @@ from chainlit.context import ChainlitContext, context_var
 from chainlit.emitter import BaseChainlitEmitter
 from chainlit.session import HTTPSession
 
-from agents.react import AgentConfig, Failed, ReactAgent
+from reqstudio.modes.agent import AgentConfig, Failed, ReactAgent
+from reqstudio.web.agent import AgentRunView
 from tests.scripted_server import Reply
-from ui.agent import AgentRunView
 
-ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
+ANSWER = "Write the final answer now"  # reqstudio/prompts/agent/answer_context.md
 WHOLE = "ISO/IEC/IEEE 29148 replaced IEEE 830 in 2011; it covers the contents of an SRS [1]."
 
 

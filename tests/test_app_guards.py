@@ -1,5 +1,5 @@
 """Writes are the caller's own and the app trusts no origin but its own: the real app over
-real HTTP, with two password users (issue 21's feedback, origin and unknown-id findings)."""
+real HTTP, with two password users (the feedback, origin and unknown-id guards)."""
 
 from __future__ import annotations
 

@@ -65,29 +65,3 @@ def test_cli_bad_setting_exits_2(tmp_path: Path):
     )  # fmt: skip
     assert result.returncode == 2
     assert result.stderr.strip().startswith("reqstudio: Invalid setting OPENAI_BASE_URL=")
-
-
-def test_no_sign_in_beyond_loopback_refuses_to_start_with_one_line(tmp_path: Path):
-    env = {k: v for k, v in os.environ.items() if k not in ("REQSTUDIO_USERS", "CI")}
-    env |= {"OPENAI_API_KEY": "sk-x", "REQSTUDIO_DATA_DIR": str(tmp_path)}
-    result = subprocess.run(
-        [str(CHAINLIT), "run", "app.py", "--headless", "--host", "0.0.0.0", "--port", "0"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert result.returncode == 2
-    lines = [line for line in (result.stdout + result.stderr).splitlines() if "REQSTUDIO" in line]
-    assert len(lines) == 1 and lines[0].startswith("ReqStudio will not start:")
-    assert "reqstudio users add" in lines[0] and "OAUTH_" in lines[0]
-    assert "REQSTUDIO_ALLOW_ANONYMOUS_NETWORK" in lines[0]
-    assert not (tmp_path / "history.db").exists()  # nothing was served, nothing created
-
-
-def test_which_binds_need_sign_in():
-    from reqstudio.runtime import anonymous_network_problem
-
-    for host in ("127.0.0.1", "localhost", "::1", "127.0.0.2"):
-        assert anonymous_network_problem(host, has_sign_in=False, allowed=False) is None
-    for host in ("0.0.0.0", "::", "192.168.1.5", "app.example.com"):
-        assert anonymous_network_problem(host, has_sign_in=False, allowed=False)
-        assert anonymous_network_problem(host, has_sign_in=True, allowed=False) is None
-        assert anonymous_network_problem(host, has_sign_in=False, allowed=True) is None

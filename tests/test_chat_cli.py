@@ -30,7 +30,7 @@ def test_a_retried_answer_reaches_stdout_once_and_whole(llm_server, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout == WHOLE + "\n"  # not the broken tries before it
     assert "try 2" in done.stderr and "try 3" in done.stderr
-    assert "content_filter" in done.stderr
+    assert "content filter" in done.stderr
     assert len(llm_server.requests) == 3
     assert not (tmp_path / "data" / "failed-runs").exists()
 

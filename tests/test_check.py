@@ -8,13 +8,14 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from agents.check.ears import ears_template
-from agents.check.engine import check_document
 from benchmarks.check_benchmark import evaluate, load_labels, micro
+from reqstudio.check.ears import ears_template
+from reqstudio.check.engine import check_document
 from tests.pure_documents import PURE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +54,19 @@ def rules_at(data: dict, line: int) -> set[str]:
 # --- the PURE documents, expected findings written by hand ---------------------------------
 
 
+def terms_of(rule: str, also: bool = True) -> Callable[[str], list[str]]:
+    """The terms `rule` flags in one requirement: as its own finding or, with `also`, as a rule
+    folded into another finding of the same words."""
+
+    def terms(text: str) -> list[str]:
+        report = check_document(f"- FR-01: {text}\n")
+        return [
+            f.term for f in report.findings if rule in ((f.rule, *f.also) if also else (f.rule,))
+        ]
+
+    return terms
+
+
 def test_e_store_findings():
     data = check_json(E_STORE)
     expected = {
@@ -78,8 +92,11 @@ def test_e_store_findings():
     for line, rules in expected.items():
         assert rules <= rules_at(data, line), (line, rules_at(data, line))
     # requirements a reader finds clean have no finding
-    for line in (225, 228, 271, 390, 413, 456, 644):
+    for line in (225, 271, 390, 413, 456, 644):
         assert rules_at(data, line) == set(), line
+    # "... display all the available components ...": a quantifier, which the people who
+    # labelled the ARTA sets flag as a vague pronoun (tests/data/labelled/)
+    assert rules_at(data, 228) == {"ISO29148-indefinite-pronoun"}
     # "... select the support type he wants": he is the user, the only person named
     assert "ISO29148-vague-pronoun" not in rules_at(data, 322)
     # "... provide ... 99.9999% availability": measured
@@ -100,8 +117,13 @@ def test_agentmom_findings():
     data = check_json(AGENTMOM)
     by_id = {r["requirement_id"]: r for r in data["requirements"]}
     assert "3.2.1.1" in by_id and "3.2.6.1" in by_id
-    # "3.2.1.1 *agentMom shall support the ability to send unicast message."
-    assert rules_at(data, by_id["3.2.1.1"]["line"]) == {"INCOSE-R10"}
+    # "3.2.1.1 *agentMom shall support the ability to send unicast message.": "support" is
+    # 29148's own example of a non-verifiable term, and people flag it (tests/data/labelled/)
+    assert rules_at(data, by_id["3.2.1.1"]["line"]) == {
+        "INCOSE-R10",
+        "ISO29148-open-ended",
+        "INCOSE-R9",
+    }
     # "3.2.2.5 agentMom shall not allow receiving multicast message from a group before ..."
     assert "ISO29148-negative" in rules_at(data, by_id["3.2.2.5"]["line"])
     # "3.2.1.3 Unicast message shall only be received by the specified address."
@@ -117,10 +139,14 @@ def test_agentmom_findings():
 
 def test_the_json_shape():
     data = check_json(E_STORE)
-    assert set(data) == {"file", "summary", "findings", "requirements"}
+    assert set(data) == {
+        "file", "summary", "findings", "requirements", "cross_requirement", "suppressed",
+    }  # fmt: skip
     assert set(data["summary"]) == {
         "requirements", "with_findings", "findings", "score", "by_rule", "ears",
+        "cross_requirement", "suppressed",
     }  # fmt: skip
+    assert data["suppressed"] == [] and data["summary"]["suppressed"] == 0  # no verdicts given
     assert set(data["summary"]["ears"]) == {"matched", "share", "by_template"}
     for finding in data["findings"]:
         assert {"requirement_id", "rule", "message", "section", "line", "also", "term"} <= set(
@@ -142,12 +168,12 @@ def test_chinese_document():
     assert found == {
         ("FR-01", "ISO29148-subjective"),  # 友好的图书搜索界面
         ("FR-04", "ISO29148-negative"),  # 不得在日志中记录
-        ("FR-04", "ISO29148-open-ended"),  # 图书、音像、文具等商品
+        ("FR-04", "ISO29148-open-ended"),  # 支持; 图书、音像、文具等商品
         ("FR-04", "SRS-duplicate-id"),  # FR-04 twice
         ("FR-05", "SRS-singular"),  # 应记录……并且应发送
         ("FR-06", "SRS-unknown-reference"),  # FR-99 does not exist
         ("FR-07", "SRS-acronym-undefined"),  # CDN is not defined (SLA is, in the table)
-        ("NFR-01", "ISO29148-ambiguous"),  # 快速
+        ("NFR-01", "ISO29148-subjective"),  # 快速: an evaluative word (ambiguous too)
         ("NFR-01", "SRS-nfr-unmeasured"),  # 快速响应, no number
     }
     ears = [r["ears"] for r in data["requirements"]]
@@ -172,7 +198,7 @@ def test_the_text_report_in_english():
     assert done.returncode == 0, done.stderr
     assert "refers to FR-99, which no requirement has as its id" in done.stdout
     assert done.stdout.rstrip().endswith(
-        "11 requirements, 7 with findings, 9 findings, score 0.36; EARS: 10/11 match "
+        "11 requirements, 7 with findings, 10 findings, score 0.36; EARS: 10/11 match "
         "(ubiquitous 7, event-driven 1, state-driven 1, unwanted 1)"
     )
 
@@ -245,25 +271,23 @@ def test_ears_templates_in_chinese(text, template):
 
 
 def test_pronouns_are_flagged_only_when_their_referent_is_unclear():
-    def pronouns(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if f.rule == "ISO29148-vague-pronoun"]
+    pronouns = terms_of("ISO29148-vague-pronoun", also=False)
 
     assert pronouns("The system shall allow the user to change his password.") == []
-    assert pronouns("The system shall display each product, when it is selected.") == []
+    # two candidates of its number before it: the system or the product
+    assert pronouns("The system shall display each product, when it is selected.") == ["it"]
     assert pronouns("The browser shall hide the password. It shall be masked.") == ["It"]
     assert pronouns("This shall be the default.") == ["This"]
     assert pronouns("The system shall display this page.") == []  # a determiner
-    # an anticipatory "it" stands for the clause after it, not for a thing before
-    assert pronouns("It shall be possible to select the level manually.") == []
-    assert pronouns("It MUST be clearly defined which data are sensitive.") == []
-    assert pronouns("It should never be necessary to access a CPU directly.") == []
+    # an anticipatory "it" refers to nothing: the two annotators of the ReqEval sentences
+    # found it ambiguous about as often as not, and the rule names the entity it hides
+    assert pronouns("It shall be possible to select the level manually.") == ["It"]
+    assert pronouns("It MUST be clearly defined which data are sensitive.") == ["It"]
+    assert pronouns("It should never be necessary to access a CPU directly.") == ["It"]
 
 
 def test_a_purpose_infinitive_is_flagged_and_a_completing_one_is_not():
-    def purposes(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if "INCOSE-R20" in (f.rule, *f.also)]
+    purposes = terms_of("INCOSE-R20")
 
     assert purposes("Network switches shall be employed to distribute traffic.") == [
         "to distribute"
@@ -280,9 +304,7 @@ def test_a_purpose_infinitive_is_flagged_and_a_completing_one_is_not():
 
 
 def test_a_combinator_before_a_second_predicate_and_not_inside_a_subject():
-    def combinators(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if "INCOSE-R19" in (f.rule, *f.also)]
+    combinators = terms_of("INCOSE-R19")
 
     # "and is", "or be", "and cannot": a second predicate of the same subject
     assert combinators("The frequency is set by the channel number and is defined in EN 301.") == [
@@ -301,11 +323,7 @@ def test_a_combinator_before_a_second_predicate_and_not_inside_a_subject():
 
 
 def test_references_that_name_no_document_or_version():
-    def references(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [
-            f.term for f in report.findings if "ISO29148-incomplete-reference" in (f.rule, *f.also)
-        ]
+    references = terms_of("ISO29148-incomplete-reference")
 
     assert references("The radio shall work under the above environmental conditions.") == [
         "the above"
@@ -329,9 +347,7 @@ def test_references_that_name_no_document_or_version():
 
 
 def test_purpose_phrases_named_as_such_or_with_so():
-    def purposes(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if "INCOSE-R20" in (f.rule, *f.also)]
+    purposes = terms_of("INCOSE-R20")
 
     assert purposes("The System shall register Users for the purpose of controlling access.") == [
         "for the purpose of"
@@ -349,9 +365,7 @@ def test_purpose_phrases_named_as_such_or_with_so():
 
 
 def test_frequencies_and_durations_without_a_value_are_vague():
-    def vague(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if "ISO29148-ambiguous" in (f.rule, *f.also)]
+    vague = terms_of("ISO29148-ambiguous")
 
     assert vague("Infrequent and slight condensation shall not lead to a failure.") == [
         "Infrequent",
@@ -368,9 +382,7 @@ def test_frequencies_and_durations_without_a_value_are_vague():
 
 
 def test_an_oblique_inside_a_unit_is_no_finding():
-    def obliques(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if "INCOSE-R17" in (f.rule, *f.also)]
+    obliques = terms_of("INCOSE-R17")
 
     assert obliques("The unit shall cope with variations of up to 1°C/minute.") == []
     assert obliques("The unit shall withstand solar radiation of up to 1200 W/m2.") == []
@@ -378,26 +390,33 @@ def test_an_oblique_inside_a_unit_is_no_finding():
     assert obliques("The user shall add/remove items.") == ["add/remove"]
 
 
-def test_a_prohibition_after_a_condition_is_a_negative_statement():
-    def negatives(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if "ISO29148-negative" in (f.rule, *f.also)]
+def test_a_negative_is_flagged_in_a_condition_too():
+    """People outside the project flag every negative word, in a condition too (the ARTA
+    sets, tests/data/labelled/); a bound written with "no ... than" is none."""
+
+    negatives = terms_of("ISO29148-negative")
 
     assert negatives("When the equipment is isolated, the system shall not show any data.") == [
         "shall not"
     ]
-    assert negatives("When no product is found, the system shall display a message.") == []
+    assert negatives("When no product is found, the system shall display a message.") == ["no"]
+    assert negatives("The reply shall take no longer than 2 s.") == []
 
 
-def test_written_without_its_stops_e_g_is_open_ended():
-    report = check_document("- FR-01: The product MUST send the reports eg by email.\n")
-    assert [f.term for f in report.findings if f.rule == "ISO29148-open-ended"] == ["eg"]
+def test_examples_are_not_open_ended_but_support_is():
+    """Neither ARTA set labels "e.g.", "such as" or "for example" non-verifiable: examples
+    are not open-ended. "support" and "as a minimum" (29148's own examples) are."""
+
+    open_ended = terms_of("ISO29148-open-ended")
+
+    assert open_ended("The product MUST send the reports eg by email.") == []
+    assert open_ended("The product shall export formats such as CSV.") == []
+    assert open_ended("The system shall support the concept of user.") == ["support"]
+    assert open_ended("The log shall hold, as a minimum, the date.") == ["as a minimum"]
 
 
 def test_an_indefinite_article_before_an_actor_not_before_a_thing_made():
-    def articles(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if "INCOSE-R5" in (f.rule, *f.also)]
+    articles = terms_of("INCOSE-R5")
 
     assert articles("The System shall allow an authorized user to adjust priorities.") == [
         "an authorized user"
@@ -411,9 +430,7 @@ def test_an_indefinite_article_before_an_actor_not_before_a_thing_made():
 
 
 def test_parentheses_around_an_acronym_it_does_not_define_carry_content():
-    def parentheses(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if "INCOSE-R21" in (f.rule, *f.also)]
+    parentheses = terms_of("INCOSE-R21")
 
     assert parentheses("The ELSS must use English (UK) localizations for all features.") == ["(UK)"]
     assert parentheses("ESPC shall connect to the Mission Management Center (MMC).") == []
@@ -421,9 +438,7 @@ def test_parentheses_around_an_acronym_it_does_not_define_carry_content():
 
 
 def test_quality_topics_without_a_number_are_unmeasured():
-    def unmeasured(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if f.rule == "SRS-nfr-unmeasured"]
+    unmeasured = terms_of("SRS-nfr-unmeasured", also=False)
 
     assert unmeasured("The system must give stable and reproducible results.") == ["stable"]
     assert unmeasured("The system shall check the data as soon as they arrive.") == ["as soon as"]
@@ -435,9 +450,7 @@ def test_quality_topics_without_a_number_are_unmeasured():
 
 
 def test_no_longer_and_a_bound_with_its_reference_are_no_comparatives():
-    def comparatives(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if "ISO29148-comparative" in (f.rule, *f.also)]
+    comparatives = terms_of("ISO29148-comparative")
 
     assert (
         comparatives("The train shall leave the mode when the unit is not active any longer.") == []
@@ -448,9 +461,7 @@ def test_no_longer_and_a_bound_with_its_reference_are_no_comparatives():
 
 
 def test_a_passive_with_its_be_left_out_after_a_conjunction():
-    def passives(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if "INCOSE-R2" in (f.rule, *f.also)]
+    passives = terms_of("INCOSE-R2")
 
     assert passives("Product MUST encrypt the file when sent as an email attachment.") == [
         "when sent as"
@@ -467,9 +478,7 @@ def test_file_formats_every_engineer_knows_need_no_definition():
 
 
 def test_fully_permanently_and_indefinitely_are_absolutes():
-    def absolutes(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if "INCOSE-R26" in (f.rule, *f.also)]
+    absolutes = terms_of("INCOSE-R26")
 
     assert absolutes("The documents shall fully document the instrument parameters.") == ["fully"]
     # one finding with the passive it sits in
@@ -480,9 +489,7 @@ def test_fully_permanently_and_indefinitely_are_absolutes():
 
 
 def test_obvious_and_comprehensible_are_subjective():
-    def subjective(text: str) -> list[str]:
-        report = check_document(f"- FR-01: {text}\n")
-        return [f.term for f in report.findings if "ISO29148-subjective" in (f.rule, *f.also)]
+    subjective = terms_of("ISO29148-subjective")
 
     assert subjective("Missing data shall be shown by an obvious indicator.") == ["obvious"]
     assert subjective("Comprehensible specifications shall be available.") == ["Comprehensible"]
@@ -799,7 +806,7 @@ NEW_DOCUMENT_MISSES = [
     "2008-virtual-ed-doc:1976",
     "2006-eirene-sys-15-pdf:2441",
     "2006-eirene-sys-15-pdf:3305",
-    # the fifth session's triangle: a bare tag ("AI", "UI-1" with a blank line after it),
+    # 2005-triangle: a bare tag ("AI", "UI-1" with a blank line after it),
     # "there should be the possibility" inside a use case, statements in the present tense
     *(f"2005-triangle-pdf:{n}" for n in (617, 639, 712, 941, 948, 953, 1060, 1114)),
 ]
@@ -809,8 +816,9 @@ def test_the_labelled_set_is_matched_and_the_measured_figures_hold():
     """The parser finds the labelled requirements (all but the few the README names: numbered
     statements with no modal verb, bullets with only "should" or "has to", statements in the
     present tense), and the micro-averaged precision and recall over all rules do not fall
-    below the figures the README reports (dev 0.81 / 0.84, held-out 0.78 / 0.82 when written;
-    Smella's 0.59 precision is the floor for both)."""
+    below the figures the README reports for these project-made labels (dev 0.68 / 0.83,
+    held-out 0.60 / 0.81 since the language rules follow the labels of people outside the
+    project, tests/data/labelled/; 0.81 / 0.84 and 0.78 / 0.82 before)."""
     from benchmarks.check_benchmark import held_out as held_out_split
 
     items = load_labels()
@@ -837,9 +845,9 @@ def test_the_labelled_set_is_matched_and_the_measured_figures_hold():
     ]
     assert held_out.not_found == ["2001-ctc-network-pdf:367"]
     precision, recall = micro(dev)
-    assert precision > 0.80 and recall > 0.83
+    assert precision > 0.67 and recall > 0.82
     precision, recall = micro(held_out)
-    assert precision > 0.77 and recall > 0.81
+    assert precision > 0.59 and recall > 0.80
 
 
 def test_every_ears_template_is_recognised_in_english_and_chinese():
@@ -858,7 +866,7 @@ def test_every_ears_template_is_recognised_in_english_and_chinese():
 
 
 def test_the_markdown_tables_for_a_chat_ui():
-    from agents.check.report import markdown_tables
+    from reqstudio.check.report import markdown_tables
 
     text = markdown_tables(check_document(ZH.read_text(encoding="utf-8")), "zh")
     lines = text.splitlines()
@@ -968,7 +976,7 @@ def test_a_dotted_tag_in_camel_case_is_a_requirement_id():
 def test_a_pronoun_s_candidates_are_nouns_not_the_verbs_after_them():
     """The word before a determiner or an object pronoun is a verb, not a noun phrase's head
     ("the game saves all the positions"), and a PDF's ligature starts a word ("ﬁles")."""
-    from agents.check.lexical import pronoun_hits
+    from reqstudio.check.pronouns import pronoun_hits
 
     def why(text: str) -> list[str]:
         return [h.why for h in pronoun_hits(text, "en")]
@@ -985,7 +993,7 @@ def test_a_pronoun_s_candidates_are_nouns_not_the_verbs_after_them():
 def test_compatible_with_an_environment_or_the_requirements_of_a_body_is_a_reference():
     """Being "compatible with" / "compliant with" an environment, "conform to the requirements of"
     a body: references that name no version."""
-    from agents.check.lexical import reference_hits
+    from reqstudio.check.lexical import reference_hits
 
     def terms(text: str) -> list[str]:
         return [h.term for h in reference_hits(text, "en")]
@@ -1063,7 +1071,7 @@ def test_for_this_purpose_names_a_purpose():
 def test_a_combinator_among_the_words_after_another_is_found():
     """In "on both Linux and Windows and should be playable" the first "and" joins two names,
     the second, inside the words read after the first, starts a second predicate."""
-    from agents.check.lexical import combinator_hits
+    from reqstudio.check.lexical import combinator_hits
 
     text = "The system shall run on both Linux and Windows and should be playable."
     assert [(h.term, h.start) for h in combinator_hits(text, "en")] == [("and", 47)]
@@ -1080,7 +1088,7 @@ def test_a_list_scans_only_the_phrases_a_text_can_hold_and_finds_what_the_whole_
     """`WordList.matcher` leaves out the phrases whose key word the text lacks; every list,
     over every line of three documents in both languages, finds exactly what the whole
     list's pattern finds."""
-    from agents.check.rules import catalog, word_list
+    from reqstudio.check.rules import catalog, word_list
 
     lines = [
         line

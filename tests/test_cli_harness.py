@@ -16,18 +16,23 @@ from reqstudio.cli import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
+    EXIT_WITHOUT_PASS,
     write_with_fallback,
 )
 from tests.cli_support import cli_env, run_reqstudio
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+COMMAND_LINE = Path(__file__).resolve().parent.parent / "docs" / "command-line.md"
 
 
-def test_the_exit_codes_are_the_readme_table():
-    codes = (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED)
-    assert codes == (0, 1, 2, 3, 130)
-    table = README.read_text(encoding="utf-8").split("| exit code | meaning | which commands |")[1]
-    rows = [line for line in table.splitlines()[2:7]]
+def test_the_exit_codes_are_the_documented_table():
+    codes = (
+        EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_WITHOUT_PASS, EXIT_INTERRUPTED
+    )  # fmt: skip
+    assert codes == (0, 1, 2, 3, 4, 130)
+    text = COMMAND_LINE.read_text(encoding="utf-8")
+    assert text.count("| exit code | meaning | which commands |") == 1  # listed once
+    table = text.split("| exit code | meaning | which commands |")[1]
+    rows = [line for line in table.splitlines()[2:8]]
     assert [row.split("|")[1].strip() for row in rows] == [str(code) for code in codes]
 
 

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MODE_PACKAGES = {
     command.name: command.module.rsplit(".", 1)[0]
     for command in COMMANDS
-    if command.module.startswith("agents.")
+    if command.module.startswith("reqstudio.modes.")
 }
 HEAVY = (
     "langchain_core",
@@ -63,8 +63,8 @@ def modules_after(*argv: str) -> list[str]:
 
 
 def project_packages(modules: list[str]) -> set[str]:
-    """The mode packages (agents.<mode>) among `modules`."""
-    return {".".join(m.split(".")[:2]) for m in modules if m.startswith("agents.")}
+    """The mode packages (reqstudio.modes.<mode>) among `modules`."""
+    return {".".join(m.split(".")[:3]) for m in modules if m.startswith("reqstudio.modes.")}
 
 
 def heavy(modules: list[str]) -> list[str]:
@@ -91,11 +91,17 @@ def test_a_commands_help_imports_only_its_own_mode(argv: list[str]):
 
 # Shared pieces that still live in a mode's package: the document reader (SRS) and the
 # offline model's output bounds (Rewrite). Nothing else of another mode is imported by a run.
+# The checker (reqstudio.check) is no mode: its requirement parser guards Review's and Rewrite's
+# revisions (a revision keeps every requirement statement).
 SHARED_FROM_OTHER_MODES = {
-    "agents.srs",
-    "agents.srs.documents",
-    "agents.rewrite",
-    "agents.rewrite.embedded",
+    "reqstudio.modes.srs",
+    "reqstudio.modes.srs.documents",
+    "reqstudio.modes.rewrite",
+    "reqstudio.modes.rewrite.embedded",
+    # Every mode's role declarations (temperature variables, retry policies), which the
+    # settings are built from (`reqstudio.model_roles`): plain data, with their packages.
+    *MODE_PACKAGES.values(),
+    *(f"{package}.roles" for package in MODE_PACKAGES.values()),
 }
 # Each command as far as its argument checks: its run's imports are done, no model is called.
 REFUSED_RUNS = {
@@ -114,7 +120,7 @@ def test_a_commands_run_imports_no_other_mode(name: str):
     assert code == 2 and stderr.startswith("reqstudio: "), stderr
     own = MODE_PACKAGES[argv[0]]
     assert own + ".cli" in modules and "langgraph" in modules  # the run's imports happened
-    others = {m for m in modules if m.startswith("agents.") and not m.startswith(own)}
+    others = {m for m in modules if m.startswith("reqstudio.modes.") and not m.startswith(own)}
     assert others <= SHARED_FROM_OTHER_MODES
     assert not {"chainlit"} & {m.split(".")[0] for m in modules}
 
@@ -136,17 +142,17 @@ def test_a_mode_registered_at_run_time_gets_its_command(tmp_path, monkeypatch):
         "    parser.set_defaults(handler=lambda args: len(args.words))\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr("reqstudio.cli.COMMANDS", list(COMMANDS))
-    from reqstudio import cli
+    monkeypatch.setattr("reqstudio.commands.COMMANDS", list(COMMANDS))
+    from reqstudio import cli, commands
 
     cli.register_command(cli.Command("echo", "say it back", "echo_mode_cli"))
 
     assert cli.main(["echo", "four"]) == 4
     assert "echo_mode_cli" in sys.modules
-    assert [c.name for c in cli.COMMANDS][-1] == "echo"
+    assert [c.name for c in commands.COMMANDS][-1] == "echo"
 
 
-@pytest.mark.parametrize("package", [*MODE_PACKAGES.values(), "tools"])
+@pytest.mark.parametrize("package", [*MODE_PACKAGES.values(), "reqstudio.tools"])
 def test_every_lazily_exported_name_resolves(package: str):
     module = importlib.import_module(package)
     assert module.__all__, package

@@ -1,5 +1,4 @@
-"""User B tries every route the app and Chainlit expose against user A's thread (issue 21,
-items 5 and 10): the real app over real HTTP and its real Socket.IO endpoint, two password
+"""User B tries every route the app and Chainlit expose against user A's thread: the real app over real HTTP and its real Socket.IO endpoint, two password
 users. A's thread is made as her browser makes it (a message with an uploaded file, an
 answer, her feedback). Every attempt is refused with nothing of hers in the answer, and her
 thread, steps, files and feedback are the same afterwards. Run on one instance with SQLite,

@@ -1,4 +1,4 @@
-"""Generated documents as .docx: headings, lists and tables survive (issue 18 item 13)."""
+"""Generated documents as .docx: headings, lists and tables survive."""
 
 from __future__ import annotations
 

@@ -11,12 +11,12 @@ import time
 import openai
 import pytest
 
-from agents.chat import ChatEngine, ChatMemory
-from agents.srs.engine import SrsRequest
-from agents.srs.evaluation import evaluate_srs
-from agents.srs.events import DocumentContinued, NodeFinished
 from reqstudio.calls import IncompleteAnswerError
 from reqstudio.llm import ModelFactory
+from reqstudio.modes.chat import ChatEngine, ChatMemory
+from reqstudio.modes.srs.engine import SrsRequest
+from reqstudio.modes.srs.evaluation import evaluate_srs
+from reqstudio.modes.srs.events import DocumentContinued, NodeFinished
 from tests import test_srs_support as srs
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
@@ -72,7 +72,7 @@ async def test_an_explore_list_cut_every_time_fails_clearly_and_keeps_the_parsed
     failure = srs.failed(await srs.collect(REQUEST, factory))
     assert failure.agent == "ReqExplore"
     assert "broke off before it finished" in failure.message
-    assert "中断" in failure.message_zh
+    assert "中断" in failure.text("zh")
     # what was produced before is kept: ReqParse's list, not a shortened explored one
     assert [(r.id, r.content) for r in failure.partial.requirements] == list(PARSED)
     assert requests_for(llm_server, srs.EXPLORE) == 3  # the seed's three tries, counted once
@@ -154,7 +154,7 @@ async def test_a_list_cut_at_the_length_limit_every_time_names_the_finish_reason
     )
     failure = srs.failed(await srs.collect(REQUEST, factory))
     assert failure.agent == "ReqExplore"
-    assert "finish_reason: length" in failure.message and "length" in failure.message_zh
+    assert "finish_reason: length" in failure.message and "length" in failure.text("zh")
     assert "unparseable" not in failure.message  # it was cut, not unreadable
     assert [(r.id, r.content) for r in failure.partial.requirements] == list(PARSED)
 
@@ -193,7 +193,7 @@ async def test_a_document_filtered_or_empty_every_time_fails_naming_it(
     )
     failure = srs.failed(await srs.collect(REQUEST, factory))
     assert failure.agent == "DocGenerate"
-    assert words in failure.message and words_zh in failure.message_zh
+    assert words in failure.message and words_zh in failure.text("zh")
     assert requests_for(llm_server, srs.DOC) == 5  # retried as transient, the seed's five tries
     assert failure.partial.srs_markdown == "" and not failure.partial.completed
 
@@ -224,7 +224,7 @@ async def test_a_burst_longer_than_the_tries_fails_clearly_after_exactly_those_t
     with caplog.at_level(logging.WARNING, logger="reqstudio.calls"):
         failure = srs.failed(await srs.collect(REQUEST, factory))
     assert failure.agent == "ReqParse"
-    assert "429" in failure.message and "429" in failure.message_zh
+    assert "429" in failure.message and "429" in failure.text("zh")
     assert len(llm_server.requests) == 3
     retries = [r.getMessage() for r in caplog.records if "try" in r.getMessage()]
     assert retries == [
@@ -260,7 +260,7 @@ async def test_a_hanging_provider_gets_the_seeds_tries_within_the_documented_bou
     failure = srs.failed(await srs.collect(request, factory))
     elapsed = time.monotonic() - started
     assert failure.agent == role
-    assert "超时" in failure.message_zh and "timed out" in failure.message
+    assert "超时" in failure.text("zh") and "timed out" in failure.message
     assert requests_for(llm_server, marker) == tries  # counted once: no SDK retries beneath
     assert elapsed <= factory.policy(role).worst_case_seconds(TIMEOUT) + SLACK
 

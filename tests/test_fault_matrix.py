@@ -1,4 +1,4 @@
-"""Every mode's CLI against a provider whose every answer has the same fault (issue 17).
+"""Every mode's CLI against a provider whose every answer has the same fault.
 
 Each of the six commands (`chat`, `agent`, `srs generate`, `review`, `rewrite`, `team`) runs
 in a real process against the scripted server, which answers every request with one fault: a

@@ -1,4 +1,4 @@
-"""Thread files in the configured store (issue 19 item 3): an SRS run's downloads and its
+"""Thread files in the configured store: an SRS run's downloads and its
 uploaded reference, written through one app instance, are served by another one sharing the
 database (the `database` back end on one PostgreSQL, the `s3` back end on a real
 S3-compatible server, moto), and by the same data folder moved elsewhere (`local`). The
@@ -23,6 +23,13 @@ import socketio
 
 from reqstudio.local_model import free_port
 from reqstudio.settings import SettingsError, load_settings
+from reqstudio.web.storage import (
+    DatabaseStorage,
+    FileNotStored,
+    LocalDiskStorage,
+    make_storage,
+    storage_kind,
+)
 from tests import test_srs_support as srs
 from tests.apps import AppProcess, shared_database_env, two_instances
 from tests.browser_support import provider_env
@@ -31,13 +38,6 @@ from tests.test_srs_support import (
     without_matrix,
 )
 from tests.test_team_run import answer
-from ui.storage import (
-    DatabaseStorage,
-    FileNotStored,
-    LocalDiskStorage,
-    make_storage,
-    storage_kind,
-)
 
 REFERENCE = srs.E_STORE / "reference.md"
 RUN_FILES = {"srs.md", "srs-log.json", "reference.md"}
@@ -292,7 +292,7 @@ class MotoServer:
     def start(self) -> MotoServer:
         binary = Path(sys.executable).parent / "moto_server"
         if not binary.exists():
-            pytest.skip("moto[server] is not installed (pip install -e '.[dev]')")
+            pytest.fail("moto[server] is not installed: run ./scripts/test.sh (the dev extra)")
         log = open(self.log, "wb")  # noqa: SIM115 - owned by the process
         self.process = subprocess.Popen(
             [str(binary), "-H", "127.0.0.1", "-p", str(self.port)],
@@ -383,9 +383,9 @@ def test_s3_store_down_costs_one_log_line_a_file_and_the_live_download_stays(
     finally:
         app.stop()
     lines = [line for line in app.log().splitlines() if "file store unavailable" in line]
-    # one line per file (the reference, srs.md, srs.docx, srs-trace.csv, srs-log.json), no
-    # traceback
-    assert len(lines) == 5 and all("EndpointConnectionError" in line for line in lines), lines
+    # one line per file (the reference, srs.md, srs.docx, srs.reqif, srs-trace.csv,
+    # srs-log.json), no traceback
+    assert len(lines) == 6 and all("EndpointConnectionError" in line for line in lines), lines
     assert "Traceback" not in app.log()
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from chainlit.user import User
 
+from reqstudio.web.history import create_schema
 from tests.test_postgres import new_layer, step
-from ui.history import create_schema
 
 
 async def test_a_reopened_thread_gives_back_each_steps_metadata_as_an_object(tmp_path):
@@ -42,7 +42,7 @@ async def _plan(url: str, query: str) -> str:
 async def test_an_older_database_gains_the_indexes_its_lookups_need(tmp_path):
     import sqlite3
 
-    from ui.history import SCHEMA
+    from reqstudio.web.history import SCHEMA
 
     path = tmp_path / "history.db"
     with sqlite3.connect(path) as db:  # as an older ReqStudio left it: tables, no indexes
@@ -59,38 +59,6 @@ async def test_an_older_database_gains_the_indexes_its_lookups_need(tmp_path):
     assert "USING INDEX steps_thread_id" in await _plan(url, steps_of_a_thread)
     assert "USING INDEX threads_user_id" in await _plan(url, threads_of_a_user)
     await create_schema(url)  # again at the next start-up: nothing to do, no error
-
-
-async def check_state_never_goes_backwards(url: str) -> None:
-    """Two tabs (or instances) on one thread: the one that fell behind saves at its disconnect."""
-    from tests.test_postgres import new_layer as layer_for
-
-    await create_schema(url)
-    layer = await layer_for(url)
-    user = await layer.create_user(User(identifier="local", metadata={}))
-    await layer.update_thread(
-        "t", name="对话", user_id=user.id, metadata={"state_version": 1, "chat_memory": ["问1"]}
-    )
-    newer = {"state_version": 3, "chat_memory": ["问1", "答1", "问2"], "chat_profile": "chat"}
-    await layer.update_thread("t", metadata=newer)  # the newer tab after its second turn
-    stale = {"state_version": 2, "chat_memory": ["问1", "答1"], "chat_profile": "srs"}
-    await layer.update_thread("t", metadata=stale)  # the older tab, disconnecting
-    thread = await layer.get_thread("t")
-    assert thread["metadata"]["chat_memory"] == ["问1", "答1", "问2"]
-    assert thread["metadata"]["chat_profile"] == "chat"
-    assert thread["name"] == "对话"
-    # the same version again (the newer tab's own disconnect) still saves
-    await layer.update_thread("t", metadata={**newer, "chat_settings": {"x": 1}})
-    assert (await layer.get_thread("t"))["metadata"]["chat_settings"] == {"x": 1}
-    # writes without a version (Chainlit's own, e.g. a rename) are untouched
-    await layer.update_thread("t", name="改名")
-    assert (await layer.get_thread("t"))["name"] == "改名"
-    await layer.engine.dispose()
-
-
-async def test_a_thread_state_never_goes_backwards_on_sqlite(tmp_path, caplog):
-    await check_state_never_goes_backwards(f"sqlite+aiosqlite:///{tmp_path}/history.db")
-    assert "state version 2 not saved over version 3" in caplog.text
 
 
 async def layer_with_user(tmp_path, identifier: str):
@@ -244,7 +212,7 @@ async def test_a_turn_waits_for_its_own_threads_writes_and_not_for_others(tmp_pa
 async def test_a_write_that_fails_for_another_reason_than_the_database_raises_and_is_not_held(
     tmp_path, monkeypatch
 ):
-    """Only a database that cannot be reached makes a write held (ui/held_writes.py); a write
+    """Only a database that cannot be reached makes a write held (reqstudio/web/held_writes.py); a write
     that raises for another reason goes on raising to its caller, as before, and nothing
     waits to be written again."""
     import pytest

@@ -1,4 +1,4 @@
-"""Hostile input over real HTTP (issue 21, item 6): upload names that try to leave the
+"""Hostile input over real HTTP: upload names that try to leave the
 storage folder, and MCP connections from the UI that try to start a program, reach another
 host or take a configured server's name. The real app, its real Socket.IO session."""
 

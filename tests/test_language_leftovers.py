@@ -1,54 +1,28 @@
-"""Texts a user read in the wrong language or with a wrong plural (issue 18, item 7): the web
+"""Texts a user read in the wrong language or with a wrong plural: the web
 search's exception, "1 rounds" / "1 agents", and raw "default" / "none" in the settings."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
 import pytest
-from chainlit.context import ChainlitContext, context_var
-from chainlit.emitter import BaseChainlitEmitter
-from chainlit.session import HTTPSession
-from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
-from agents.react import AgentConfig, ReactAgent, ToolCallFinished
-from agents.review import ReviewRequest, run_review
 from reqstudio.messages import text
+from reqstudio.modes.agent import AgentConfig, ReactAgent, ToolCallFinished
+from reqstudio.modes.review import ReviewRequest, run_review
+from reqstudio.tools.web_search import WebSearch
+from reqstudio.web.agent import tool_result_text
+from reqstudio.web.review.tables import final_text
+from reqstudio.web.texts import counted
+from tests.fake_search import FAILURES
 from tests.review_support import DOCUMENT, improvement, panel
 from tests.scripted_server import Reply, ToolCallScript
-from tools.web_search import WebSearch
-from ui.agent import tool_result_text
-from ui.review.tables import final_text
-from ui.texts import counted
 
-ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
-
-
-@pytest.fixture
-def language() -> Iterator[Callable[[str], None]]:
-    """Sets the browser language of a Chainlit context for the test's code (async tests:
-    a Chainlit context needs a running loop)."""
-
-    def use(code: str) -> None:
-        session = HTTPSession(id="language-test", client_type="webapp", thread_id="t-1")
-        session.language = code
-        context_var.set(ChainlitContext(session, BaseChainlitEmitter(session)))
-
-    yield use
+ANSWER = "Write the final answer now"  # reqstudio/prompts/agent/answer_context.md
 
 
 # --- the web search's failure, in the user's language ------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("error", "kind"),
-    [
-        (DDGSException("https://html.duckduckgo.com/html 202 Ratelimit: offline"), "unreachable"),
-        (RatelimitException("202 Ratelimit"), "rate_limit"),
-        (TimeoutException("timed out"), "timeout"),
-        (ConnectionError("no route to host"), "unreachable"),
-    ],
-)
+@pytest.mark.parametrize(("error", "kind"), FAILURES)
 async def test_a_failed_search_is_told_in_the_users_language(
     error, kind, factory, llm_server, language
 ):
@@ -83,18 +57,39 @@ async def test_other_tools_still_show_their_result(language):
 # --- plurals -------------------------------------------------------------------------------
 
 
-async def test_counts_take_the_singular_in_english_and_a_bare_number_in_chinese(language):
+async def test_counts_take_their_forms_from_the_catalogue(language):
     language("en-US")
     assert counted(1, "round") == "1 round" and counted(2, "round") == "2 rounds"
-    assert text("team.summary", "en", agents=counted(1, "agent"), messages=counted(1, "message"),
-                seconds=1.0, detail="").startswith("1 agent, 1 message, 1.0 s.")  # fmt: skip
-    rewrite = text("rewrite.summary", "en", sections=counted(1, "section"),
-                   rounds=counted(1, "review round"), fixed=counted(1, "issue"), tokens=5,
+    assert counted(1, "section") == "1 section" and counted(1, "entry") == "1 entry"
+    # "1 sections" where a count met a plural written into the sentence
+    read = text("review.document_ok", "en", name="a.md", chars=9, sections=counted(1, "section"))
+    assert read.endswith("9 characters, 1 section.")
+    assert text("rewrite.filled", "en", total=counted(1, "section")) == "Written: 1 section."
+
+
+@pytest.mark.parametrize(
+    ("code", "lang", "count", "team", "rewrite"),
+    [
+        (
+            "en-US",
+            "en",
+            1,
+            "1 agent, 1 message, 1.0 s.",
+            "1 section · 1 review round · 1 issue fixed",
+        ),
+        ("zh-CN", "zh", 3, "共 1 个智能体，3 条消息", "3 节 · 评审 1 轮 · 修复 1 个问题"),
+    ],
+)
+async def test_the_summaries_take_their_counts_from_the_catalogue(
+    language, code, lang, count, team, rewrite
+):
+    language(code)
+    assert text("team.summary", lang, agents=counted(1, "agent"),
+                messages=counted(count, "message"), seconds=1.0, detail="").startswith(team)  # fmt: skip
+    summary = text("rewrite.summary", lang, sections=counted(count, "section"),
+                   rounds=counted(1, "review_round"), fixed=counted(1, "issue"), tokens=5,
                    seconds=1.0)  # fmt: skip
-    assert "1 section · 1 review round · 1 issue fixed" in rewrite
-    language("zh-CN")
-    assert text("team.summary", "zh", agents=counted(1, "agent"), messages=counted(3, "message"),
-                seconds=1.0, detail="").startswith("共 1 个智能体，3 条消息")  # fmt: skip
+    assert rewrite in summary
 
 
 async def test_a_one_round_review_says_one_round(factory, llm_server, language):
@@ -113,7 +108,7 @@ async def test_a_one_round_review_says_one_round(factory, llm_server, language):
 
 
 async def test_settings_choices_are_labelled_in_the_users_language(language):
-    from ui.srs.flow import ablation_label
+    from reqstudio.web.srs.flow import ablation_label
 
     language("zh-CN")
     assert ablation_label("none") == "无（完整流程）"
@@ -133,15 +128,17 @@ async def test_settings_choices_are_labelled_in_the_users_language(language):
 async def test_the_consensus_table_names_who_raised_an_issue_in_the_users_words(
     language, code, said
 ):
-    from agents.review.models import JudgeReview
-    from ui.review.tables import disagreement_tables
+    from reqstudio.modes.review.models import JudgeReview
+    from reqstudio.web.review.tables import disagreement_tables
 
     language(code)
     judge = JudgeReview.model_validate(
         {
+            "prioritized_improvements": [],
             "consensus_issues": [
                 {"issue": "no number", "agent_id": "sec-02", "raised_by": ["red_team", "client"]}
-            ]
+            ],
+            "conflicting_views": [],
         }
     )
     shown = disagreement_tables(judge, {"sec-02": "2. 预约"})

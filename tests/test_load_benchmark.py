@@ -1,4 +1,4 @@
-"""The load benchmark still runs and writes its figures under their names (issue 19 item 9):
+"""The load benchmark still runs and writes its figures under their names:
 two users at a tiny size, every mode, the real app and the scripted model server."""
 
 from __future__ import annotations

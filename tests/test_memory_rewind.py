@@ -1,9 +1,9 @@
-"""Edited and regenerated messages rewind a mode's memory (issue 18 item 12)."""
+"""Edited and regenerated messages rewind a mode's memory."""
 
 from __future__ import annotations
 
-from agents.chat import ChatMemory
-from agents.react.state import AgentMemory, ToolResult
+from reqstudio.modes.agent.state import AgentMemory, ToolResult
+from reqstudio.modes.chat import ChatMemory
 
 
 def test_chat_memory_forgets_the_edited_turn_and_everything_after():

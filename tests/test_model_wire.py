@@ -7,6 +7,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
+from reqstudio.answers import answer_model
 from reqstudio.calls import RetryPolicy, complete
 from reqstudio.errors import describe_failure
 from reqstudio.llm import Endpoint, ModelFactory
@@ -20,6 +21,7 @@ class Requirement(BaseModel):
     content: str
 
 
+@answer_model("ReqParse", bare_array="items")  # the one call path takes registered answers only
 class RequirementList(BaseModel):
     items: list[Requirement]
 

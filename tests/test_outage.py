@@ -1,4 +1,4 @@
-"""The truth while the database is away (issue 19 item 5), with a real app process on a real
+"""The truth while the database is away, with a real app process on a real
 PostgreSQL server that the test stops and starts:
 
 - an SRS run whose checkpoint cannot be written says which step is lost and which are saved,

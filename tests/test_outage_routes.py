@@ -8,7 +8,7 @@ from fastapi import HTTPException
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.requests import Request
 
-import ui.outage as outage
+import reqstudio.web.outage as outage
 
 
 def request(language: str) -> Request:

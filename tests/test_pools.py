@@ -1,4 +1,4 @@
-"""One pool per process (issue 19 item 7): the data layer's and the checkpointer's connections
+"""One pool per process: the data layer's and the checkpointer's connections
 to a real PostgreSQL stay within what the settings allow, however many runs go at once,
 counted by the server itself (`pg_stat_activity`)."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psycopg
 
-from agents.srs.engine import pending_resume, run_srs
+from reqstudio.modes.srs.engine import pending_resume, run_srs
 from reqstudio.persistence import (
     CHECKPOINT_FILE,
     libpq_conninfo,
@@ -94,8 +94,8 @@ async def test_checkpointers_of_concurrent_runs_share_the_pool(
 
 async def test_data_layer_users_share_one_engine(postgres_url, tmp_path):
     from reqstudio.accounts import AccountStore
-    from ui.history import HistoryDataLayer
-    from ui.storage import DatabaseStorage
+    from reqstudio.web.history import HistoryDataLayer
+    from reqstudio.web.storage import DatabaseStorage
 
     layer = HistoryDataLayer(postgres_url)
     store = DatabaseStorage(postgres_url, 1.0, ("text/markdown",), 10.0)

@@ -11,17 +11,17 @@ from chainlit.context import init_http_context
 from chainlit.types import Pagination, ThreadFilter
 from chainlit.user import User
 
-from agents.srs.engine import pending_resume, run_srs
-from agents.srs.events import NodeStarted
-from agents.team import EventStore, TeamConfig, TeamRun
-from agents.team.events import RunFinished as TeamFinished
+from reqstudio.modes.srs.engine import pending_resume, run_srs
+from reqstudio.modes.srs.events import NodeStarted
+from reqstudio.modes.team import EventStore, TeamConfig, TeamRun
+from reqstudio.modes.team.events import RunFinished as TeamFinished
 from reqstudio.persistence import libpq_conninfo, open_checkpointer, prepare_checkpoints
 from reqstudio.settings import load_settings
+from reqstudio.web.history import HistoryDataLayer, create_schema
 from tests import test_srs_support as srs
 from tests.postgres_support import PostgresServer
 from tests.test_srs_resume import REQUEST, stop_when
 from tests.test_team_run import answer
-from ui.history import HistoryDataLayer, create_schema
 
 
 def pg_settings(settings, url: str):
@@ -160,7 +160,7 @@ async def test_writes_made_while_the_database_is_away_land_in_order_once_it_is_b
     """Nothing saved before is lost; a turn written while the database is away is held and
     written once it is back, before the turns made after it, and the thread's state is the
     newest one (an older state held during the outage does not land over it)."""
-    from ui.history import STATE_VERSION
+    from reqstudio.web.thread_versions import NOTHING_READ, StateChange, ThreadState
 
     await create_schema(postgres_url)
     layer = await new_layer(postgres_url)
@@ -172,7 +172,8 @@ async def test_writes_made_while_the_database_is_away_land_in_order_once_it_is_b
     await asyncio.to_thread(postgres_server.stop)
     try:
         await layer.create_step(step("t-1", "这一轮数据库不在"))
-        await layer.update_thread("t-1", metadata={STATE_VERSION: 5, "memory": "outage"})
+        outage = {"memory": "outage"}
+        await layer.save_state("t-1", StateChange(NOTHING_READ, outage))  # a session's turn
         assert not layer.available and layer.failures >= 1  # and the app can tell the user
         assert len(layer.held) == 2  # held, not dropped
         assert await layer.get_thread("t-1") is None  # reads fail the same way, no crash
@@ -180,7 +181,8 @@ async def test_writes_made_while_the_database_is_away_land_in_order_once_it_is_b
         await asyncio.to_thread(postgres_server.start)
 
     # the next write queues behind the held ones and wakes them: all land, in order
-    await layer.update_thread("t-1", metadata={STATE_VERSION: 6, "memory": "back"})
+    # the session's next turn, from what it holds (its write held, reqstudio/web/thread_state.py)
+    await layer.save_state("t-1", StateChange(ThreadState(0, outage), {"memory": "back"}))
     await layer.create_step(step("t-1", "数据库回来了"))
     await layer.flush(timeout=30)
     assert len(layer.held) == 0 and layer.held.written == 4 and layer.held.lost == 0
@@ -216,9 +218,3 @@ async def test_a_held_write_the_database_refuses_once_back_is_given_up_not_retri
     thread = await layer.get_thread("t-2")
     assert [s["output"] for s in thread["steps"]] == ["数据库不在时的一轮"]
     await layer.engine.dispose()
-
-
-async def test_a_thread_state_never_goes_backwards_on_postgres(postgres_url):
-    from tests.test_history_layer import check_state_never_goes_backwards
-
-    await check_state_never_goes_backwards(postgres_url)

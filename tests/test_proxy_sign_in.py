@@ -1,5 +1,5 @@
 """Sign-in by an authenticating proxy's header is believed only from the proxies listed in
-REQSTUDIO_TRUSTED_PROXIES (issue 21, item 3): the real app over real HTTP, from two local
+REQSTUDIO_TRUSTED_PROXIES: the real app over real HTTP, from two local
 addresses, one of them the listed proxy."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from agents.srs.experiment import find_cases, read_split, select_cases
+from reqstudio.modes.srs.experiment import find_cases, read_split, select_cases
 from scripts.build_pure_cases import assign_split, build, case_name, introduction_of
 
 ROOT = Path(__file__).resolve().parent.parent

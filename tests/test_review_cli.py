@@ -58,11 +58,18 @@ def test_review_writes_files_with_a_round_limit(run, llm_server, document, tmp_p
     )
     out, reviews = tmp_path / "improved.md", tmp_path / "reviews.json"
     done = run("--doc", document, "--max-rounds", "1", "--out", out, "--json", reviews)
-    assert done.returncode == 0, done.stderr
+    # Written, but the version returned holds two open high-priority findings: no pass.
+    assert done.returncode == 4, done.stderr
     assert done.stdout == ""
     assert out.read_text(encoding="utf-8") == DOCUMENT  # one round: reviewed, not revised
     data = json.loads(reviews.read_text(encoding="utf-8"))
     assert data["stop_reason"] == "max_rounds"
+    assert data["outcome"] == "without_pass"
+    assert [i["issue_id"] for i in data["open_findings"]] == ["I-1", "I-2"]
+    assert (
+        "WARNING: The returned version (reviewed in round 1) still has 2 open high-priority "
+        "finding(s): I-1 (sec-03), I-2 (sec-04)" in done.stderr.splitlines()
+    )
     assert data["rounds"][0]["red_team"]["critical_issues_count"] == 2
     assert data["rounds"][0]["blue_team"]["keep_as_is"] == []
     assert data["rounds"][0]["judge"]["prioritized_improvements"][0]["agent_id"] == "sec-03"

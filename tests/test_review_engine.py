@@ -4,13 +4,15 @@ reviewers, failing authors, interrupted runs and pauses."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.review import ReviewRequest, determine_next_action, run_review
-from agents.review.events import (
+from reqstudio.document_model import parse_markdown
+from reqstudio.modes.review import ReviewRequest, determine_next_action, run_review
+from reqstudio.modes.review.events import (
     AuthorToken,
     DecisionMade,
     Paused,
@@ -18,8 +20,7 @@ from agents.review.events import (
     RunFailed,
     RunFinished,
 )
-from agents.review.models import Improvement
-from reqstudio.document_model import parse_markdown
+from reqstudio.modes.review.models import Improvement
 from tests.pure_documents import DOCUMENTS as PURE_DOCUMENTS
 from tests.review_support import (
     AUTHOR,
@@ -191,17 +192,17 @@ async def test_an_unreadable_reviewer_is_named_and_the_round_goes_on(
     failed = [e for e in events if isinstance(e, ReviewerFailed)]
     assert [e.reviewer for e in failed] == ["client"]
     assert "not valid JSON after 3 attempts" in failed[0].reason
-    assert failed[0].reason_zh.startswith("模型多次返回无法解析或不符合要求的 JSON（3 次尝试）")
+    assert failed[0].text("zh").startswith("模型多次返回无法解析或不符合要求的 JSON（3 次尝试）")
     record = last.result.rounds[0]
     assert record.client is None and record.red_team is not None and record.judge is not None
     assert [f.reviewer for f in record.failures] == ["client"]
     # what the user reads at the end, in Chinese: the round, the reviewer and why, in Chinese
-    import ui.review.tables
-    import ui.texts
+    import reqstudio.web.review.tables
+    import reqstudio.web.texts
 
-    monkeypatch.setattr(ui.texts, "lang", lambda: "zh")
-    monkeypatch.setattr(ui.review.tables, "lang", lambda: "zh")
-    said = ui.review.tables.final_text(last.result)
+    monkeypatch.setattr(reqstudio.web.texts, "lang", lambda: "zh")
+    monkeypatch.setattr(reqstudio.web.review.tables, "lang", lambda: "zh")
+    said = reqstudio.web.review.tables.final_text(last.result)
     assert "第 1 轮 甲方：模型多次返回无法解析或不符合要求的 JSON（3 次尝试）" in said
     assert len(requests_for(llm_server, CLIENT)) == 3  # the shared re-ask path, then given up
     judge_prompt = requests_for(llm_server, JUDGE)[0]
@@ -240,6 +241,9 @@ async def test_an_interrupted_run_keeps_its_finished_rounds_and_resumes(
         )
         assert isinstance(last, RunFailed)
         assert "neither the red team nor the judge" in last.message
+        # the Chinese message is Chinese throughout, the reviewers named in Chinese
+        assert last.text("zh").startswith("第 2 轮：红队和评委的回答都无法读取（红队、评委）")
+        assert not re.search(r"[A-Za-z]{3,}", last.text("zh")), last.text("zh")
         kept = last.partial
         assert len(kept.rounds) == 1 and kept.rounds[0].revisions
         assert NEW_BOOKING in kept.improved_markdown
@@ -252,7 +256,7 @@ async def test_an_interrupted_run_keeps_its_finished_rounds_and_resumes(
 
 
 async def test_pause_after_each_round_comes_before_the_authors(factory, llm_server):
-    # Issue 22, item 6: the pause lists the round's findings before any author revises.
+    # The pause lists the round's findings before any author revises.
     llm_server.script(
         *panel(improvement("sec-03"), improvement("sec-04", "medium")),
         author_reply("sec-03", NEW_BOOKING),

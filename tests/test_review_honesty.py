@@ -1,4 +1,4 @@
-"""Issue 16, items 1-6: a review that did not happen is never reported as a pass. Each test
+"""A review that did not happen is never reported as a pass. Each test
 plays a provider that answers badly on purpose, over real HTTP to the scripted server, and
 checks what a user would: the stop reason, the findings kept, the revisions' outcomes, the
 document's text."""
@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import pytest
 
-from agents.review import ReviewRequest, run_review
-from agents.review.events import ReviewerFailed, RunFinished
 from reqstudio.document_model import parse_markdown
 from reqstudio.llm import Endpoint, ModelFactory
+from reqstudio.modes.review import ReviewRequest, run_review
+from reqstudio.modes.review.events import ReviewerFailed, RunFinished
 from tests import review_support as review
 from tests.scripted_server import Reply
 
@@ -435,7 +435,7 @@ async def test_an_author_dropping_a_requirement_id_is_asked_again(factory, llm_s
     result = last.result
     reask = review.requests_for(llm_server, REASK)
     assert len(reask) == 1
-    assert "requirement id(s) FR-3 were dropped" in reask[0]
+    assert "revision of section sec-02 “2. Ordering” refused: it dropped FR-3" in reask[0]
     assert result.rounds[0].revisions[0].outcome == "changed"
     assert body_of(result.improved_markdown, "sec-02").strip() == ORDERING_FIXED.strip()
 
@@ -491,11 +491,11 @@ async def test_a_fragment_is_asked_again_then_rejected(factory, llm_server):
     assert last.result.improved_markdown == REQUIREMENTS
 
 
-# --- what the browser says at the end (issue 18, item 5) ---------------------------------
+# --- what the browser says at the end ---------------------------------
 
 
 async def test_the_closing_message_has_no_tick_when_a_reviewer_failed(factory, llm_server):
-    from ui.review import final_text, round_details
+    from reqstudio.web.review import final_text, round_details
 
     llm_server.script(*red_team_fails(Reply(fault="500")))
     _, red_failed = await run(factory)
@@ -527,20 +527,20 @@ async def test_the_closing_message_has_no_tick_when_a_reviewer_failed(factory, l
     _, clean = await run(factory)
     assert final_text(clean.result).startswith("✅ Review finished: no high-priority issue left")
     table = round_details(clean.result.rounds[0], {"sec-01": "Pet Clinic Booking SRS"})
-    assert "| sec-01 Pet Clinic Booking SRS | rejected `rejected` | the answer is JSON" in table
+    assert "| sec-01 Pet Clinic Booking SRS | rejected | the answer is JSON" in table  # no code
 
 
 def test_the_bundled_models_grammar_cannot_answer_without_the_reviewers_fields():
-    from agents.review.models import ANSWER_MODELS
-    from agents.review.nodes import embedded_schema
+    from reqstudio.modes.review.models import ANSWER_MODELS
+    from reqstudio.modes.review.nodes import embedded_schema
 
     for model in ANSWER_MODELS.values():
         assert set(model.OWN_FIELDS) <= set(embedded_schema(model)["required"])
 
 
 def test_the_trajectory_words_for_a_partly_rejected_round():
-    from agents.review.models import NextAction, ReviewRound, SectionRevision
-    from agents.review.trajectory import trajectory_text
+    from reqstudio.modes.review.models import NextAction, ReviewRound, SectionRevision
+    from reqstudio.modes.review.trajectory import trajectory_text
 
     high = {"agent_id": "sec-02", "category": "c", "issue": "i", "expected": "e"}
     first = ReviewRound(

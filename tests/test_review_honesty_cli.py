@@ -1,6 +1,7 @@
 # ruff: noqa: F811 - the fixtures `run` and `document` come from test_review_cli
-"""`reqstudio review` when the review did not fully happen (issue 16): a failed red team is
-written out but exits 1; a rejected revision is reported and the run still ends by its rule."""
+"""`reqstudio review` when the review did not fully happen: a failed red team is
+written out but exits 4, finished without a pass; a rejected revision is reported and the run
+still ends by its rule."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ LOW_JUDGE = Reply(
 )
 
 
-def test_a_failed_red_team_is_written_out_but_exits_1(run, llm_server, document, tmp_path):
+def test_a_failed_red_team_is_written_out_but_exits_4(run, llm_server, document, tmp_path):
     llm_server.script(
         *[Reply(fault="500", match=review.RED)] * 3,
         review.blue_reply(),
@@ -34,13 +35,15 @@ def test_a_failed_red_team_is_written_out_but_exits_1(run, llm_server, document,
     )
     out, reviews = tmp_path / "improved.md", tmp_path / "reviews.json"
     done = run("--doc", document, "--out", out, "--json", reviews)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 4, done.stderr  # finished without a pass, as the browser's ⚠️
     assert "INFO: Round 1: 1 issue(s); stop (reviewer_failed: red_team: " in done.stderr
     assert "ERROR: The review stopped without a verdict: red_team: " in done.stderr
+    assert "WARNING: Not every reviewer could review: round 1 red_team: " in done.stderr
     assert "quality_sufficient" not in done.stderr
     assert out.read_text(encoding="utf-8") == review.DOCUMENT
     data = json.loads(reviews.read_text(encoding="utf-8"))
     assert data["stop_reason"] == "reviewer_failed"
+    assert data["outcome"] == "without_pass"
     assert data["stop_detail"].startswith("red_team: ")
     assert data["rounds"][0]["failures"][0]["reviewer"] == "red_team"
 

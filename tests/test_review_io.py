@@ -1,4 +1,4 @@
-"""Review's inputs and outputs (issue 16, items 11-13), as a user meets them: a document too
+"""Review's inputs and outputs, as a user meets them: a document too
 large for the model's context, a run that fails after a finished round, an author who repeats
 the section's heading, a file that is not UTF-8, and the browser's final message."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from agents.review import ReviewRequest, run_review
-from agents.review.events import RunFailed, RunFinished
+from reqstudio.modes.review import ReviewRequest, run_review
+from reqstudio.modes.review.events import RunFailed, RunFinished
 from tests import test_review_cli
 from tests.review_support import DOCUMENT, author_reply, improvement, panel
 from tests.scripted_server import Reply
@@ -47,7 +47,7 @@ async def test_the_engine_refuses_it_too_and_a_fitting_document_runs(factory, ll
     tight = type(factory)(small, factory.endpoint)
     events = [e async for e in run_review(ReviewRequest(document=LARGE, title="large"), tight)]
     assert len(events) == 1 and isinstance(events[0], RunFailed)
-    assert "3,000 tokens" in events[0].message and "3,000 tokens" in events[0].message_zh
+    assert "3,000 tokens" in events[0].message and "3,000 tokens" in events[0].text("zh")
     assert llm_server.requests == []
     llm_server.script(*panel(improvement("sec-03", "low")))
     events = [e async for e in run_review(ReviewRequest(document=DOCUMENT), tight)]
@@ -167,7 +167,7 @@ def test_a_file_whose_encoding_cannot_be_told_is_refused_with_one_line(run, llm_
 def test_the_users_locale_encoding_comes_before_detection(monkeypatch, tmp_path):
     """A short Cyrillic text reads as cp1251 by default; with a KOI8-R locale, as KOI8-R when
     detection finds that reading as plausible."""
-    import agents.srs.documents as documents
+    import reqstudio.modes.srs.documents as documents
 
     path = tmp_path / "spec.txt"
     path.write_bytes("Система бронирования\n".encode("koi8_r"))
@@ -188,7 +188,7 @@ def test_the_users_locale_encoding_comes_before_detection(monkeypatch, tmp_path)
 async def test_the_browser_says_no_change_instead_of_pasting_an_unchanged_document(
     factory, llm_server
 ):
-    from ui.review import improved_document_text
+    from reqstudio.web.review import improved_document_text
 
     llm_server.script(*panel(improvement("sec-03", "medium")))
     events = [e async for e in run_review(ReviewRequest(document=DOCUMENT), factory)]
@@ -207,7 +207,7 @@ async def test_the_browser_says_no_change_instead_of_pasting_an_unchanged_docume
 
 
 async def test_the_browsers_partial_downloads_are_marked_incomplete(factory, llm_server):
-    from ui.review import partial_download_contents, partial_text
+    from reqstudio.web.review import partial_download_contents, partial_text
 
     round_one_then_500s(llm_server)
     events = [e async for e in run_review(ReviewRequest(document=DOCUMENT), factory)]
@@ -228,7 +228,7 @@ async def test_the_browsers_partial_downloads_are_marked_incomplete(factory, llm
 async def test_the_browser_refuses_a_document_too_large_in_one_message(
     monkeypatch, factory, llm_server
 ):
-    import ui.review.flow
+    import reqstudio.web.review.flow
 
     sent: list[str] = []
 
@@ -249,10 +249,12 @@ async def test_the_browser_refuses_a_document_too_large_in_one_message(
         def factory(self):
             return tight
 
-    monkeypatch.setattr(ui.review.flow, "runtime", Runtime)
-    monkeypatch.setattr(ui.review.flow, "thread_factory", Runtime().factory)  # the thread's
-    monkeypatch.setattr(ui.review.flow, "top_level_message", Message)
-    assert await ui.review.flow.render_review(LARGE, "large.md") is None
+    monkeypatch.setattr(reqstudio.web.review.flow, "runtime", Runtime)
+    monkeypatch.setattr(
+        reqstudio.web.review.flow, "thread_factory", Runtime().factory
+    )  # the thread's
+    monkeypatch.setattr(reqstudio.web.review.flow, "top_level_message", Message)
+    assert await reqstudio.web.review.flow.render_review(LARGE, "large.md") is None
     (line,) = sent
     assert line.startswith("⚠️ large.md is too large to review with this model")
     assert "3,000 tokens (OPENAI_CONTEXT_TOKENS)" in line and "\n" not in line

@@ -1,4 +1,4 @@
-"""Review mode's memory (issue 16, items 7-10) through the scripted server: stable issue ids and
+"""Review mode's memory through the scripted server: stable issue ids and
 statuses across rounds decided by the red team, the last revision's promises checked, the best
 version kept, and the judge's order and rulings used."""
 
@@ -11,10 +11,10 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.review import ReviewRequest, run_review
-from agents.review.events import Paused, RunFinished
-from agents.review.models import Improvement, NextAction, RedTeamReview, ReviewRound
-from agents.review.versions import best_version
+from reqstudio.modes.review import ReviewRequest, run_review
+from reqstudio.modes.review.events import Paused, RunFinished
+from reqstudio.modes.review.models import Improvement, NextAction, RedTeamReview, ReviewRound
+from reqstudio.modes.review.versions import best_version
 from tests import review_support as review
 from tests.cli_support import QUICK, run_reqstudio
 from tests.scripted_server import Reply
@@ -22,7 +22,7 @@ from tests.scripted_server import Reply
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def readme_excerpt(data: dict) -> str:
+def documented_excerpt(data: dict) -> str:
     spec = importlib.util.spec_from_file_location(
         "review_trajectory", ROOT / "scripts" / "review_trajectory.py"
     )
@@ -130,7 +130,7 @@ def statuses(data: dict) -> dict[str, dict[str, str]]:
     return {i["id"]: i["status_by_round"] for i in data["issues"]}
 
 
-# --- item 7 and 8: new -> persisting -> resolved, through the CLI --------------------------
+# --- new -> persisting -> resolved, through the CLI --------------------------
 
 
 def three_rounds() -> list[Reply]:
@@ -218,9 +218,9 @@ def test_issues_keep_their_ids_across_three_rounds_in_the_json(llm_server, tmp_p
     ]
     assert rounds[1]["checks"][2]["text"] == "booking_flow"
     assert "issue_statuses" in data["improvement_trajectory"]["round_2"]
-    # The README's Review section shows this very run.
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "```json\n" + readme_excerpt(data) + "\n```" in readme
+    # The Review page (docs/review.md) shows this very run.
+    page = (ROOT / "docs" / "review.md").read_text(encoding="utf-8")
+    assert "```json\n" + documented_excerpt(data) + "\n```" in page
     # What the reviewers and authors were told.
     red_prompts = review.requests_for(llm_server, review.RED)
     assert "<earlier_issues>" not in red_prompts[0]
@@ -308,11 +308,10 @@ async def test_ids_and_checks_that_do_not_exist_are_noted_not_trusted(factory, l
     assert result.stop_reason == "no_convergence"  # 3 issues, as in round 1
 
 
-# --- item 8 and 9: a broken avoid_changes_to regresses; the best version is returned -----------
-
-
-async def test_a_regression_returns_the_best_version_and_says_why(factory, llm_server):
-    llm_server.script(
+def broken_booking_rounds() -> list[Reply]:
+    """Round 1 finds three issues; the booking fix drops online booking, which the blue team
+    asked to keep, so round 2 is a regression (its avoid_changes_to check fails)."""
+    return [
         red(SPEED, REMINDER, ROLES),
         *others(keep=[("sec-03", "booking_flow")]),
         judge(),
@@ -325,7 +324,14 @@ async def test_a_regression_returns_the_best_version_and_says_why(factory, llm_s
         ),
         *others(),
         judge(),
-    )
+    ]
+
+
+# --- a broken avoid_changes_to regresses; the best version is returned -----------
+
+
+async def test_a_regression_returns_the_best_version_and_says_why(factory, llm_server):
+    llm_server.script(*broken_booking_rounds())
     result = await run(factory, ReviewRequest(document=review.DOCUMENT, max_rounds=2))
     second = result.rounds[1]
     assert [(c.check_id, c.kind, c.holds) for c in second.checks] == [
@@ -370,7 +376,7 @@ async def test_more_high_priority_issues_keep_the_earlier_version(factory, llm_s
     )
 
 
-# --- item 10: the judge's order and rulings ------------------------------------------------
+# --- the judge's order and rulings ------------------------------------------------
 
 
 async def test_the_judges_order_and_rulings_decide_what_the_authors_do(factory, llm_server):

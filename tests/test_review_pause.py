@@ -1,4 +1,4 @@
-"""Review's pause before the authors revise (issue 22, item 6): the user drops a finding or
+"""Review's pause before the authors revise: the user drops a finding or
 adds one (by issue id and section), and the authors are asked for exactly that list."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.review import ReviewRequest, run_review
-from agents.review.events import Paused, RunFinished
-from agents.review.user_decision import (
+from reqstudio.modes.review import ReviewRequest, run_review
+from reqstudio.modes.review.events import Paused, RunFinished
+from reqstudio.modes.review.user_decision import (
     AddedFinding,
     ReviewDecision,
     ReviewDecisionError,

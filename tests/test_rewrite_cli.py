@@ -1,4 +1,4 @@
-"""`reqstudio rewrite` and `python -m agents.rewrite` as a user runs them: a real process talking
+"""`reqstudio rewrite` and `python -m reqstudio.modes.rewrite` as a user runs them: a real process talking
 HTTP to the scripted server, progress on stderr, the document on stdout or in files."""
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from tests.rewrite_support import (
     BODIES,
     CLARIFICATIONS,
     FILL,
-    ORIGINAL_EN,
     SECTIONS,
     fill_replies,
     outline_reply,
     prompts_for,
     review_reply,
+    write_inputs,
 )
 from tests.scripted_server import Reply
 
@@ -60,11 +60,7 @@ PROGRESS_ZH = [
 
 @pytest.fixture
 def inputs(tmp_path) -> tuple[Path, Path]:
-    original = tmp_path / "original.md"
-    original.write_text(ORIGINAL_EN, encoding="utf-8")
-    clarifications = tmp_path / "clarifications.json"
-    clarifications.write_text(json.dumps(CLARIFICATIONS), encoding="utf-8")
-    return original, clarifications
+    return write_inputs(tmp_path)
 
 
 @pytest.fixture
@@ -74,7 +70,9 @@ def run(llm_server, tmp_path):
         del env[name]
 
     def run_command(*args: str, module: bool = False) -> subprocess.CompletedProcess:
-        command = [sys.executable, "-m", "agents.rewrite"] if module else [*REQSTUDIO, "rewrite"]
+        command = (
+            [sys.executable, "-m", "reqstudio.modes.rewrite"] if module else [*REQSTUDIO, "rewrite"]
+        )
         return run_reqstudio(llm_server.base_url, tmp_path, *args, env=env, command=command)
 
     return run_command
@@ -269,7 +267,7 @@ def test_required_flag_message(run, inputs):
     assert "the following arguments are required: --clarifications" in done.stderr
 
 
-# --- issue 17: endings, writes, language, sizes, resume -------------------------------------
+# --- endings, writes, language, sizes, resume -------------------------------------
 
 SHARPER = "The system lets owners book visits; vets see their schedule; nothing else.\n"
 
@@ -378,7 +376,7 @@ def test_an_output_folder_removed_during_the_run_falls_back(
 ):
     import shutil
 
-    from agents.rewrite.callbacks import CLICallbackHandler
+    from reqstudio.modes.rewrite.callbacks import CLICallbackHandler
 
     script_rewrite(llm_server)
     folder = tmp_path / "out"
@@ -477,11 +475,11 @@ def test_a_failed_stage_is_named_in_chinese_with_lang_zh(run, inputs, llm_server
     assert done.returncode == 1
     assert (
         "ERROR: 阶段失败：content_filling（章节 sec-02）：模型服务的内容过滤中断了回答"
-        "（finish reason: content_filter），重试 5 次后仍然如此"
+        "（`finish reason: content_filter`），重试 5 次后仍然如此"
     ) in done.stderr.splitlines()
     last = done.stderr.strip().splitlines()[-1]  # the final line stays the same for scripts
     assert last.startswith("ERROR: stage content_filling failed (section sec-02 “Booking”): ")
-    assert "(finish reason: content_filter)" in last
+    assert "(`finish reason: content_filter`)" in last
 
 
 ALWAYS = {  # the fault, and what the last line must say about it
@@ -489,7 +487,7 @@ ALWAYS = {  # the fault, and what the last line must say about it
     "length": (dict(content="# Title\n\nSome text", finish_reason="length"), "length limit"),
     "content_filter": (
         dict(content="# Title\n\nSome", finish_reason="content_filter"),
-        "(finish reason: content_filter), also after 3 tries",
+        "(`finish reason: content_filter`), also after 3 tries",
     ),
     "500": (dict(fault="500"), "server error (500)"),
     "empty": (dict(content=""), "answer was empty (no text), also after 3 tries"),
@@ -548,3 +546,36 @@ def test_ctrl_c_ends_the_open_stage_and_the_run_resumes(llm_server, inputs, tmp_
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout == EXPECTED_MD
     assert len(prompts_for(llm_server, FILL)) == 2
+
+
+BARE_HINT = {  # the command alone, for a run that can continue as it is
+    "en": "INFO: To continue from the last saved step: reqstudio rewrite --resume ",
+    "zh": "INFO: 从最后保存的步骤继续：reqstudio rewrite --resume ",
+}
+
+
+@pytest.mark.parametrize(
+    ("fault", "lang", "advice"),
+    [
+        # an answer that is no JSON, every time: the same model would fail the same way
+        (dict(content="Here is the outline: Overview."), "en", "set OPENAI_MODEL to another"),
+        (dict(content="Here is the outline: Overview."), "zh", "OPENAI_MODEL 设为另一个模型"),
+        # the provider was away: resuming as it is can succeed
+        (dict(fault="500"), "en", None),
+    ],
+    ids=["unreadable-en", "unreadable-zh", "outage"],
+)
+def test_the_resume_hint_is_printed_only_when_resuming_can_go_otherwise(
+    run, inputs, llm_server, fault, lang, advice
+):
+    llm_server.script(*[Reply(**fault) for _ in range(20)])
+    done = run("--original-doc", inputs[0], "--clarifications", inputs[1], "--lang", lang)
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    bare = [line for line in lines if line.startswith(BARE_HINT[lang])]
+    if advice is None:
+        assert len(bare) == 1, lines
+        return
+    assert bare == [], lines  # resuming as it is would only fail again
+    said = [line for line in lines if advice in line]
+    assert len(said) == 1 and "reqstudio rewrite --resume rewrite-" in said[0], lines

@@ -9,22 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from agents.rewrite import (
+from reqstudio.calls import policy_for
+from reqstudio.modes.rewrite import (
     ClarificationItem,
     RewriteChain,
     RewriteOptions,
     RewriteRequest,
     RewriteStageError,
 )
-from reqstudio.calls import policy_for
 from tests import rewrite_support as rewrite
 from tests.scripted_server import Reply
 
 ROOT = Path(__file__).resolve().parent.parent
-REQUEST = RewriteRequest(
-    original_content=rewrite.ORIGINAL_EN,
-    clarifications=[ClarificationItem(**c) for c in rewrite.CLARIFICATIONS],
-)
+REQUEST = rewrite.english_request()
 
 
 def chain(factory, **options) -> RewriteChain:
@@ -329,7 +326,7 @@ async def test_a_chinese_original_gets_chinese_prompts_and_sections(factory, llm
 
 INVOKE_TWICE = """
 import sys
-from agents.rewrite import RewriteChain, RewriteRequest
+from reqstudio.modes.rewrite import RewriteChain, RewriteRequest
 from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.settings import load_settings
 
@@ -361,8 +358,8 @@ def test_request_refuses_an_empty_original():
 
 
 async def test_questions_answered_one_at_a_time_reach_the_background(factory, llm_server):
-    from agents.rewrite.questions import Reply as UserReply
-    from agents.rewrite.questions import ask_one_at_a_time, propose_questions
+    from reqstudio.modes.rewrite.questions import Reply as UserReply
+    from reqstudio.modes.rewrite.questions import ask_one_at_a_time, propose_questions
     from tests.rewrite_support import QUESTIONS, fenced
 
     asked = ["How do owners pay?", "Which vets use it?", "When are reminders sent?", "Extra?"]
@@ -399,8 +396,8 @@ async def test_questions_answered_one_at_a_time_reach_the_background(factory, ll
 
 
 async def test_stop_asking_leaves_the_rest_unasked():
-    from agents.rewrite.questions import Reply as UserReply
-    from agents.rewrite.questions import ask_one_at_a_time
+    from reqstudio.modes.rewrite.questions import Reply as UserReply
+    from reqstudio.modes.rewrite.questions import ask_one_at_a_time
 
     replies = iter([UserReply("answer", "Yes."), UserReply("stop")])
 
@@ -413,8 +410,8 @@ async def test_stop_asking_leaves_the_rest_unasked():
 
 
 async def test_another_reviewer_plugs_in_and_only_named_sections_are_patched(factory, llm_server):
-    from agents.rewrite import ReviewInput
-    from agents.rewrite.models import ReviewIssue
+    from reqstudio.modes.rewrite import ReviewInput
+    from reqstudio.modes.rewrite.models import ReviewIssue
 
     class PanelLike:
         name = "panel"
@@ -444,7 +441,7 @@ async def test_another_reviewer_plugs_in_and_only_named_sections_are_patched(fac
 
 
 def test_panel_setting_picks_review_modes_four_perspective_panel(settings, factory):
-    from agents.review.rewrite_panel import PanelReviewer
+    from reqstudio.modes.review.rewrite_panel import PanelReviewer
 
     panel_settings = settings.model_copy(update={"rewrite_reviewer": "panel"})
     panel_factory = type(factory)(panel_settings, factory.endpoint)

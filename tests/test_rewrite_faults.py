@@ -1,4 +1,4 @@
-"""Rewrite mode against a provider that misbehaves on purpose (issue 17, items 1-3, 5, 6):
+"""Rewrite mode against a provider that misbehaves on purpose:
 content_filter and empty answers, failed patches, misaddressed review issues, a context that
 is too small, and every stage ending visibly. Real HTTP to the scripted server."""
 
@@ -8,22 +8,18 @@ import asyncio
 
 import pytest
 
-from agents.rewrite import (
-    ClarificationItem,
+from reqstudio.llm import ModelFactory
+from reqstudio.modes.rewrite import (
     RewriteChain,
     RewriteOptions,
     RewriteRequest,
     RewriteStageError,
     RewriteTooLarge,
 )
-from reqstudio.llm import ModelFactory
 from tests import rewrite_support as rewrite
 from tests.scripted_server import Reply
 
-REQUEST = RewriteRequest(
-    original_content=rewrite.ORIGINAL_EN,
-    clarifications=[ClarificationItem(**c) for c in rewrite.CLARIFICATIONS],
-)
+REQUEST = rewrite.english_request()
 CUT_TEXT = "Owners pick a vet and a free"  # what a filtered answer looks like: cut mid-sentence
 
 
@@ -116,7 +112,7 @@ async def test_a_section_at_the_length_limit_after_every_continuation_fails_nami
         await chain(factory).ainvoke(REQUEST)
     assert failure.value.section_id == "sec-01"
     assert failure.value.finish_reason == "length"
-    assert "(finish reason: length)" in failure.value.reason
+    assert "(`finish reason: length`)" in failure.value.reason
 
 
 def filtered_every_try(content: str, match: str) -> list[Reply]:

@@ -1,4 +1,4 @@
-"""The README's Rewrite code block runs as written (seed-style construction, `RewriteChain()`
+"""The Rewrite page's code block (docs/rewrite.md) runs as written (seed-style construction, `RewriteChain()`
 from the settings), in a process of its own, against the scripted server."""
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def rewrite_code_block() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Rewrite\n", 1)[1].split("\n### ", 1)[0]
+    section = (ROOT / "docs" / "rewrite.md").read_text(encoding="utf-8")
     [block] = [
         b for b in re.findall(r"```python\n(.*?)```", section, re.S) if "RewriteChain()" in b
     ]

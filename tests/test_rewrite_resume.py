@@ -1,4 +1,4 @@
-"""A rewrite that fails or is stopped resumes from its last saved step (issue 17, item 8):
+"""A rewrite that fails or is stopped resumes from its last saved step:
 each written section and each review round is checkpointed, as SRS mode's nodes are."""
 
 from __future__ import annotations
@@ -7,18 +7,20 @@ import asyncio
 
 import pytest
 
-from agents.rewrite import ClarificationItem, RewriteChain, RewriteRequest, RewriteStageError
-from agents.rewrite.chain import RewriteResumeError
+from reqstudio.modes.rewrite import (
+    RewriteChain,
+    RewriteStageError,
+)
+from reqstudio.modes.rewrite.chain import RewriteResumeError
 from reqstudio.persistence import open_checkpointer, prepare_checkpoints
 from tests.rewrite_support import (
     BODIES,
-    CLARIFICATIONS,
     FILL,
-    ORIGINAL_EN,
     OUTLINE,
     PATCH,
     REVIEW,
     RecordingHandler,
+    english_request,
     fill_replies,
     outline_reply,
     patch_reply,
@@ -27,7 +29,7 @@ from tests.rewrite_support import (
 )
 from tests.scripted_server import Reply
 
-REQUEST = RewriteRequest(ORIGINAL_EN, [ClarificationItem(**c) for c in CLARIFICATIONS])
+REQUEST = english_request()
 
 
 @pytest.fixture

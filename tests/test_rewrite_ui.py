@@ -1,4 +1,4 @@
-"""What the browser shows of a rewrite's endings (issue 17, items 2 and 6): the engine runs
+"""What the browser shows of a rewrite's endings: the engine runs
 for real against the scripted server; Chainlit's steps and messages are stand-ins that record
 what the page would show."""
 
@@ -8,21 +8,23 @@ from typing import Any
 
 import pytest
 
-import ui.rewrite.flow as rewrite_ui
-import ui.rewrite.progress as progress_ui
-from agents.rewrite import ClarificationItem, RewriteChain, RewriteRequest, RewriteStageError
+import reqstudio.web.rewrite.flow as rewrite_ui
+import reqstudio.web.rewrite.progress as progress_ui
+from reqstudio.modes.rewrite import (
+    RewriteChain,
+    RewriteStageError,
+)
 from tests.rewrite_support import (
     BODIES,
-    CLARIFICATIONS,
     FILL,
-    ORIGINAL_EN,
+    english_request,
     fill_replies,
     outline_reply,
     review_reply,
 )
 from tests.scripted_server import Reply
 
-REQUEST = RewriteRequest(ORIGINAL_EN, [ClarificationItem(**c) for c in CLARIFICATIONS])
+REQUEST = english_request()
 
 
 class ShownStep:
@@ -97,7 +99,7 @@ async def test_an_incomplete_rewrite_names_the_sections_not_patched(factory, llm
     assert "Patched “Overview”" in review_step.output
     summary = sent[-1]
     assert summary.content.startswith(
-        "⚠️ Rewrite incomplete: these sections could not be patched and stay as drafted: "
+        "❌ Rewrite incomplete: these sections could not be patched and stay as drafted: "
         "sec-03「Payment and reminders」."
     )
     assert not summary.content.startswith("✅")
@@ -122,6 +124,46 @@ async def test_a_failed_section_closes_its_step_as_an_error_naming_the_finish_re
     assert filling.is_error
     assert (
         "This stage failed at section sec-02 “Booking”: the provider's content filter stopped "
-        "the answer (finish reason: " in (filling.output)
+        "the answer (`finish reason: " in (filling.output)
     )
     assert progress.step is None  # closed: the page no longer shows it running
+
+
+async def test_a_review_a_reviewer_failed_in_is_never_no_issues_found(factory, llm_server):
+    from reqstudio.modes.review.rewrite_panel import panel_reviewer
+    from tests.review_support import BLUE, CLIENT, JUDGE, RED, fenced
+
+    judge_low = {
+        "prioritized_improvements": [
+            {"priority": 3, "agent_id": "sec-03", "task": "polish wording", "rationale": "x"}
+        ],
+        "consensus_issues": [],
+        "conflicting_views": [],
+    }
+    llm_server.script(
+        outline_reply(),
+        *fill_replies(),
+        *[Reply(fault="500", match=RED)] * 3,
+        Reply(content=fenced({"keep_as_is": [], "enhancement_suggestions": []}), match=BLUE),
+        Reply(
+            content=fenced(
+                {"business_gaps": [], "market_concerns": [], "feasibility_concerns": []}
+            ),
+            match=CLIENT,
+        ),
+        Reply(content=fenced(judge_low), match=JUDGE),
+    )
+    progress = rewrite_ui.ChainlitProgress()
+    result = await RewriteChain(factory, reviewer=panel_reviewer(factory)).ainvoke(
+        REQUEST, progress
+    )
+    await rewrite_ui.finish(progress, result, 1.0)
+    review_step = steps[-1]
+    assert "No issues found" not in review_step.output
+    assert "⚠️ Red team could not review; this round is no pass:" in review_step.output
+    assert "not every reviewer could review: this round is no pass" in review_step.output
+    summary = sent[-1].content
+    assert summary.startswith(
+        "⚠️ Rewrite finished without a pass: not every reviewer could review (1: Red team)."
+    )
+    assert "✅" not in summary

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from ui.session import end_run_unless_reconnected
+from reqstudio.web.session import end_run_unless_reconnected
 
 
 @dataclass
@@ -48,7 +48,7 @@ async def test_a_browser_that_reconnects_mid_run_is_told_the_run_goes_on(monkeyp
     import chainlit.socket
     from chainlit.session import WebsocketSession
 
-    from ui.session import keep_running_task_shown_on_reconnect
+    from reqstudio.web.chainlit_seam import keep_running_task_shown_on_reconnect
 
     async def chainlit_handler(sid: str) -> None:
         sessions[sid].emitted.append("task_end")

@@ -24,13 +24,17 @@ from tests.scripted_server import ScriptedLLMServer
 PASSWORDS = {"alice": "alice-long-pass", "bob": "bob-long-pass", "carol": "carol-long-pass"}
 
 
-def users(data_dir: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
+def users(
+    data_dir: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("REQSTUDIO_DATABASE_URL", "DATABASE_URL", "REQSTUDIO_ADMINS")
     }
     return subprocess.run(
         [sys.executable, "-m", "reqstudio.cli", "users", *args],
-        cwd=ROOT, env=env | {"REQSTUDIO_DATA_DIR": str(data_dir)},
+        cwd=ROOT, env=environment | {"REQSTUDIO_DATA_DIR": str(data_dir)} | (env or {}),
         input=stdin, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 
@@ -46,13 +50,14 @@ def accounts(data_dir: Path) -> dict[str, tuple]:
 def test_users_command_stores_argon2_hashes_never_the_password(tmp_path: Path):
     data = tmp_path / "data"
     for name in ("alice", "bob"):
-        added = users(data, "add", name, stdin=PASSWORDS[name] + "\n")
+        admin = ["--admin"] if name == "alice" else []
+        added = users(data, "add", name, *admin, stdin=PASSWORDS[name] + "\n")
         assert added.returncode == 0, added.stderr
         assert ("administrator" in added.stderr) == (name == "alice")
     stored = accounts(data)
     assert set(stored) == {"alice", "bob"}
     assert stored["alice"][0] == "password" and stored["alice"][1].startswith("$argon2id$")
-    assert stored["alice"][2] and not stored["bob"][2]  # the first user administers
+    assert stored["alice"][2] and not stored["bob"][2]
     raw = b"".join(p.read_bytes() for p in data.iterdir() if p.name.startswith("history.db"))
     assert not any(password.encode() in raw for password in PASSWORDS.values())
     assert (data / "history.db").stat().st_mode & 0o077 == 0
@@ -73,6 +78,27 @@ def test_users_command_stores_argon2_hashes_never_the_password(tmp_path: Path):
     missing = users(data, "remove", "bob")
     assert missing.returncode == 2 and "no user 'bob'" in missing.stderr
     assert set(accounts(data)) == {"alice"}
+
+
+def test_an_administrator_is_made_explicitly_never_by_being_first(tmp_path: Path):
+    data = tmp_path / "data"
+    first = users(data, "add", "dora", stdin="dora-long-pass\n")  # the very first account
+    assert first.returncode == 0 and "administrator" not in first.stderr
+    made = users(data, "add", "erin", "--admin", stdin="erin-long-pass\n")
+    assert made.returncode == 0 and "added erin (administrator)" in made.stderr
+    assert {name: row[2] for name, row in accounts(data).items()} == {"dora": 0, "erin": 1}
+
+    def roles(**env: str) -> dict[str, str]:
+        rows = users(data, "list", env=env).stdout.splitlines()[1:]
+        return {row.split("\t")[0]: row.split("\t")[2] for row in rows}
+
+    assert roles() == {"dora": "user", "erin": "admin"}
+    assert roles(REQSTUDIO_ADMINS="dora") == {"dora": "admin", "erin": "admin"}  # the list
+
+    # a password account is never pending; approve --admin makes an existing user administer
+    promoted = users(data, "approve", "dora", "--admin")
+    assert promoted.returncode == 0 and "approved dora (administrator)" in promoted.stderr
+    assert roles() == {"dora": "admin", "erin": "admin"}
 
 
 def run_on_a_terminal(data_dir: Path, typed: list[str], *args: str) -> tuple[int, str]:
@@ -190,8 +216,9 @@ def test_accounts_on_postgresql_are_shared_by_every_instance(postgres_url: str, 
         k: v for k, v in os.environ.items() if k not in ("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
     }
     for name in ("alice", "bob"):
+        admin = ["--admin"] if name == "alice" else []
         added = subprocess.run(
-            [sys.executable, "-m", "reqstudio.cli", "users", "add", name],
+            [sys.executable, "-m", "reqstudio.cli", "users", "add", name, *admin],
             cwd=ROOT, input=PASSWORDS[name] + "\n", capture_output=True, text=True, timeout=60,
             env=env | {"REQSTUDIO_DATA_DIR": str(tmp_path / "cli"),
                        "REQSTUDIO_DATABASE_URL": postgres_url},
@@ -229,18 +256,27 @@ def test_accounts_on_postgresql_are_shared_by_every_instance(postgres_url: str, 
 
 
 def test_sso_identities_are_checked_by_domain_verification_and_group():
-    from ui.sign_in import sso_refusal
+    from reqstudio.web.sign_in import sso_refusal
 
     domains, groups = frozenset({"example.com"}), frozenset({"requirements"})
-    alice = {"email": "alice@example.com", "groups": ["requirements", "staff"]}
+    alice = {"email": "alice@example.com", "email_verified": True, "groups": ["requirements"]}
     assert sso_refusal("alice@example.com", alice, domains, groups) is None
     assert sso_refusal("alice@example.com", alice, frozenset(), frozenset()) is None
     assert "domain" in sso_refusal(
-        "m@example.com.evil.test", {"email": "m@example.com.evil.test"}, domains, frozenset()
+        "m@example.com.evil.test",
+        {"email": "m@example.com.evil.test", "email_verified": True},
+        domains,
+        frozenset(),
     )
-    assert "not verified" in sso_refusal(
-        "x@example.com", {"email": "x@example.com", "email_verified": False}, domains, frozenset()
-    )
+    # with allowed domains the provider must say the address is verified: missing is not
+    for verified in ({}, {"email_verified": False}, {"email_verified": "false"}):
+        claims = {"email": "x@example.com"} | verified
+        assert "not verified" in sso_refusal("x@example.com", claims, domains, frozenset())
+    for verified in ({"email_verified": "true"}, {"verified_email": True}):  # Google's v2 name
+        claims = {"email": "x@example.com"} | verified
+        assert sso_refusal("x@example.com", claims, domains, frozenset()) is None
+    # groups alone ask no e-mail at all
+    assert sso_refusal("r", {"groups": ["requirements"]}, frozenset(), groups) is None
     assert "groups" in sso_refusal("alice@example.com", {"groups": ["staff"]}, frozenset(), groups)
     assert sso_refusal("r", {"roles": "viewer requirements"}, frozenset(), groups) is None
     assert "groups" in sso_refusal("r", {}, frozenset(), groups)
@@ -289,6 +325,13 @@ def test_beyond_loopback_an_account_or_sso_counts_as_sign_in(sign_in_way: str, t
             except httpx.HTTPError:
                 time.sleep(0.1)
         assert config is not None, (data / "app.log").read_text()
+        # The bind check runs once the server listens: it has run, and the app still serves.
+        for _ in range(600):
+            if "listening on 0.0.0.0" in (data / "app.log").read_text():
+                break
+            time.sleep(0.1)
+        assert "listening on 0.0.0.0" in (data / "app.log").read_text()
+        assert process.poll() is None, (data / "app.log").read_text()
         answer = config.json()
         assert answer["requireLogin"] is True and answer["headerAuth"] is False
         assert answer["passwordAuth"] is (sign_in_way == "password account")
@@ -364,7 +407,7 @@ async def test_a_sign_in_behind_too_many_others_is_told_to_retry_at_once(monkeyp
     from httpx import ASGITransport, AsyncClient
 
     from reqstudio import accounts
-    from ui import login_guard
+    from reqstudio.web import login_guard
 
     app = FastAPI()
     app.include_router(login_guard.router)

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from agents.srs.experiment import (
+from reqstudio.llm import Endpoint, ModelFactory
+from reqstudio.modes.srs.experiment import (
     CaseSelectionError,
     ExperimentCase,
     find_cases,
     select_cases,
 )
-from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.settings import SettingsError, load_settings
 from tests.cli_support import QUICK, TEST_KEY, run_reqstudio
 from tests.scripted_server import Reply, ScriptedLLMServer
@@ -334,7 +334,7 @@ def test_split_runs_only_its_cases(llm_server, tmp_path):
 
 
 def test_the_summary_json_and_table_of_a_fixed_csv():
-    from agents.srs.experiment_summary import (
+    from reqstudio.modes.srs.experiment_summary import (
         SUMMARY_METRICS,
         read_rows,
         summarize,
@@ -366,14 +366,14 @@ def test_the_summary_json_and_table_of_a_fixed_csv():
 
 
 def test_the_summary_names_the_judges_seven_metrics():
-    from agents.srs.evaluation import METRICS
-    from agents.srs.experiment_summary import JUDGE_METRICS
+    from reqstudio.modes.srs.evaluation import METRICS
+    from reqstudio.modes.srs.experiment_summary import JUDGE_METRICS
 
     assert JUDGE_METRICS == METRICS
 
 
 def test_the_bar_counts_unreported_tokens_only_for_runs_that_called_a_model():
-    from agents.srs.experiment_cli import RunningTotals
+    from reqstudio.modes.srs.experiment_cli import RunningTotals
 
     totals = RunningTotals()
     totals.add({"tokens": "", "llm_calls": "", "judge_tokens": 0, "cost": ""})  # unreadable case

@@ -282,8 +282,8 @@ def test_generate_out_a_folder_exits_2_before_any_model_call(run_cli, llm_server
 async def test_generate_saves_the_srs_elsewhere_when_the_out_file_cannot_be_written(
     llm_server, factory, tmp_path, capsys
 ):
-    from agents.srs.cli import _generate
-    from agents.srs.engine import SrsRequest
+    from reqstudio.modes.srs.cli import _generate
+    from reqstudio.modes.srs.engine import SrsRequest
 
     llm_server.script(srs.parse_reply(("FR-01", "Place an order.")), srs.doc_reply())
     gone = tmp_path / "removed-during-the-run" / "srs.md"  # its folder vanished meanwhile
@@ -296,7 +296,7 @@ async def test_generate_saves_the_srs_elsewhere_when_the_out_file_cannot_be_writ
     assert f"could not write {gone}" in err and f"the SRS is saved in {saved}" in err
 
 
-# --- a failed run keeps what it produced (issue 17, item 16) ----------------------------------
+# --- a failed run keeps what it produced ----------------------------------
 
 KEPT_PREFIX = "reqstudio: what the run produced is kept (not complete) in "
 LONG_DOC = srs.SRS_TEXT + "\n## 2. Overall description\n\n" + "Customers browse and buy. " * 30

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.srs.documents import ReferenceDocumentError, load_reference
+from reqstudio.modes.srs.documents import ReferenceDocumentError, load_reference
 from tests.test_srs_support import CHINESE_TEXT, UPLOADS, write_upload_fixtures
 
 
@@ -89,19 +89,21 @@ def test_refusals_say_what_is_wrong_and_what_is_allowed(uploads, name, code, eng
         load_reference(uploads[name])
     error = caught.value
     assert error.code == code
-    assert english in error.message_en and name in error.message_en
-    assert "Accepted: .md, .txt, .pdf, .docx" in error.message_en and "10 MB" in error.message_en
-    assert chinese in error.message_zh and "10 MB" in error.message_zh
-    assert str(error) == error.message_en
-    assert error.message("zh-CN") == error.message_zh
+    assert english in error.message("en") and name in error.message("en")
+    assert "Accepted: .md, .txt, .pdf, .docx" in error.message("en") and "10 MB" in error.message(
+        "en"
+    )
+    assert chinese in error.message("zh") and "10 MB" in error.message("zh")
+    assert str(error) == error.message("en")
+    assert error.message("zh-CN") == error.message("zh")
 
 
 def test_over_the_size_limit_is_refused_before_reading(uploads):
     with pytest.raises(ReferenceDocumentError) as caught:
         load_reference(uploads["reference-gbk.txt"], max_mb=0.0001)
     assert caught.value.code == "too_large"
-    assert "over the 0.0001 MB limit" in caught.value.message_en
-    assert "超过 0.0001 MB" in caught.value.message_zh
+    assert "over the 0.0001 MB limit" in caught.value.message("en")
+    assert "超过 0.0001 MB" in caught.value.message("zh")
 
 
 def test_missing_file_is_refused(tmp_path):
@@ -115,9 +117,9 @@ async def test_uploads_are_parsed_off_the_event_loop(monkeypatch, settings):
     experiment runner read documents in a worker thread so other sessions keep streaming."""
     import threading
 
-    import agents.srs.experiment as experiment
-    import ui.session
-    import ui.srs.reference
+    import reqstudio.modes.srs.experiment as experiment
+    import reqstudio.web.session
+    import reqstudio.web.srs.reference
     from reqstudio.runtime import AppRuntime
 
     readers: list[int] = []
@@ -126,11 +128,13 @@ async def test_uploads_are_parsed_off_the_event_loop(monkeypatch, settings):
         readers.append(threading.get_ident())
         return load_reference(*args, **kwargs)
 
-    monkeypatch.setattr(ui.srs.reference, "load_reference", reading)
+    monkeypatch.setattr(reqstudio.web.srs.reference, "load_reference", reading)
     monkeypatch.setattr(experiment, "load_reference", reading)
     runtime = AppRuntime(settings)
-    monkeypatch.setattr(ui.session, "_runtime", runtime)
-    document = await ui.srs.reference.read_document(UPLOADS / "reference.pdf", "reference.pdf")
+    monkeypatch.setattr(reqstudio.web.session, "_runtime", runtime)
+    document = await reqstudio.web.srs.reference.read_document(
+        UPLOADS / "reference.pdf", "reference.pdf"
+    )
     assert "confirm each order" in document.text
     case = experiment.ExperimentCase("e-store", UPLOADS / "empty.md", UPLOADS / "empty.md")
     from reqstudio.llm import ModelFactory, endpoint_from_settings

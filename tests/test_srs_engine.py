@@ -6,18 +6,20 @@ import json
 
 import pytest
 
-from agents.srs import nodes
-from agents.srs.engine import SrsRequest, run_srs
-from agents.srs.events import (
+from reqstudio.llm import Endpoint, ModelFactory
+from reqstudio.modes.srs import nodes
+from reqstudio.modes.srs.engine import SrsRequest, run_srs
+from reqstudio.modes.srs.events import (
     DocumentReset,
     DocumentToken,
     NodeFinished,
+    NodeRestarted,
     NodeStarted,
+    NodeToken,
     Notice,
     RunFinished,
     Trail,
 )
-from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.usage import UsageTracker
 from tests import test_srs_support as srs
 from tests.scripted_server import Reply
@@ -230,7 +232,7 @@ async def test_without_reference_none_runs_as_no_clarify_and_says_so(llm_server,
     )
     events = await srs.collect(REQUEST.model_copy(update={"reference_srs": "  \n"}), factory)
     assert isinstance(events[0], Notice) and "no-clarify" in events[0].message
-    assert "no-clarify" in events[0].message_zh
+    assert "no-clarify" in events[0].text("zh")
     assert srs.node_sequence(events) == ["ReqParse", "ReqExplore", "DocGenerate"]
     result = srs.finished(events)
     assert (result.ablation, result.ablation_used) == ("none", "no-clarify")
@@ -239,7 +241,8 @@ async def test_without_reference_none_runs_as_no_clarify_and_says_so(llm_server,
 async def test_events_describe_each_node(llm_server, factory):
     # the document paced as a provider streams it (the app gives a piece per 50 ms at most)
     script_two_rounds(llm_server, srs.doc_reply(chunk_chars=10, chunk_delay=0.06))
-    events = [e for e in await srs.collect(REQUEST, factory) if not isinstance(e, Trail)]
+    streamed = (Trail, NodeToken, NodeRestarted)  # a running step's stream: tests of its own
+    events = [e for e in await srs.collect(REQUEST, factory) if not isinstance(e, streamed)]
     kinds = [type(e).__name__ for e in events]
     assert kinds[:2] == ["NodeStarted", "NodeFinished"]
     assert kinds[-1] == "RunFinished"
@@ -345,7 +348,7 @@ async def test_answer_broken_every_time_fails_the_run_with_a_partial_result(llm_
     events = await srs.collect(REQUEST, factory)
     failure = srs.failed(events)
     assert failure.agent == "ReqParse"
-    assert "JSON" in failure.message and failure.message_zh
+    assert "JSON" in failure.message and failure.text("zh")
     assert failure.partial is not None and failure.partial.requirements == []
     assert len(llm_server.requests) == 3
 
@@ -448,7 +451,7 @@ async def test_one_unreadable_score_skips_that_item_not_the_round(llm_server, fa
     assert len(srs.prompts_for(llm_server, srs.CLARIFY)) == 1  # one answer, no re-ask, no failure
     assert result.scores == {"FR-01": 1, "NFR-01": 2, "CON-01": 3}
     assert result.frozen_ids == ["CON-01"]  # the top score, as the seed's max() sees it
-    trail = [e.text_zh for e in events if isinstance(e, Trail)]
+    trail = [e.text("zh") for e in events if isinstance(e, Trail)]
     assert "[日志] ReqClarify：跳过 2 个无法读取的评分项：FR-02, (no id)" in trail
     clarify_log = result.logs[2]
     assert "skipped unreadable score item: FR-02" in clarify_log["parse_errors"]
@@ -533,7 +536,7 @@ async def test_a_reference_larger_than_the_models_context_is_warned_before_sendi
     events = await srs.collect(request, small)
     assert isinstance(events[0], Notice)  # yielded before the graph makes its first call
     assert "2000 tokens" in events[0].message and "OPENAI_CONTEXT_TOKENS" in events[0].message
-    assert "超过模型上下文" in events[0].message_zh
+    assert "超过模型上下文" in events[0].text("zh")
     srs.finished(events)  # a warning, not a refusal: the provider decides
     quiet = await srs.collect(request, factory)  # the default context (128k) holds it
     assert not any(isinstance(e, Notice) for e in quiet)

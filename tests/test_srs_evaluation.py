@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from agents.srs.evaluation import (
+from reqstudio.llm import Endpoint, ModelFactory
+from reqstudio.modes.srs.evaluation import (
     METRIC_WEIGHTS,
     NOT_JSON_ERROR,
     OUT_OF_RANGE_ERROR,
@@ -15,7 +16,6 @@ from agents.srs.evaluation import (
     evaluate_srs,
     parse_evaluation_output,
 )
-from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.settings import load_settings
 from tests.scripted_server import Reply
 from tests.test_srs_support import EVALUATE
@@ -117,10 +117,11 @@ async def test_evaluation_model_setting_is_used(llm_server, tmp_path):
         REQSTUDIO_DATA_DIR=str(tmp_path),
     )
     factory = ModelFactory(settings, Endpoint(llm_server.base_url, "sk-test", "generator-model"))
-    llm_server.script(Reply(content="no json", match=EVALUATE))
+    llm_server.script(*[Reply(content="no json", match=EVALUATE)] * 3)
     result = await evaluate_srs("ref", "cand", factory)
     assert result["error"] == NOT_JSON_ERROR and result["raw_output"] == "no json"
-    assert llm_server.requests[0]["model"] == "judge-model"
+    # prose is asked again within the answer policy (three tries), every try to the judge
+    assert [r["model"] for r in llm_server.requests] == ["judge-model"] * 3
     assert result["model"] == "judge-model"
 
 
@@ -150,7 +151,7 @@ async def test_scores_that_stay_outside_0_1_give_the_seeds_error_object(llm_serv
 
 
 def test_experiment_means_are_plain_numbers():
-    from agents.srs.experiment import MEAN_COLUMNS, means_table
+    from reqstudio.modes.srs.experiment import MEAN_COLUMNS, means_table
 
     row = {name: 0.5 for name in MEAN_COLUMNS} | {"ablation": "none", "status": "ok"}
     tokens = next(name for name in MEAN_COLUMNS if "token" in name)
@@ -162,8 +163,8 @@ def test_experiment_means_are_plain_numbers():
 async def test_an_evaluation_that_would_not_fit_the_context_is_refused_in_the_users_words(
     llm_server, factory
 ):
-    from agents.srs.documents import ReferenceDocumentError
     from reqstudio.errors import describe_failure
+    from reqstudio.modes.srs.documents import ReferenceDocumentError
 
     small = ModelFactory(
         factory.settings.model_copy(update={"context_tokens": 2000}), factory.endpoint
@@ -177,5 +178,5 @@ async def test_an_evaluation_that_would_not_fit_the_context_is_refused_in_the_us
     assert "超过评估模型的上下文 2000 tokens" in describe_failure(refused.value, "zh")
     assert "context of 2000 tokens" in describe_failure(refused.value, "en")
     # one that fits is sent
-    llm_server.script(Reply(content=json.dumps({"metrics": {"coverage": 0.5}}), match=EVALUATE))
-    assert (await evaluate_srs("# 参考 SRS\n短。", "# SRS\n", small))["metrics"]["coverage"] == 0.5
+    llm_server.script(Reply(content=json.dumps(ANSWER), match=EVALUATE))
+    assert (await evaluate_srs("# 参考 SRS\n短。", "# SRS\n", small))["metrics"] == METRICS

@@ -1,4 +1,4 @@
-"""One SRS run, several places (issue 19 items 2 and 4), with real app processes on one real
+"""One SRS run, several places, with real app processes on one real
 PostgreSQL, driven over their sockets as the browser drives them:
 
 - an interrupted run resumed from a tab on each of two instances runs once: the provider is

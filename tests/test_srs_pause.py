@@ -1,4 +1,4 @@
-"""SRS mode's pause after each ReqClarify round (issue 22, item 5): the user's decision (accept,
+"""SRS mode's pause after each ReqClarify round: the user's decision (accept,
 edit, remove, add, score override) shapes the next round, is checked as a whole, is recorded
 in the interaction log, and a pause saved in SQLite is resumed by another process."""
 
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.srs import decisions
-from agents.srs.engine import SrsRequest, paused_run, pending_resume
-from agents.srs.events import DecisionApplied, NodeFinished, Paused
+from reqstudio.modes.srs import decisions
+from reqstudio.modes.srs.engine import SrsRequest, paused_run, pending_resume
+from reqstudio.modes.srs.events import DecisionApplied, NodeFinished, Paused
 from tests import test_srs_support as srs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,7 +157,7 @@ async def test_an_unknown_id_refuses_the_whole_decision(llm_server, factory, tmp
                 REQUEST, factory, checkpointer=saver, thread_id="p3", resume=True, decision=decision
             )
         assert str(refused.value) == "not in the requirement list: FR-09; nothing was applied"
-        assert "\n" not in refused.value.message_zh
+        assert "\n" not in refused.value.message("zh")
         # nothing applied: the same pause, FR-02 still there
         again = await paused_run(saver, "p3")
         assert "FR-02" in [r.id for r in again.requirements]
@@ -217,8 +217,8 @@ RESUME_SCRIPT = textwrap.dedent(
     """
     import asyncio, json, sys
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-    from agents.srs.decisions import parse_commands
-    from agents.srs.engine import SrsRequest, run_srs
+    from reqstudio.modes.srs.decisions import parse_commands
+    from reqstudio.modes.srs.engine import SrsRequest, run_srs
     from reqstudio.llm import Endpoint, ModelFactory
     from reqstudio.settings import load_settings
 
@@ -264,8 +264,8 @@ async def test_a_pause_is_resumed_by_another_process(llm_server, factory, tmp_pa
     )
     assert done.returncode == 0, done.stderr
     events = json.loads(done.stdout)
-    assert [e["type"] for e in events][:1] == ["decision_applied"]
-    assert not any(e["type"] == "node_finished" and e["agent"] == "ReqClarify" for e in events)
+    assert [e["name"] for e in events][:1] == ["decision_applied"]
+    assert not any(e["name"] == "node_finished" and e["agent"] == "ReqClarify" for e in events)
     result = events[-1]["result"]
     assert [r["id"] for r in result["requirements"]] == ["FR-01", "FR-02"]
     assert "Cancel an order within 24 hours." in srs.prompts_for(llm_server, srs.DOC)[0]

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.srs.engine import SrsRequest, pending_resume, run_srs
-from agents.srs.events import NodeFinished, NodeStarted, RunFinished
+from reqstudio.modes.srs.engine import SrsRequest, pending_resume, run_srs
+from reqstudio.modes.srs.events import NodeFinished, NodeStarted, RunFinished
 from tests import test_srs_support as srs
 
 REQUEST = SrsRequest(

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.srs.engine import SrsRequest, run_srs
-from agents.srs.events import NodeFinished, RunFailed, RunFinished, SrsResult
+from reqstudio.modes.srs.engine import SrsRequest, run_srs
+from reqstudio.modes.srs.events import NodeFinished, RunFailed, RunFinished, SrsResult
 from tests.scripted_server import Reply
 
 SRS_DATA = Path(__file__).resolve().parent / "data" / "srs"
@@ -30,9 +30,9 @@ SRS_TEXT = (
 
 
 def without_matrix(text: str) -> str:
-    """The SRS without the traceability matrix it ends with (issue 22 item 8), which must be
+    """The SRS without the traceability matrix it ends with, which must be
     there: what DocGenerate wrote."""
-    from agents.check.trace import split_matrix
+    from reqstudio.check.trace import split_matrix
 
     body, matrix = split_matrix(text)
     assert matrix.startswith(("## Traceability matrix", "## 追溯矩阵")), text[-300:]

@@ -1,4 +1,4 @@
-"""The traceability matrix (issue 22 item 8): each requirement's origin (a request sentence, a
+"""The traceability matrix: each requirement's origin (a request sentence, a
 clarification round, a reference section), the matrix the SRS ends with, srs-trace.csv, and
 the checker's finding for request sentences that no requirement traces to. The runs talk HTTP
 to the scripted model server."""
@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from agents.check.engine import check_document
-from agents.check.trace import (
+from reqstudio.check.engine import check_document
+from reqstudio.check.trace import (
     match_sentences,
     read_matrix,
     request_sentences,
     split_matrix,
 )
-from agents.srs.engine import SrsRequest
-from agents.srs.trace import trace_rows
+from reqstudio.modes.srs.engine import SrsRequest
+from reqstudio.modes.srs.trace import trace_rows
 from tests.cli_support import run_reqstudio
 from tests.test_srs_support import (
     SRS_DATA,

@@ -1,4 +1,4 @@
-"""Interface specs as A2A-shaped agent cards (issue 17, item 13): either shape is accepted,
+"""Interface specs as A2A-shaped agent cards: either shape is accepted,
 briefs and messages that name a skill are checked against the receiver's card, an
 introduction carries the card the society knows, and the browser renders cards."""
 
@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from agents.team.events import MessageDelivered, Refused, RoleCreated
-from agents.team.protocol import InterfaceSpec
+from reqstudio.modes.team.events import MessageDelivered, Refused, RoleCreated
+from reqstudio.modes.team.protocol import InterfaceSpec
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.test_team_run import (
     PY_BRIEF,
@@ -152,7 +152,7 @@ async def test_create_role_takes_a_card_through_the_tool_call(
 
 
 def test_the_browser_renders_cards_old_and_new():
-    from ui.team import card_markdown
+    from reqstudio.web.team import card_markdown
 
     new = card_markdown(CARD, "术语专家")
     assert new.startswith("🪪 Card: **术语专家**")

@@ -41,10 +41,10 @@ def test_events_on_stderr_the_answer_on_stdout_and_the_record_in_a_file(llm_serv
     assert (tmp_path / "data" / "team.db").exists()
 
 
-def test_a_limit_ends_the_run_with_exit_code_1_and_says_which(llm_server, tmp_path):
+def test_a_limit_ends_the_run_with_exit_code_4_and_says_which(llm_server, tmp_path):
     llm_server.script(Reply(match="你的 ID：root；", content="想想", delay=5))
     result = run_cli(llm_server, tmp_path, "写 SRS", "--time-limit", "1")
-    assert result.returncode == 1
+    assert result.returncode == 4  # finished without a pass, as the browser's ⚠️
     assert "[end] time" in result.stderr
     assert result.stdout == ""
 
@@ -62,7 +62,7 @@ def test_bad_arguments_exit_2_with_one_line(llm_server, tmp_path):
         assert len(result.stderr.strip().splitlines()) == 1
 
 
-# --- issue 17: what the user sees, and how every run ends -----------------------------------
+# --- what the user sees, and how every run ends -----------------------------------
 
 
 def test_two_refused_answers_then_one_delivered_print_that_answer_once_and_exit_0(
@@ -107,9 +107,9 @@ def test_a_childs_failure_is_one_line_without_a_traceback(llm_server, tmp_path):
 @pytest.mark.parametrize(
     ("reply", "reason", "code"),
     [
-        (Reply(match="你的 ID：root；", content="想想", delay=5), "time", 1),
+        (Reply(match="你的 ID：root；", content="想想", delay=5), "time", 4),
         (Reply(match="你的 ID：root；", fault="401"), "failed", 1),
-        (Reply(match="你的 ID：root；", content="我不答复用户。"), "idle", 1),
+        (Reply(match="你的 ID：root；", content="我不答复用户。"), "idle", 4),
     ],
 )
 def test_every_ending_prints_one_end_line_and_writes_the_log(

@@ -1,4 +1,4 @@
-"""Team runs against a provider and agents that misbehave (issue 17, items 9-12): the user
+"""Team runs against a provider and agents that misbehave: the user
 hears each delivered answer once and nothing else, a failed turn keeps its memory, nobody
 can pose as someone else, and every message counts toward the limits."""
 
@@ -8,14 +8,14 @@ import json
 
 import pytest
 
-from agents.team.events import (
+from reqstudio.modes.team.events import (
     AgentFailed,
     AnswerToken,
     MessageDelivered,
     Refused,
     RunFinished,
 )
-from agents.team.society import AgentSociety
+from reqstudio.modes.team.society import AgentSociety
 from tests import test_team_run as team
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 

@@ -1,4 +1,4 @@
-"""Team mode's society as a picture (issue 18, items 1 and 10): the graph taken from a society
+"""Team mode's society as a picture: the graph taken from a society
 (nodes, places, messages per direction, unused contacts), the Plotly figure drawn from it,
 the live picture redrawn in place and never stored, and a whole run through the view ending
 with one stored picture beside the record. Chainlit's emitter and data layer are stand-ins
@@ -18,15 +18,15 @@ from chainlit.context import ChainlitContext, context_var
 from chainlit.emitter import BaseChainlitEmitter
 from chainlit.session import HTTPSession
 
-from agents.team import TeamConfig, TeamRun
-from agents.team.events import RunFinished
-from agents.team.protocol import ROOT_ID, USER_ID
-from agents.team.society import AgentSociety
+from reqstudio.modes.team import TeamConfig, TeamRun
+from reqstudio.modes.team.events import RunFinished
+from reqstudio.modes.team.protocol import ROOT_ID, USER_ID
+from reqstudio.modes.team.society import AgentSociety
+from reqstudio.web.team import TeamRunView
+from reqstudio.web.team_picture import LivePicture, arrow_width, society_figure, society_graph
 from tests.test_team_run import answer, role, spawn, turn
 from tests.test_team_run import send as say
 from tests.test_team_society import spawn as spawn_in
-from ui.team import TeamRunView
-from ui.team_picture import LivePicture, arrow_width, society_figure, society_graph
 
 
 def small_society() -> AgentSociety:
@@ -86,8 +86,8 @@ def test_the_graph_has_each_agent_the_user_and_the_leader_laid_out_as_the_creati
     assert graph.sent("root") == 4 and graph.received("agent-2") == 3
     # the collaborator root was given to agent-3 is a contact no message used, listed once
     assert graph.contacts == [("agent-3", "root")]
-    assert "root (collaborator)" in graph.nodes["agent-3"].contacts
-    assert "agent-1 (introduction)" in graph.nodes["agent-2"].contacts
+    assert "root (given as a collaborator)" in graph.nodes["agent-3"].contacts  # in words
+    assert "agent-1 (introduced)" in graph.nodes["agent-2"].contacts
 
 
 def test_the_figure_draws_labelled_nodes_one_arrow_per_direction_and_reads_on_any_theme():
@@ -283,7 +283,7 @@ async def test_a_run_shows_the_picture_live_and_ends_with_one_stored_picture_and
         t.get("text") and "agent-2 → agent-1" in str(t.get("hovertext")) for t in figure["data"]
     )
     assert "The society" in screen.messages[final["forId"]]
-    assert "agent-1 (introduction · root)" in screen.messages[final["forId"]]  # the details
+    assert "agent-1 (introduced · root)" in screen.messages[final["forId"]]  # the details
     # the history keeps the final picture and the record, and nothing of the live picture
     stored = {e.name: e for e in history.elements.values()}
     assert set(stored) == {"society", "team-record.json"}

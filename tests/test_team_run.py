@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents.team import EventStore, TeamConfig, TeamRun
-from agents.team.events import (
+from reqstudio.modes.team import EventStore, TeamConfig, TeamRun
+from reqstudio.modes.team.events import (
     AgentSpawned,
     AnswerToken,
     Introduced,
@@ -28,7 +28,7 @@ SPEC = {"services": ["术语表"], "input_format": "术语列表", "output_forma
 
 
 def me(agent_id: str) -> str:
-    """Text only in that agent's own requests (prompts/team/base.txt)."""
+    """Text only in that agent's own requests (reqstudio/prompts/team/base.txt)."""
     return f"你的 ID：{agent_id}；"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.team import TeamConfig
+from reqstudio.modes.team import TeamConfig
 from reqstudio.settings import SettingsError, load_settings
 
 

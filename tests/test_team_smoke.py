@@ -10,16 +10,17 @@ import asyncio
 
 import pytest
 
-from agents.team import EventStore, TeamConfig, TeamRun
-from agents.team.events import RunFinished, TurnFinished
+from reqstudio.modes.team import EventStore, TeamConfig, TeamRun
+from reqstudio.modes.team.events import RunFinished, TurnFinished
 from reqstudio.runtime import AppRuntime
 from reqstudio.settings import load_settings
+from tests.cli_support import require_offline_model
 
 pytestmark = pytest.mark.smoke
 
 
 def test_a_team_run_ends_cleanly_with_the_bundled_model(monkeypatch, tmp_path):
-    pytest.importorskip("llama_cpp")
+    require_offline_model()
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
         monkeypatch.delenv(name, raising=False)
     settings = load_settings(REQSTUDIO_DATA_DIR=str(tmp_path / "data"))

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from agents.team.context import initial_context, system_prompt
-from agents.team.events import ContactAdded, Introduced, MessageDelivered, Refused
-from agents.team.protocol import ROOT_ID, USER_ID, format_delivery
-from agents.team.society import AgentSociety, SocietyLimits
+from reqstudio.modes.team.context import initial_context, system_prompt
+from reqstudio.modes.team.events import ContactAdded, Introduced, MessageDelivered, Refused
+from reqstudio.modes.team.protocol import ROOT_ID, USER_ID, format_delivery
+from reqstudio.modes.team.society import AgentSociety, SocietyLimits
 from reqstudio.prompts import render_prompt
 from tests.test_team_run import PY_BRIEF
 

@@ -1,4 +1,4 @@
-"""A thread's own model and temperature (issue 18, item 15): picked in the settings panel
+"""A thread's own model and temperature: picked in the settings panel
 among the configured models, sent to the provider by every call of that thread and no other,
 kept when the thread is reopened, and refused when the browser sends anything else.
 
@@ -183,8 +183,8 @@ async def test_the_chosen_model_and_temperature_are_the_threads_own(
     await reopened.close()
 
 
-REASONING = "research agent"  # prompts/agent/react_system.md
-ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
+REASONING = "research agent"  # reqstudio/prompts/agent/react_system.md
+ANSWER = "Write the final answer now"  # reqstudio/prompts/agent/answer_context.md
 
 
 async def test_agent_runs_use_the_threads_model_unless_a_role_is_picked(
@@ -194,7 +194,7 @@ async def test_agent_runs_use_the_threads_model_unless_a_role_is_picked(
     agent = await ChatSocket(app.url, sign_in_cookie(app.url), profile="Agent").connect()
     panel = await wait_for_panel(agent, 0)
     assert [w["id"] for w in panel] == ["thread_model", "thread_temperature_on",
-        "thread_temperature", "agent_fc_model", "agent_answer_model"]  # fmt: skip
+        "thread_temperature", "thread_project", "agent_fc_model", "agent_answer_model"]  # fmt: skip
     assert all(w["type"] != "textinput" for w in panel)  # no name, URL or key to type
     await agent.wait_for(lambda name, data: name == "new_message" and "`web_search`" in str(data))
     await agent.client.call(

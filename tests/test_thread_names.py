@@ -1,8 +1,8 @@
-"""Thread names in the history: the mode, then what the thread is about, short (issue 18 item 2)."""
+"""Thread names in the history: the mode, then what the thread is about, short."""
 
 from __future__ import annotations
 
-from ui.modes import ModeSpec, subject_of, thread_name
+from reqstudio.web.modes import ModeSpec, document_title, subject_of, thread_name
 
 
 async def nothing(message) -> None:
@@ -47,7 +47,7 @@ async def test_chainlit_s_own_naming_does_not_replace_the_app_s(tmp_path):
     from chainlit.context import init_ws_context
     from chainlit.session import WebsocketSession
 
-    from ui.history import HistoryDataLayer, create_schema
+    from reqstudio.web.history import HistoryDataLayer, create_schema
 
     url = f"sqlite+aiosqlite:///{tmp_path / 'history.db'}"
     await create_schema(url)
@@ -71,3 +71,21 @@ async def test_chainlit_s_own_naming_does_not_replace_the_app_s(tmp_path):
     finally:
         await layer.engine.dispose()
         await session.delete()
+
+
+def test_a_long_english_subject_is_cut_between_words_with_an_ellipsis():
+    question = "How should the online booking system for pet clinics confirm appointments by SMS"
+    name = thread_name(mode("Chat"), question)
+    subject = name.removeprefix("Chat · ")
+    assert subject.endswith("…") and len(subject) <= 60
+    kept = subject.removesuffix("…")
+    assert question.startswith(kept) and question[len(kept)] == " "  # a whole word ends it
+
+
+def test_an_uploaded_document_is_named_by_its_title_else_its_file_name():
+    assert document_title("# Pet Clinic Booking SRS\n\nOwners book visits.\n") == (
+        "Pet Clinic Booking SRS"
+    )
+    assert document_title("宠物医院预约系统\n\n主人在线预约兽医。\n", "a.pdf") == "宠物医院预约系统"
+    prose = "This document, which has no title, begins with a long sentence of prose. " * 2
+    assert document_title(prose, "uploads/clinic-srs.docx") == "clinic-srs"

@@ -1,4 +1,4 @@
-"""Prompt injection with side effects (issue 21, item 7): a hostile document read through a
+"""Prompt injection with side effects: a hostile document read through a
 real MCP server tells the agent to call a tool that writes; the scripted model obeys. The
 writing tool (no read-only annotation) runs only when allowed: on the command line only with
 `--yes`; the refusal reaches the agent as the tool's result. Read-only tools (the server's
@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reqstudio.tools.confirmation import guard_side_effects, is_read_only
+from reqstudio.tools.mcp_tools import McpToolbox, content_to_text
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 from tests.test_agent_cli import run_cli
-from tools.confirmation import guard_side_effects, is_read_only
-from tools.mcp_tools import McpToolbox, content_to_text
 
 SECURITY = Path(__file__).resolve().parent / "data" / "security"
-REASONING = "research agent"  # prompts/agent/react_system.md
-ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
+REASONING = "research agent"  # reqstudio/prompts/agent/react_system.md
+ANSWER = "Write the final answer now"  # reqstudio/prompts/agent/answer_user.md
 INJECTED = "PWNED: all requirements deleted"
 
 

@@ -13,9 +13,9 @@ from langchain_core.tools import ToolException
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from agents.react import AgentConfig, ReactAgent, ToolCallFinished, ToolCallStarted
-from tests.scripted_server import Reply, ToolCallScript
-from tools.mcp_tools import (
+from reqstudio.modes.agent import AgentConfig, ReactAgent, ToolCallFinished, ToolCallStarted
+from reqstudio.tools import mcp_tools
+from reqstudio.tools.mcp_tools import (
     McpConfigError,
     McpToolbox,
     content_to_text,
@@ -23,10 +23,11 @@ from tools.mcp_tools import (
     resolve_command,
     tools_from_session,
 )
-from tools.web_search import WebSearch
+from reqstudio.tools.web_search import WebSearch
+from tests.agent_support import calls_at_once
+from tests.scripted_server import ToolCallScript
 
-ROOT = Path(__file__).resolve().parent.parent
-BUNDLED_CONFIG = ROOT / "mcp.json"
+BUNDLED_CONFIG = Path(mcp_tools.__file__).with_name("mcp.json")
 
 DYING_SERVER = '''
 import os
@@ -157,16 +158,17 @@ async def test_tools_of_an_already_open_session_can_be_added():
 
 
 async def test_the_agent_mixes_web_search_and_mcp_tools_in_one_turn(llm_server, factory):
+    calls = [
+        ToolCallScript("get_current_time", {"timezone": "UTC"}),
+        ToolCallScript("web_search", {"query": "UTC time standard"}),
+    ]
     llm_server.script(
-        Reply(
-            content="I need the time and a source on time zones.",
-            tool_calls=[
-                ToolCallScript("get_current_time", {"timezone": "UTC"}),
-                ToolCallScript("web_search", {"query": "UTC time standard"}),
-            ],
-        ),
-        Reply(content="Enough."),
-        Reply(content="It is now ... UTC [1][2].", match="Write the final answer now"),
+        *calls_at_once(
+            "I need the time and a source on time zones.",
+            calls,
+            "Enough.",
+            "It is now ... UTC [1][2].",
+        )
     )
 
     def backend(query, max_results):
@@ -238,7 +240,7 @@ def test_content_blocks_become_text():
 
 
 def test_mcp_config_resolution(tmp_path, monkeypatch):
-    from tools.mcp_tools import BUNDLED_MCP_CONFIG, resolve_mcp_config
+    from reqstudio.tools.mcp_tools import BUNDLED_MCP_CONFIG, resolve_mcp_config
 
     monkeypatch.chdir(tmp_path)
     assert resolve_mcp_config("off") is None
@@ -329,7 +331,7 @@ def time_servers_running() -> list:
 
 
 async def test_configured_servers_are_started_once_per_process_and_shared_by_sessions():
-    from tools.mcp_tools import SharedMcpServers
+    from reqstudio.tools.mcp_tools import SharedMcpServers
 
     shared = SharedMcpServers()
     # twenty sessions opening at once, as twenty Agent sockets do
@@ -356,7 +358,7 @@ async def test_configured_servers_are_started_once_per_process_and_shared_by_ses
 
 
 async def test_a_sessions_own_servers_stay_its_own(tmp_path: Path):
-    from tools.mcp_tools import SharedMcpServers
+    from reqstudio.tools.mcp_tools import SharedMcpServers
 
     shared = SharedMcpServers()
     base = await shared.get(None)  # no configured servers

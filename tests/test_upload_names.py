@@ -1,5 +1,5 @@
 """Uploaded file names are made safe before they touch the disk: base name only, no control
-characters, short enough for the file system, extension kept (issue 21: a 300-character name
+characters, short enough for the file system, extension kept (a 300-character name
 or a NUL in it made the SRS turn fail with OSError 36 / ValueError)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.srs.documents import MAX_NAME_BYTES, display_name, load_reference
+from reqstudio.modes.srs.documents import MAX_NAME_BYTES, display_name, load_reference
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
-"""Roles in a real browser: the first account administers (users, disabling, usage per user and
-mode with its cost); everyone else is refused the admin page and sees only their own threads."""
+"""Roles in a real browser: an account made with `--admin` administers (users, disabling, usage
+per user and mode with its cost); everyone else is refused the admin page and sees only their
+own threads."""
 
 from __future__ import annotations
 
@@ -22,23 +23,24 @@ pytestmark = pytest.mark.browser
 PASSWORDS = {"alice": "alice-long-pass", "bob": "bob-long-pass"}
 
 
-def add_user(data_dir: Path, name: str) -> None:
+def add_user(data_dir: Path, name: str, admin: bool = False) -> None:
     env = {
         k: v for k, v in os.environ.items() if k not in ("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
     }
     added = subprocess.run(
-        [sys.executable, "-m", "reqstudio.cli", "users", "add", name],
+        [sys.executable, "-m", "reqstudio.cli", "users", "add", name, *(["--admin"] if admin else [])],
         cwd=ROOT, env=env | {"REQSTUDIO_DATA_DIR": str(data_dir)},
         input=PASSWORDS[name] + "\n", capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert added.returncode == 0, added.stderr
 
 
-def data_with_users(tmp_path: Path, *names: str) -> Path:
-    """A data folder whose accounts are `names` (passwords in PASSWORDS)."""
+def data_with_users(tmp_path: Path, *names: str, admins: tuple[str, ...] = ()) -> Path:
+    """A data folder whose accounts are `names` (passwords in PASSWORDS), `admins` among them
+    made administrators."""
     data = tmp_path / "data"
     for name in names:
-        add_user(data, name)
+        add_user(data, name, admin=name in admins)
     return data
 
 
@@ -52,10 +54,10 @@ def log_in(browser: Browser, app: AppProcess, name: str) -> Page:
 
 
 @pytest.mark.failed_requests(r"^401 (GET /user|POST /login)$", r"^403 GET /reqstudio/admin")
-def test_the_first_user_administers_and_sees_usage_per_user_and_mode(
+def test_the_admin_user_administers_and_sees_usage_per_user_and_mode(
     browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
 ):
-    data = data_with_users(tmp_path, "alice", "bob")  # the first account: administrator
+    data = data_with_users(tmp_path, "alice", "bob", admins=("alice",))
     env = provider_env(llm_server) | {"AGENT_PRICES": json.dumps({"scripted-model": [1.0, 2.0]})}
     app = AppProcess(data, env).start()
     try:
@@ -104,7 +106,7 @@ def test_the_first_user_administers_and_sees_usage_per_user_and_mode(
 def test_a_disabled_user_cannot_sign_in(
     browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path
 ):
-    data = data_with_users(tmp_path, "alice", "bob")
+    data = data_with_users(tmp_path, "alice", "bob", admins=("alice",))
     app = AppProcess(data, provider_env(llm_server)).start()
     try:
         listing = {"pagination": {"first": 20}, "filter": {}}

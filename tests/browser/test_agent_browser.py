@@ -13,14 +13,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
+from tests.agent_support import ANSWER, REASONING, one_call_then_answer
 from tests.apps import ROOT, AppProcess
 from tests.browser_support import open_page, provider_env, send
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
 pytestmark = pytest.mark.browser
 
-REASONING = "research agent"  # prompts/agent/react_system.md
-ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
 FAKE_SEARCH = {
     "REQSTUDIO_SEARCH_BACKEND": "tests.fake_search:five_results",
     "PYTHONPATH": str(ROOT),
@@ -87,7 +86,7 @@ def test_agent_mode_shows_each_step_and_statistics(
     search_step = page.get_by_text(re.compile(r"搜索 · 完成$")).first
     expect(search_step).to_be_visible()
     search_step.click()
-    expect(page.get_by_text('"query": "UTC 时间 标准"', exact=False).first).to_be_visible()
+    expect(page.get_by_text("query: UTC 时间 标准", exact=False).first).to_be_visible()
     results_step = page.get_by_text(re.compile(r"搜索结果 · 完成$")).first
     results_step.click()
     expect(page.get_by_text("找到 5 条结果", exact=False).first).to_be_visible()
@@ -96,7 +95,7 @@ def test_agent_mode_shows_each_step_and_statistics(
     mcp_step = page.get_by_text("MCP · get_current_time", exact=False).first
     mcp_step.click()
     expect(page.get_by_text("完成", exact=False).first).to_be_visible()
-    expect(page.get_by_text('"timezone": "UTC"', exact=False).first).to_be_visible()
+    expect(page.get_by_text("timezone: UTC", exact=False).first).to_be_visible()
 
     # statistics per model: the scripted usage, summed per role
     expect(page.get_by_role("cell", name="320")).to_be_visible()  # function-call input tokens
@@ -124,21 +123,20 @@ def test_mcp_server_connected_from_the_ui_joins_the_agent(
 
         page.locator("#message-composer button[aria-haspopup=dialog]:has(svg.lucide-plug)").click()
         dialog = page.locator("[role=dialog]")
-        dialog.get_by_role("button", name="Connect", exact=True).first.click()
+        # Chainlit's dialog, hard-coded in English, reads in Chinese (public/reqstudio.js)
+        expect(dialog.get_by_text("连接 MCP", exact=True).first).to_be_visible()
+        dialog.get_by_role("button", name="连接", exact=True).first.click()
         expect(page.get_by_text("已连接 MCP 服务器 time", exact=False)).to_be_visible()
         page.keyboard.press("Escape")
 
         llm_server.script(
-            Reply(match=REASONING, content="查时间。",
-                  tool_calls=[ToolCallScript("get_current_time", {"timezone": "UTC"})]),
-            Reply(match=REASONING, content="够了。"),
-            Reply(match=ANSWER, content="时间已由界面连接的 MCP 工具给出。"),
-        )  # fmt: skip
+            *one_call_then_answer("查时间。", "够了。", "时间已由界面连接的 MCP 工具给出。")
+        )
         send(page, "现在 UTC 几点？")
         expect(page.get_by_text("时间已由界面连接的 MCP 工具给出。")).to_be_visible(timeout=60_000)
         step = page.get_by_text("MCP · get_current_time", exact=False).first
         step.click()
-        expect(page.get_by_text('"timezone": "UTC"', exact=False).first).to_be_visible()
+        expect(page.get_by_text("timezone: UTC", exact=False).first).to_be_visible()
         page.screenshot(path=output_dir / "agent-mcp-from-ui.png")
     finally:
         app.stop()
@@ -147,3 +145,47 @@ def test_mcp_server_connected_from_the_ui_joins_the_agent(
     ]
     # the real mcp-server-time answered through the UI-made connection
     assert any("datetime" in str(m["content"]) for m in tool_results)
+
+
+READABLE = {
+    "zh-CN": {"profile": "Agent 智能体", "on": "已启用 Agent 智能体 模式", "arguments": "参数",
+              "result": "结果", "full": "完整结果（模型读到的原文）", "done": "完成"},
+    "en-US": {"profile": "Agent", "on": "Agent mode is on", "arguments": "Arguments",
+              "result": "Result", "full": "Full result, as the model read it", "done": "done"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("language", sorted(READABLE))
+def test_a_tool_step_reads_as_words_not_json(
+    browser: Browser, agent_app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path,
+    language: str,
+):  # fmt: skip
+    """The MCP time tool answers JSON: its step shows the arguments and the result as
+    "name: value" lines, with the whole JSON folded in a step of its own."""
+    texts = READABLE[language]
+    llm_server.script(
+        *one_call_then_answer(
+            "Look up the time.", "Enough to answer.", "It is the time the tool gave."
+        )
+    )
+    page = open_page(browser, agent_app.url, language)
+    page.locator("#chat-profiles").click()
+    page.get_by_role("option", name=texts["profile"]).click()
+    expect(page.get_by_text(texts["on"])).to_be_visible()
+    send(page, f"What time is it in UTC? ({language})")
+    expect(page.get_by_text("It is the time the tool gave.")).to_be_visible(timeout=60_000)
+    step = page.get_by_text(re.compile(rf"MCP · get_current_time · {texts['done']}$")).first
+    step.click()
+    expect(page.get_by_text(texts["arguments"], exact=True).first).to_be_visible()
+    expect(page.get_by_text("timezone: UTC", exact=False).first).to_be_visible()
+    expect(page.get_by_text(texts["result"], exact=True).first).to_be_visible()
+    expect(page.get_by_text(re.compile(r"datetime: \d{4}-\d\d-\d\d")).first).to_be_visible()
+    # no JSON on screen: no quoted field names, no braces
+    expect(page.get_by_text('"timezone"', exact=False)).to_have_count(0)
+    expect(page.get_by_text('"datetime"', exact=False)).to_have_count(0)
+    page.screenshot(path=output_dir / f"agent-tool-step-{language}.png")
+    # the whole result, as the model read it, is one click away
+    folded = page.get_by_text(texts["full"], exact=True)
+    expect(folded.first).to_be_visible()
+    folded.first.click()
+    expect(page.get_by_text('"datetime"', exact=False).first).to_be_visible()

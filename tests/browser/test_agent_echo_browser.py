@@ -1,6 +1,5 @@
 """Agent mode with a provider that gives back its last user message: the answer is the
-user's question given back, never the hand-over the app wrote for the answer model
-(issue 18 item 3), in zh-CN and en-US."""
+user's question given back, never the hand-over the app wrote for the answer model, in zh-CN and en-US."""
 
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ from playwright.sync_api import Browser, expect
 
 from tests.apps import AppProcess
 from tests.browser_support import open_page, provider_env, send, wait_until_idle
+from tests.mode_walk import MODE_TITLES
 from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
@@ -24,13 +24,12 @@ APP_WORDING = (
 
 
 @pytest.mark.parametrize(
-    ("locale", "mode", "question"),
-    [("zh-CN", "Agent 智能体", "哪个标准取代了 IEEE 830？"),
-     ("en-US", "Agent", "Which standard replaced IEEE 830?")],
-)  # fmt: skip
+    ("locale", "question"),
+    [("zh-CN", "哪个标准取代了 IEEE 830？"), ("en-US", "Which standard replaced IEEE 830?")],
+)
 def test_an_echoing_provider_gives_back_the_question_not_the_app_s_wording(
     browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path,
-    locale: str, mode: str, question: str,
+    locale: str, question: str,
 ):  # fmt: skip
     app = AppProcess(tmp_path / "data", provider_env(llm_server) | {"REQSTUDIO_MCP_CONFIG": "off"})
     app.start()
@@ -39,7 +38,7 @@ def test_an_echoing_provider_gives_back_the_question_not_the_app_s_wording(
         llm_server.script(Reply(content="IEEE 830 was superseded by ISO/IEC/IEEE 29148."))
         page = open_page(browser, app.url, locale)
         page.locator("#chat-profiles").click()
-        page.get_by_role("option", name=mode, exact=True).click()
+        page.get_by_role("option", name=MODE_TITLES["agent"][locale], exact=True).click()
         send(page, question)
         expect(page.get_by_text(f"Echo: {question}")).to_be_visible()
         wait_until_idle(page)

@@ -15,38 +15,47 @@ from tests.scripted_server import Reply, ScriptedLLMServer
 pytestmark = pytest.mark.browser
 
 
-def test_chat_streams_answer_with_stats_in_chinese_ui(
-    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+@pytest.mark.parametrize(
+    ("language", "reply", "mode_on", "placeholder", "question", "tokens"),
+    [
+        (
+            "zh-CN",
+            Reply(content="好的需求应当可测试、无歧义、可追溯。", prompt_tokens=21,
+                  completion_tokens=9, chunk_chars=3, chunk_delay=0.05),
+            "已启用 Chat 对话 模式", "输入", "什么是好的需求？", "30 tokens（输入 21 / 输出 9）",
+        ),
+        (
+            "en-US",
+            Reply(content="A good requirement is testable.", prompt_tokens=5, completion_tokens=6),
+            "Chat mode is on", "message", "What makes a good requirement?",
+            "11 tokens (5 in / 6 out)",
+        ),
+    ],
+)  # fmt: skip
+def test_chat_streams_answer_with_stats_in_the_browsers_language(
+    browser: Browser,
+    app: AppProcess,
+    llm_server: ScriptedLLMServer,
+    output_dir: Path,
+    language: str,
+    reply: Reply,
+    mode_on: str,
+    placeholder: str,
+    question: str,
+    tokens: str,
 ):
-    llm_server.script(
-        Reply(content="好的需求应当可测试、无歧义、可追溯。", prompt_tokens=21, completion_tokens=9,
-              chunk_chars=3, chunk_delay=0.05)
-    )  # fmt: skip
-    page = open_page(browser, app.url, "zh-CN")
-    expect(page.get_by_text("已启用 Chat 对话 模式")).to_be_visible()
-    expect(page.locator("#chat-input")).to_have_attribute("placeholder", re.compile("输入"))
-    send(page, "什么是好的需求？")
-    expect(page.get_by_text("好的需求应当可测试、无歧义、可追溯。")).to_be_visible()
-    expect(page.get_by_text("30 tokens（输入 21 / 输出 9）")).to_be_visible()
-    expect(page.get_by_text("已启用 Chat 对话 模式")).to_be_visible()  # the confirmation stays
-    page.screenshot(path=output_dir / "chat-zh-CN.png")
+    llm_server.script(reply)
+    page = open_page(browser, app.url, language)
+    expect(page.get_by_text(mode_on)).to_be_visible()
+    expect(page.locator("#chat-input")).to_have_attribute("placeholder", re.compile(placeholder))
+    send(page, question)
+    expect(page.get_by_text(reply.content)).to_be_visible()
+    expect(page.get_by_text(tokens)).to_be_visible()
+    expect(page.get_by_text(mode_on)).to_be_visible()  # the confirmation stays
+    page.screenshot(path=output_dir / f"chat-{language}.png")
     sent = llm_server.requests[-1]
     assert sent["stream"] is True
-    assert sent["messages"][-1] == {"role": "user", "content": "什么是好的需求？"}
-
-
-def test_english_browser_gets_english_ui(
-    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
-):
-    llm_server.script(Reply(content="A good requirement is testable.", prompt_tokens=5,
-                            completion_tokens=6))  # fmt: skip
-    page = open_page(browser, app.url, "en-US")
-    expect(page.get_by_text("Chat mode is on")).to_be_visible()
-    expect(page.locator("#chat-input")).to_have_attribute("placeholder", re.compile("message"))
-    send(page, "What makes a good requirement?")
-    expect(page.get_by_text("A good requirement is testable.")).to_be_visible()
-    expect(page.get_by_text("11 tokens (5 in / 6 out)")).to_be_visible()
-    page.screenshot(path=output_dir / "chat-en-US.png")
+    assert sent["messages"][-1] == {"role": "user", "content": question}
 
 
 def test_memory_within_a_thread(browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer):
@@ -75,7 +84,8 @@ def test_cut_stream_keeps_partial_answer_and_app_keeps_running(
     expect(page.get_by_text("已启用")).to_be_visible()
     send(page, "请回答")
     expect(page.get_by_text("第一部分内容已经到达。", exact=False)).to_be_visible()
-    expect(page.get_by_text("连接中断", exact=False)).to_be_visible()
+    expect(page.get_by_text("⟳ 第 2/2 次尝试：上一次连接中断")).to_be_visible()  # the retry
+    expect(page.get_by_text("与模型服务的连接中断", exact=False)).to_be_visible()  # the failure
     expect(page.get_by_text("已保留收到的内容", exact=False)).to_be_visible()
     page.screenshot(path=output_dir / "chat-error-kept.png")
     assert len(llm_server.requests) == 2

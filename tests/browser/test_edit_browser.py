@@ -1,5 +1,5 @@
 """Edit a sent message and regenerate an answer, in Chat: the later turns go from the page,
-from the history and from the model's memory alike, after a restart too (issue 18 item 12)."""
+from the history and from the model's memory alike, after a restart too."""
 
 from __future__ import annotations
 
@@ -107,8 +107,8 @@ def test_edit_and_regenerate_rewind_the_memory(
         second.stop()
 
 
-REASONING = "research agent"  # prompts/agent/react_system.md
-ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
+REASONING = "research agent"  # reqstudio/prompts/agent/react_system.md
+ANSWER = "Write the final answer now"  # reqstudio/prompts/agent/answer_context.md
 
 
 def test_agent_answer_regenerated_and_question_edited(

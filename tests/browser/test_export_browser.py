@@ -1,4 +1,4 @@
-"""A thread as Markdown from the header's export button, to its author only (issue 18 item 13)."""
+"""A thread as Markdown from the header's export button, to its author only."""
 
 from __future__ import annotations
 

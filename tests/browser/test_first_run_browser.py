@@ -1,4 +1,4 @@
-"""What a first-time user meets around uploads and mode switches (issue 18 items 7, 8): the
+"""What a first-time user meets around uploads and mode switches: the
 upload box shows one size limit, the app's; switching mode says the thread stays in the
 history, and it does."""
 
@@ -30,7 +30,7 @@ def test_the_upload_box_shows_the_app_s_limit_only(
     page.get_by_role("option", name=srs, exact=True).click()
     send(page, "A library lending system")
     page.get_by_role("button", name=upload).click()
-    # the question stays once answered, the choice below it (issue 18 item 8)
+    # the question stays once answered, the choice below it
     question = "No reference SRS yet" if locale == "en-US" else "还没有参考 SRS"
     answered = page.locator('[data-step-type="assistant_message"]').filter(has_text=question)
     expect(answered.last).to_contain_text(upload)  # "Selected: …" / "已选择：…" below it
@@ -74,7 +74,7 @@ def test_a_reload_keeps_the_thread_s_mode_and_the_history_names_it(
     send(page, "哪个标准取代了 IEEE 830？\n请简要回答。")
     expect(page.get_by_text("IEEE 830 已被 29148 取代。")).to_be_visible()
     wait_until_idle(page)
-    # the history names the thread by its mode and its first line (issue 18 item 2)
+    # the history names the thread by its mode and its first line
     expect(
         page.locator("#thread-history").get_by_text("Agent · 哪个标准取代了 IEEE 830？")
     ).to_be_visible()

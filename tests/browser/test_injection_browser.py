@@ -1,4 +1,4 @@
-"""A hostile document is shown as text, never run (issue 21, item 6): a real browser gets
+"""A hostile document is shown as text, never run: a real browser gets
 `<script>`, `<img onerror>`, a `javascript:` link and raw HTML in the user's message, the
 model's answer, the Agent's reasoning and tool steps, and an attachment's name. Each payload
 would set a flag on the page or open a dialog if it ran: neither happens, and no element
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Dialog, Page, expect
 
+from tests.agent_support import one_call_then_answer
 from tests.apps import AppProcess
 from tests.browser_support import attach, open_page, send, switch_mode, wait_until_idle
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
@@ -22,8 +23,6 @@ from tests.test_srs_support import (
 
 pytestmark = pytest.mark.browser
 
-REASONING = "research agent"  # prompts/agent/react_system.md
-ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
 HOSTILE = (
     "# 需求 <b>加粗</b>\n\n"
     "<script>window.__pwned = 'script'; alert('script')</script>\n\n"
@@ -52,6 +51,16 @@ def nothing_ran(page: Page, dialogs: list[Dialog]) -> None:
         assert page.locator(selector).count() == 0, selector
 
 
+def run_and_open_steps(page: Page, message: str, ended: str, steps: tuple[str, ...], timeout: int):
+    """Send the message, wait for the run's end (its text shown, the chat idle), then open each
+    step named."""
+    send(page, message)
+    expect(page.get_by_text(ended, exact=False)).to_be_visible(timeout=timeout)
+    wait_until_idle(page)
+    for step in steps:
+        page.get_by_text(step, exact=False).first.click()
+
+
 def test_hostile_markup_is_shown_as_text_in_chat_and_steps(
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, tmp_path: Path
 ):
@@ -77,17 +86,13 @@ def test_hostile_markup_is_shown_as_text_in_chat_and_steps(
     # Agent: the document in the reasoning step, a tool call's arguments and the answer
     switch_mode(page, "Agent 智能体", confirm=True)
     expect(page.get_by_text("已启用 Agent 智能体 模式")).to_be_visible()
+    hostile_call = ToolCallScript("get_current_time", {"timezone": HOSTILE[:120]})
     llm_server.script(
-        Reply(match=REASONING, content=HOSTILE,
-              tool_calls=[ToolCallScript("get_current_time", {"timezone": HOSTILE[:120]})]),
-        Reply(match=REASONING, content="够了。"),
-        Reply(match=ANSWER, content=f"结论：\n\n{HOSTILE}"),
-    )  # fmt: skip
-    send(page, "按这份文档回答")
-    expect(page.get_by_text("结论：", exact=False)).to_be_visible(timeout=60_000)
-    wait_until_idle(page)
-    for step in ("思考 · 第 1 轮", "MCP · get_current_time"):
-        page.get_by_text(step, exact=False).first.click()
+        *one_call_then_answer(HOSTILE, "够了。", f"结论：\n\n{HOSTILE}", hostile_call)
+    )
+    run_and_open_steps(
+        page, "按这份文档回答", "结论：", ("思考 · 第 1 轮", "MCP · get_current_time"), 60_000
+    )
     expect(page.get_by_text("window.__pwned", exact=False).first).to_be_visible()
     nothing_ran(page, dialogs)
 
@@ -104,11 +109,9 @@ def test_hostile_markup_is_shown_as_text_in_chat_and_steps(
         *one_requirement_run(HOSTILE_REQUIREMENT, HOSTILE_REQUIREMENT, HOSTILE),
     )
     attach(page, str(E_STORE / "reference.md"))
-    send(page, "一个在线商店。")
-    expect(page.get_by_text("✅ 完成", exact=False)).to_be_visible(timeout=90_000)
-    wait_until_idle(page)
-    for step in ("ReqParse", "ReqClarify · 第 1 轮"):
-        page.get_by_text(step, exact=False).first.click()
+    run_and_open_steps(
+        page, "一个在线商店。", "✅ 完成", ("ReqParse", "ReqClarify · 第 1 轮"), 90_000
+    )
     expect(page.get_by_text("顾客浏览商品", exact=False).first).to_be_visible()
     with page.expect_download() as download:
         page.get_by_text("srs.md").first.click()

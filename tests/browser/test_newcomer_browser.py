@@ -1,5 +1,5 @@
 """What a newcomer sees: starters on a new chat, steps that say whether they run, one language,
-no internal text as an answer, honest numbers (issue 8)."""
+no internal text as an answer, honest numbers."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.agent_support import ANSWER, REASONING, one_call_then_answer
 from tests.apps import AppProcess
 from tests.browser_support import (
     attach,
@@ -18,11 +19,13 @@ from tests.browser_support import (
     open_page,
     send,
     start_srs_run,
+    stop_srs_run_in_explore,
     switch_mode,
+    switch_to_mode,
     wait_until_idle,
     wait_until_loaded,
 )
-from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
+from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_srs_support import (
     E_STORE,
     EVALUATE,
@@ -35,9 +38,6 @@ from tests.test_srs_support import (
 )
 
 pytestmark = pytest.mark.browser
-
-REASONING = "research agent"  # prompts/agent/react_system.md
-ANSWER = "Write the final answer now"  # prompts/agent/answer_context.md
 
 
 @pytest.mark.parametrize(
@@ -86,11 +86,10 @@ def test_running_step_is_open_and_streams_then_folds_with_its_outcome(
 ):
     reasoning = "先想一想：需要查询时间。" * 6
     llm_server.script(
-        Reply(match=REASONING, content=reasoning, chunk_chars=3, chunk_delay=0.15,
-              tool_calls=[ToolCallScript("get_current_time", {"timezone": "UTC"})]),
-        Reply(match=REASONING, content="够了。"),
-        Reply(match=ANSWER, content="现在是 UTC 时间。"),
-    )  # fmt: skip
+        *one_call_then_answer(
+            reasoning, "够了。", "现在是 UTC 时间。", chunk_chars=3, chunk_delay=0.15
+        )
+    )
     page = open_page(browser, app.url, "zh-CN")
     switch_mode(page, "Agent 智能体")
     expect(page.get_by_text("已启用 Agent 智能体 模式")).to_be_visible()
@@ -117,13 +116,12 @@ def test_running_step_is_open_and_streams_then_folds_with_its_outcome(
 
 
 @pytest.mark.parametrize(
-    ("locale", "agent", "said"),
-    [("zh-CN", "Agent 智能体", "模型没能回答这个问题"),
-     ("en-US", "Agent", "The model could not answer this question")],
-)  # fmt: skip
+    ("locale", "said"),
+    [("zh-CN", "模型没能回答这个问题"), ("en-US", "The model could not answer this question")],
+)
 def test_the_apps_own_instructions_are_never_shown_as_the_answer(
     browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path,
-    locale: str, agent: str, said: str,
+    locale: str, said: str,
 ):  # fmt: skip
     echoed = ("No research results: no tool was needed. Answer from what you know, without "
               "citation numbers. Research notes: the user asks about IEEE 830.")  # fmt: skip
@@ -132,7 +130,7 @@ def test_the_apps_own_instructions_are_never_shown_as_the_answer(
         Reply(match=ANSWER, content=echoed, chunk_chars=5, chunk_delay=0.03),
     )
     page = open_page(browser, app.url, locale)
-    switch_mode(page, agent)
+    switch_to_mode(page, "agent", locale)
     expect(page.locator("#starters")).to_be_visible()
     send(page, "What is IEEE 830?")
     expect(page.get_by_text(said, exact=False)).to_be_visible()
@@ -169,7 +167,9 @@ def test_srs_in_english_counts_rounds_shows_base_names_and_refuses_scores_out_of
     expect(page.get_by_text("Reference SRS “evil.md” read", exact=False)).to_be_visible()
     expect(page.get_by_text("../../evil.md", exact=False)).to_have_count(0)
     expect(page.get_by_text("✅ Done", exact=False)).to_be_visible(timeout=60_000)
-    expect(page.get_by_text("Done: 1 round · 1 requirement ·", exact=False)).to_be_visible()
+    expect(
+        page.get_by_text("Done: 1 round · 1 requirement in the list", exact=False)
+    ).to_be_visible()
     expect(page.get_by_text("ReqClarify · round 1 · done")).to_be_visible()
     wait_until_idle(page)  # action buttons are disabled while a run goes on
     click_until(
@@ -289,12 +289,7 @@ def test_an_unfinished_thread_offers_resume_once_and_the_resumed_run_can_be_stop
         explore_reply(("FR-01", "读者可以按书名检索图书"), delay=30),  # still running at stop
     )
     page = open_page(browser, app.url, "zh-CN")
-    start_srs_run(page, "图书馆检索系统：读者检索图书。", E_STORE / "reference.md")
-    expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
-    click_until(
-        page.locator("#stop-button"),
-        page.get_by_text("已停止。已完成的步骤已保存", exact=False).first,
-    )
+    stop_srs_run_in_explore(page, "图书馆检索系统：读者检索图书。", E_STORE / "reference.md")
     page.context.close()
 
     for _ in range(3):  # each opening shows the offer once, not once more than the last
@@ -339,9 +334,10 @@ def test_unknown_token_counts_are_shown_as_unknown_and_reasoning_time_as_reasoni
     send(page, "IEEE 830 是什么？")
     expect(page.get_by_text("IEEE 830 是 SRS 的推荐实践。")).to_be_visible()
     expect(page.get_by_text("token 数未知", exact=False)).to_be_visible()
-    expect(page.get_by_role("cell", name="—")).to_have_count(4)  # in and out, for both models
+    # in and out, for both models: the one word every mode uses for a count not known
+    expect(page.get_by_role("cell", name="未知", exact=True)).to_have_count(4)
     expect(page.get_by_role("cell", name="0", exact=True)).to_have_count(0)
-    expect(page.get_by_text("共 未知数量的 tokens", exact=False)).to_be_visible()
+    expect(page.get_by_text("共 未知 tokens", exact=False)).to_be_visible()
     phases = page.get_by_text("阶段耗时", exact=False)
     expect(phases).to_contain_text(re.compile(r"推理 [1-9]\d*\.\d 秒|推理 0\.[1-9] 秒"))
     expect(phases).to_contain_text("0 次工具调用")
@@ -380,12 +376,7 @@ def test_the_page_loads_and_runs_without_failed_requests(
     page.goto(app.url)
     switch_mode(page, "Agent 智能体")
     expect(page.get_by_text("已启用 Agent 智能体 模式")).to_be_visible()
-    llm_server.script(
-        Reply(match=REASONING, content="查一下时间。",
-              tool_calls=[ToolCallScript("get_current_time", {"timezone": "UTC"})]),
-        Reply(match=REASONING, content="够了。"),
-        Reply(match=ANSWER, content="现在是 UTC 时间。"),
-    )  # fmt: skip
+    llm_server.script(*one_call_then_answer("查一下时间。", "够了。", "现在是 UTC 时间。"))
     send(page, "现在几点？")
     expect(page.get_by_text("现在是 UTC 时间。")).to_be_visible(timeout=60_000)
     for icon in ("brain", "wrench", "git-branch"):  # thinking, the tool, the decisions

@@ -1,5 +1,5 @@
 """First load offline: the page asks no other site for anything and the browser logs no error;
-the tab and the header show ReqStudio's icon and logo, not Chainlit's (issue 18 items 9, 11)."""
+the tab and the header show ReqStudio's icon and logo, not Chainlit's."""
 
 from __future__ import annotations
 

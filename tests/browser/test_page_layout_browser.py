@@ -1,4 +1,4 @@
-"""What the page draws around the app's texts (issue 18, items 7 and 8): a new chat's notice
+"""What the page draws around the app's texts: a new chat's notice
 above the composer, a pasted 200 KB message folded, and Chinese for an unlabelled code block."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from tests.browser_support import (
     open_page,
     provider_env,
     send,
-    start_srs_run,
+    stop_srs_run_in_explore,
     wait_until_idle,
     wait_until_loaded,
 )
@@ -92,11 +92,8 @@ def test_srs_run_stopped_on_one_instance_resumes_on_another(
             explore_reply(("FR-01", "读者可以按书名检索图书"), delay=30),  # running at stop
         )
         page = open_page(browser, first.url)
-        start_srs_run(page, "图书馆借阅系统：读者检索、预约图书。", E_STORE / "reference.md")
-        expect(page.get_by_text("ReqExplore · 第 1 轮")).to_be_visible(timeout=30_000)
-        click_until(
-            page.locator("#stop-button"),
-            page.get_by_text("已停止。已完成的步骤已保存", exact=False).first,
+        stop_srs_run_in_explore(
+            page, "图书馆借阅系统：读者检索、预约图书。", E_STORE / "reference.md"
         )
         page.context.close()
         first.stop()

@@ -13,11 +13,13 @@ from playwright.sync_api import Browser, expect
 from tests import review_support as review
 from tests.apps import AppProcess
 from tests.browser_support import (
+    answer_when_asked,
     attach,
     click_until,
     open_page,
     send,
     start_paused_review,
+    start_review,
     start_srs_run,
     switch_mode,
     wait_until_idle,
@@ -67,7 +69,7 @@ def test_review_two_rounds_in_the_browser(
     expect(page.get_by_text("已读取文档《预约需求.md》", exact=False)).to_be_visible()
     expect(page.locator('[id^="step-审阅 · 第 1 轮"]')).to_be_visible()
     expect(page.locator('[id^="step-审阅 · 第 2 轮"]')).to_be_visible(timeout=60_000)
-    final = page.get_by_text("✅ 审阅结束：没有高优先级问题（quality_sufficient）", exact=False)
+    final = page.get_by_text("✅ 审阅结束：没有高优先级问题", exact=False)
     expect(final).to_be_visible(timeout=60_000)
     expect(
         page.get_by_text("第1轮发现2个问题 → 修正；第2轮发现1个问题（无高优先级） → 完成").first
@@ -77,19 +79,19 @@ def test_review_two_rounds_in_the_browser(
     # the run is over: while it is saved the browser redraws the steps (a click lands on one
     # that is being replaced).
     wait_until_idle(page)
-    # each step's title says how it ended (issue 18 item 4)
+    # each step's title says how it ended
     expect(page.locator('[id="step-审阅 · 第 1 轮 · 完成"]')).to_be_visible()
     page.locator('[id^="step-审阅 · 第 1 轮"]').click()
     expect(page.locator('[id="step-红队 · 完成"]').first).to_be_visible()
     page.locator('[id^="step-红队"]').first.click()
     expect(page.get_by_role("cell", name=ISSUE).first).to_be_visible()
     expect(page.get_by_role("cell", name=EXPECTED).first).to_be_visible()
-    # Issue 16 item 7: every issue has an id and a status, shown in the round's table.
+    # Every issue has an id and a status, shown in the round's table.
     expect(page.get_by_text("本轮问题及状态").first).to_be_visible()
     expect(page.get_by_role("cell", name="I-1", exact=True).first).to_be_visible()
     expect(page.get_by_role("cell", name="新发现", exact=True).first).to_be_visible()
     page.locator('[id^="step-修订 · 2. 预约"]').first.click()
-    diff = page.locator("code").filter(has_text="sec-02 after").first
+    diff = page.locator("code").filter(has_text="sec-02 修改后").first
     expect(diff).to_contain_text("+" + REVISED.strip())
     expect(diff).to_contain_text("-主人在线预约兽医，查询空闲时段要快。")
     diff.scroll_into_view_if_needed()
@@ -103,7 +105,7 @@ def test_review_two_rounds_in_the_browser(
     chart = page.locator(".js-plotly-plot").first
     expect(chart).to_be_visible(timeout=30_000)
     chart.scroll_into_view_if_needed()
-    # no white page in the dark theme (issue 18 item 10): the chart has no background of its own
+    # no white page in the dark theme: the chart has no background of its own
     paper = chart.locator("svg.main-svg").first.evaluate("svg => svg.style.background")
     assert paper in ("rgba(0, 0, 0, 0)", "transparent"), paper
     expect(page.get_by_text("improved.docx")).to_be_visible()  # Word beside Markdown
@@ -166,6 +168,7 @@ def test_srs_review_and_improve_then_evaluate_the_improved_srs(
             "clarity": 0.8,
             "traceability": 0.4,
             "scope_discipline": 0.9,
+            "by_category": {"functional": 0.6, "non_functional": 0.5, "constraints": 0.3},
         }
     }
     llm_server.script(
@@ -206,7 +209,7 @@ def test_srs_review_and_improve_then_evaluate_the_improved_srs(
     wait_until_idle(page)  # action buttons are disabled while a run goes on
     click_until(
         page.get_by_role("button", name="评估", exact=True).last,
-        page.get_by_text("Comprehensive_Score_Weighted", exact=True),
+        page.get_by_role("cell", name="综合得分（加权）", exact=True),
         timeout=30_000,
     )
     evaluated = [
@@ -238,10 +241,8 @@ def test_a_failed_round_keeps_the_finished_ones_and_resumes(
         Reply(fault="500", match=CLIENT),
     )
     page = open_page(browser, app.url, "zh-CN")
-    switch_mode(page, "审阅")
-    expect(page.get_by_text("已启用 Review 审阅 模式")).to_be_visible()
-    send(page, review.DOCUMENT_ZH)
-    failed = page.get_by_text("⚠️ 审阅未能完成", exact=False).last
+    start_review(page, review.DOCUMENT_ZH)
+    failed = page.get_by_text("❌ 审阅未能完成", exact=False).last
     expect(failed).to_be_visible(timeout=60_000)
     expect(page.get_by_text("improved-partial.md")).to_be_visible()
     assert llm_server.pending == 0
@@ -288,12 +289,11 @@ def test_pause_after_each_round_lets_the_user_edit_a_section(
         page.get_by_role("button", name="Edit a section"),
         page.get_by_role("button", name="sec-02 1. Users"),
     )
-    click_until(
+    answer_when_asked(
         page.get_by_role("button", name="sec-02 1. Users"),
         page.get_by_text("Send the new body of “1. Users”", exact=False),
+        edited,
     )
-    page.locator("#chat-input").fill(edited)
-    page.locator("#chat-submit").click()
     expect(page.get_by_text("Edit of “1. Users” noted.")).to_be_visible()
     click_until(
         page.get_by_role("button", name="Continue").last,

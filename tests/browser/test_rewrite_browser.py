@@ -10,7 +10,14 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.apps import AppProcess
-from tests.browser_support import attach, click_until, open_page, send, switch_mode
+from tests.browser_support import (
+    answer_when_asked,
+    attach,
+    click_until,
+    open_page,
+    send,
+    switch_mode,
+)
 from tests.rewrite_support import (
     BODIES_ZH,
     FILL,
@@ -70,12 +77,11 @@ def test_rewrite_end_to_end(
 
     def answer(index: int, text: str) -> None:
         expect(page.get_by_text(f"问题 {index}/3", exact=False)).to_be_visible()
-        click_until(
+        answer_when_asked(
             page.get_by_role("button", name="回答"),
             page.get_by_text(f"请输入你对问题 {index} 的回答"),
+            text,
         )
-        page.locator("#chat-input").fill(text)
-        page.locator("#chat-submit").click()
 
     answer(1, "仅到店刷卡支付。")
     expect(page.get_by_text("问题 2/3", exact=False)).to_be_visible()
@@ -89,10 +95,10 @@ def test_rewrite_end_to_end(
     expect(page.get_by_text("① 大纲规划")).to_be_visible()
     expect(page.get_by_text("② 逐节撰写")).to_be_visible()
 
-    summary = page.get_by_text("✅ 重写完成：3 节 · 评审 2 轮 · 修复问题 1 个", exact=False)
+    summary = page.get_by_text("✅ 重写完成：3 节 · 评审 2 轮 · 修复 1 个问题", exact=False)
     expect(summary).to_be_visible(timeout=60_000)
     expect(page.get_by_text("就诊前 2 小时以前可改约或取消", exact=False).first).to_be_visible()
-    expect(page.get_by_text("① 大纲规划 · 完成")).to_be_visible()  # how it ended (issue 18 #4)
+    expect(page.get_by_text("① 大纲规划 · 完成")).to_be_visible()  # how it ended
     page.get_by_text("① 大纲规划").click()
     goal_cell = page.get_by_role("cell", name="写清支付方式与提醒规则。")
     expect(goal_cell).to_be_visible()
@@ -101,7 +107,7 @@ def test_rewrite_end_to_end(
     page.get_by_text("③ 评审 · 第 1 轮").click()
     expect(page.get_by_text("改约规则与澄清不一致。")).to_be_visible()
     expect(page.get_by_text("修订「预约流程」")).to_be_visible()
-    diff = page.locator("code").filter(has_text="sec-02 after").first
+    diff = page.locator("code").filter(has_text="sec-02 修改后").first
     expect(diff).to_contain_text("+主人选择兽医与空闲时段完成预约；就诊前 2 小时以前可改约或取消。")
     summary.scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "rewrite-review-zh-CN.png")

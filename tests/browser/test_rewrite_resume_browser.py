@@ -1,4 +1,4 @@
-"""Rewrite's failure endings in a real browser (issue 17, items 2 and 8): a run that fails at a
+"""Rewrite's failure endings in a real browser: a run that fails at a
 section says which section and why and offers Resume; after a restart the reopened thread
 offers it again and Resume writes only the sections not yet saved; a patch that fails for
 good leaves an incomplete document that names the sections not patched."""
@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.apps import AppProcess
 from tests.browser_support import (
@@ -19,7 +19,7 @@ from tests.browser_support import (
     open_page,
     provider_env,
     send,
-    switch_mode,
+    switch_to_mode,
     wait_until_idle,
     wait_until_loaded,
 )
@@ -53,14 +53,30 @@ def quick_env(server: ScriptedLLMServer) -> dict[str, str]:
     return provider_env(server) | {"REQSTUDIO_RETRY_BACKOFF_SCALE": "0.01"}
 
 
-def start_rewrite(page: Page, mode: str, original: Path, text: str, no_questions: str) -> None:
-    switch_mode(page, mode)
-    on = "已启用 Rewrite 重写 模式" if mode == "重写" else "Rewrite mode is on"
-    expect(page.get_by_text(on)).to_be_visible()  # the new chat's composer is in place
+NO_QUESTIONS = {"zh-CN": "不澄清，直接重写", "en-US": "Rewrite without"}  # the button's name
+
+
+def start_rewrite(browser: Browser, url: str, locale: str, original: Path, text: str) -> Page:
+    """A page on the app at `url`: Rewrite mode, the original attached, `text` sent and the
+    questions declined."""
+    page = open_page(browser, url, locale)
+    switch_to_mode(page, "rewrite", locale)  # the new chat's composer is in place
     attach(page, str(original))
     send(page, text)
+    no_questions = NO_QUESTIONS[locale]
     chosen = re.compile("(已选择：|Chosen: )" + re.escape(no_questions))
     click_until(page.get_by_role("button", name=no_questions), page.get_by_text(chosen))
+    return page
+
+
+def ended_with(page: Page, line: str, *words: str) -> Locator:
+    """The run's ending, the line that starts `line` (within a minute), holding each of
+    `words`."""
+    ending = page.get_by_text(line, exact=False)
+    expect(ending).to_be_visible(timeout=60_000)
+    for word in words:
+        expect(ending).to_contain_text(word)
+    return ending
 
 
 def open_step(page: Page, name: str) -> None:
@@ -98,13 +114,9 @@ def test_a_failed_rewrite_resumes_after_a_restart_without_asking_finished_sectio
     )
     first = AppProcess(data_dir, quick_env(llm_server)).start()
     try:
-        page = open_page(browser, first.url, "zh-CN")
-        start_rewrite(page, "重写", original, "重写宠物医院文档并中途失败", "不澄清，直接重写")
-        failure = page.get_by_text("⚠️ 重写在", exact=False)
-        expect(failure).to_be_visible(timeout=60_000)
+        page = start_rewrite(browser, first.url, "zh-CN", original, "重写宠物医院文档并中途失败")
         # the failure names the section and the fault, in Chinese, and offers Resume
-        expect(failure).to_contain_text("「预约流程」")
-        expect(failure).to_contain_text("已写的内容已保留")
+        failure = ended_with(page, "❌ 重写在", "「预约流程」", "已写的内容已保留")
         expect(page.get_by_role("button", name="继续重写")).to_be_visible()
         expect(page.get_by_text("本系统供宠物主人在线预约就诊", exact=False).first).to_be_visible()
         open_step(page, "② 逐节撰写")
@@ -132,11 +144,12 @@ def test_a_failed_rewrite_resumes_after_a_restart_without_asking_finished_sectio
     second = AppProcess(data_dir, quick_env(llm_server)).start()
     try:
         page = open_page(browser, second.url, "zh-CN")
-        page.locator("#thread-history").get_by_text("重写宠物医院文档并中途失败").first.click()
+        # named after the uploaded document's title, not the message sent with it
+        page.locator("#thread-history").get_by_text("Rewrite · 宠物医院预约").first.click()
         wait_until_loaded(page)
         offer = page.get_by_text("上次的重写没有完成，已完成的步骤已保存。", exact=False)
         expect(offer).to_be_visible()
-        expect(page.get_by_text("⚠️ 重写在", exact=False)).to_be_visible()  # the stored failure
+        expect(page.get_by_text("❌ 重写在", exact=False)).to_be_visible()  # the stored failure
         page.screenshot(path=output_dir / "rewrite-resume-offer-zh-CN.png")
         summary = page.get_by_text("✅ 重写完成：3 节 · 评审 1 轮", exact=False)
         click_until(
@@ -178,13 +191,14 @@ def test_the_failure_and_resume_speak_english_and_name_the_finish_reason(
     )
     app = AppProcess(tmp_path / "data", quick_env(llm_server)).start()
     try:
-        page = open_page(browser, app.url, "en-US")
-        start_rewrite(page, "Rewrite", original, "Rewrite the clinic document", "Rewrite without")
-        failure = page.get_by_text("⚠️ The rewrite failed", exact=False)
-        expect(failure).to_be_visible(timeout=60_000)
-        expect(failure).to_contain_text("“Booking”")
-        expect(failure).to_contain_text("finish reason: content_filter")
-        expect(failure).to_contain_text("What was written is kept.")
+        page = start_rewrite(browser, app.url, "en-US", original, "Rewrite the clinic document")
+        failure = ended_with(
+            page,
+            "❌ The rewrite failed",
+            "“Booking”",
+            "finish reason: content_filter",
+            "What was written is kept.",
+        )
         expect(page.get_by_text("Owners pick", exact=False)).to_have_count(0)  # the cut text
         failure.scroll_into_view_if_needed()
         page.screenshot(path=output_dir / "rewrite-failed-en-US.png")
@@ -222,14 +236,11 @@ def test_a_failed_patch_leaves_an_incomplete_document_naming_the_section(
             Reply(fault="500", match="（omission）改约规则与澄清不一致。")
             for _ in range(FAILING_TRIES)
         ],
-    )  # no second review: a failed patch ends the review (agents/rewrite/graph.py)
+    )  # no second review: a failed patch ends the review (reqstudio/modes/rewrite/graph.py)
     app = AppProcess(tmp_path / "data", quick_env(llm_server)).start()
     try:
-        page = open_page(browser, app.url, "zh-CN")
-        start_rewrite(page, "重写", original, "重写宠物医院文档", "不澄清，直接重写")
-        summary = page.get_by_text("⚠️ 重写未完全完成", exact=False)
-        expect(summary).to_be_visible(timeout=60_000)
-        expect(summary).to_contain_text("sec-02「预约流程」")
+        page = start_rewrite(browser, app.url, "zh-CN", original, "重写宠物医院文档")
+        summary = ended_with(page, "❌ 重写未完全完成", "sec-02「预约流程」")
         expect(summary).not_to_contain_text("支付与提醒")
         open_step(page, "③ 评审 · 第 1 轮")
         expect(page.get_by_text("⚠️ 未能修订「预约流程」（sec-02）", exact=False)).to_be_visible()

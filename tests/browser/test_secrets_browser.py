@@ -1,4 +1,4 @@
-"""The provider key never reaches the browser or the log (issue 21, item 8): a real browser
+"""The provider key never reaches the browser or the log: a real browser
 runs every mode, Chat, Agent (with an MCP call), SRS (with its download), Review, Rewrite and
 Team (with theirs), and a provider error whose text carries the key, with a recognisable key configured; every HTTP answer the page received,
 every socket frame, the page itself, the downloads and the app's log are searched for it."""
@@ -13,9 +13,10 @@ from playwright.sync_api import Browser, Page, Response, expect
 
 from tests import browser_support as web
 from tests import review_support as review
+from tests.agent_support import one_call_then_answer
 from tests.apps import AppProcess
 from tests.rewrite_support import FILL_ZH, ORIGINAL_ZH, OUTLINE_ZH, outline_reply, review_reply
-from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
+from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_srs_support import (
     E_STORE,
     one_requirement_run,
@@ -25,8 +26,6 @@ from tests.test_team_run import answer, role, spawn, turn
 pytestmark = pytest.mark.browser
 
 KEY = "sk-reqstudio-canary-9f3b7e1d5a"
-REASONING = "research agent"  # prompts/agent/react_system.md
-ANSWER = "Write the final answer now"  # prompts/agent/answer_user.md
 
 
 def switch_to(page: Page, title: str, confirm: bool = True) -> None:
@@ -84,12 +83,7 @@ def test_the_provider_key_reaches_no_browser_payload_and_no_log(
         page.locator("#chat-settings-open-modal").click()
         expect(page.locator("label[for=agent_fc_model]")).to_be_visible()
         page.keyboard.press("Escape")
-        llm_server.script(
-            Reply(match=REASONING, content="查时间。",
-                  tool_calls=[ToolCallScript("get_current_time", {"timezone": "UTC"})]),
-            Reply(match=REASONING, content="够了。"),
-            Reply(match=ANSWER, content="时间已由 time 工具给出。"),
-        )  # fmt: skip
+        llm_server.script(*one_call_then_answer("查时间。", "够了。", "时间已由 time 工具给出。"))
         web.send(page, "现在 UTC 几点？")
         expect(page.get_by_text("时间已由 time 工具给出。")).to_be_visible(timeout=60_000)
         web.wait_until_idle(page)

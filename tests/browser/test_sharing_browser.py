@@ -1,4 +1,4 @@
-"""Share a finished thread read-only with another signed-in user (issue 18 item 14): Chainlit's
+"""Share a finished thread read-only with another signed-in user: Chainlit's
 thread sharing, off by default and on with REQSTUDIO_THREAD_SHARING=true."""
 
 from __future__ import annotations

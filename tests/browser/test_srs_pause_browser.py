@@ -1,4 +1,4 @@
-"""SRS mode's pause after a ReqClarify round in a real browser (issue 22, item 5): the list
+"""SRS mode's pause after a ReqClarify round in a real browser: the list
 with its scores, a change sent in the command language, and the document written from the
 changed list."""
 
@@ -32,30 +32,30 @@ def test_srs_pause_shows_the_scored_list_and_takes_an_edit(
     page = web.open_page(browser, app.url, "en-US")
     description = "An online store: customers place and cancel orders."
     web.start_paused_srs_run(page, description, srs.E_STORE / "reference.md")
-    paused = page.get_by_text("Round 1 is scored; the document is written next", exact=False)
-    expect(paused).to_be_visible(timeout=60_000)
     # the pause's own table: the text, the score and the status of each item
-    expect(page.get_by_role("cell", name="Customers cancel orders.").last).to_be_visible()
-    expect(page.get_by_role("cell", name="+2", exact=True).last).to_be_visible()
-    expect(page.get_by_role("cell", name="frozen", exact=True).last).to_be_visible()
+    web.sees_the_pause(
+        page,
+        "Round 1 is scored; the document is written next",
+        "Customers cancel orders.",
+        "+2",
+        "frozen",
+    )
     assert not srs.prompts_for(llm_server, srs.DOC), "the document waits for the user"
     page.screenshot(path=output_dir / "srs-paused-en-US.png")
 
-    web.click_until(
+    web.answer_when_asked(
         page.get_by_role("button", name="Change the list"),
         page.get_by_text("Send your changes, one a line", exact=False),
+        f"edit FR-09 {EDITED}",  # no such id: refused, asked again
     )
-    page.locator("#chat-input").fill(f"edit FR-09 {EDITED}")  # no such id: refused, asked again
-    page.locator("#chat-submit").click()
     expect(
         page.get_by_text("not in the requirement list: FR-09; nothing was applied", exact=False)
     ).to_be_visible(timeout=30_000)
-    web.click_until(
+    web.answer_when_asked(
         page.get_by_role("button", name="Change the list").last,
         page.get_by_text("Send your changes, one a line", exact=False).nth(1),
+        f"edit FR-02 {EDITED}",
     )
-    page.locator("#chat-input").fill(f"edit FR-02 {EDITED}")
-    page.locator("#chat-submit").click()
     expect(page.get_by_text("Round 1, your changes: edited FR-02.")).to_be_visible(timeout=30_000)
     expect(page.get_by_text("✅ Done", exact=False)).to_be_visible(timeout=60_000)
     document_prompt = srs.prompts_for(llm_server, srs.DOC)

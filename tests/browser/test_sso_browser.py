@@ -1,59 +1,48 @@
 """Single sign-on in a real browser against a real OpenID Connect provider (oidc-provider-mock,
 started here on loopback) and the app started as users start it with Chainlit's generic
 OAuth provider: sign in, see only one's own threads, sign out; identities from a domain not
-allowed, disabled accounts and a forged `state` get no session."""
+allowed, disabled accounts and a forged `state` get no session; with no allowed domain or
+group, a new identity is told in the browser's language that it waits for approval."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from oidc_provider_mock import User, run_server_in_thread
+from oidc_provider_mock import User
 from playwright.sync_api import Browser, Page, expect
 
-from tests.apps import ROOT, AppProcess
-from tests.browser_support import open_page, provider_env, send, wait_until_idle
+from tests.apps import AppProcess
+from tests.browser_support import open_page, send, wait_until_idle
 from tests.scripted_server import Reply, ScriptedLLMServer
+from tests.sso_support import oidc_provider, sso_env, users
 
 pytestmark = pytest.mark.browser
 
-ALICE = User(sub="alice-0001", claims={"email": "alice@example.com", "name": "王爱丽"})
+ALICE = User(
+    sub="alice-0001",
+    claims={"email": "alice@example.com", "name": "王爱丽", "email_verified": True},
+)
 MALLORY = User(sub="mallory-0002", claims={"email": "mallory@elsewhere.test", "name": "M"})
+NEWCOMER = User(
+    sub="newcomer-0003",
+    claims={"email": "newcomer@elsewhere.test", "name": "N", "email_verified": True},
+)
 
 
 @pytest.fixture(scope="module")
 def provider() -> Iterator[str]:
-    before = os.environ.get("AUTHLIB_INSECURE_TRANSPORT")
-    os.environ["AUTHLIB_INSECURE_TRANSPORT"] = "1"  # plain http on loopback, for the test
-    try:
-        with run_server_in_thread(user_claims=[ALICE, MALLORY]) as server:
-            yield f"http://localhost:{server.server_port}"
-    finally:
-        if before is None:
-            os.environ.pop("AUTHLIB_INSECURE_TRANSPORT", None)
-        else:
-            os.environ["AUTHLIB_INSECURE_TRANSPORT"] = before
+    with oidc_provider(ALICE, MALLORY, NEWCOMER) as url:
+        yield url
 
 
 @pytest.fixture
 def sso_app(provider: str, llm_server: ScriptedLLMServer, tmp_path: Path) -> Iterator[AppProcess]:
-    env = provider_env(llm_server) | {
-        "OAUTH_GENERIC_CLIENT_ID": "reqstudio",
-        "OAUTH_GENERIC_CLIENT_SECRET": "reqstudio-test-secret",
-        "OAUTH_GENERIC_AUTH_URL": f"{provider}/oauth2/authorize",
-        "OAUTH_GENERIC_TOKEN_URL": f"{provider}/oauth2/token",
-        "OAUTH_GENERIC_USER_INFO_URL": f"{provider}/userinfo",
-        "OAUTH_GENERIC_SCOPES": "openid email profile",
-        "OAUTH_GENERIC_NAME": "company-sso",
-        "REQSTUDIO_SSO_ALLOWED_DOMAINS": "example.com",
-    }
+    env = sso_env(provider, llm_server) | {"REQSTUDIO_SSO_ALLOWED_DOMAINS": "example.com"}
     process = AppProcess(tmp_path / "data", env).start()
     yield process
     process.stop()
@@ -142,20 +131,47 @@ def test_identity_from_a_domain_not_allowed_gets_no_session(browser: Browser, ss
 
 
 @pytest.mark.failed_requests(r"^401 GET /user$")
+def test_a_new_identity_is_told_it_waits_for_approval(
+    browser: Browser,
+    provider: str,
+    llm_server: ScriptedLLMServer,
+    tmp_path: Path,
+    output_dir: Path,
+):
+    app = AppProcess(tmp_path / "data", sso_env(provider, llm_server)).start()  # no domain
+    try:
+        told = {
+            "zh-CN": "您的账号正在等待管理员批准，批准后即可登录。",
+            "en-US": "Your account is waiting for an administrator's approval. "
+            "You can sign in once it is approved.",
+        }
+        for locale, line in told.items():
+            page = open_page(browser, app.url, locale, ready=False)
+            sign_in_through_provider(page, NEWCOMER.sub)
+            page.wait_for_url("**/login?error=accountPending")
+            expect(page.get_by_text(line)).to_be_visible()
+            expect(page.locator("#chat-input")).to_have_count(0)
+            assert not [c for c in page.context.cookies() if c["name"] == "access_token"]
+            page.screenshot(path=output_dir / f"sso-pending-{locale}.png", full_page=True)
+            page.context.close()
+
+        approved = users(app.data_dir, "approve", "newcomer@elsewhere.test")
+        assert approved.returncode == 0, approved.stderr
+        page = open_page(browser, app.url, "en-US", ready=False)
+        sign_in_through_provider(page, NEWCOMER.sub)
+        expect(page.locator("#chat-input")).to_be_visible(timeout=60_000)
+    finally:
+        app.stop()
+
+
+@pytest.mark.failed_requests(r"^401 GET /user$")
 def test_a_disabled_account_cannot_sign_in_again(browser: Browser, sso_app: AppProcess):
     page = open_page(browser, sso_app.url, ready=False)
     sign_in_through_provider(page, ALICE.sub)
     expect(page.locator("#chat-input")).to_be_visible(timeout=60_000)
     page.context.close()
 
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("REQSTUDIO_DATABASE_URL", "DATABASE_URL")
-    }
-    disabled = subprocess.run(
-        [sys.executable, "-m", "reqstudio.cli", "users", "disable", "alice@example.com"],
-        cwd=ROOT, env=env | {"REQSTUDIO_DATA_DIR": str(sso_app.data_dir)},
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    disabled = users(sso_app.data_dir, "disable", "alice@example.com")
     assert disabled.returncode == 0, disabled.stderr
 
     again = open_page(browser, sso_app.url, ready=False)

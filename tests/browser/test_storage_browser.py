@@ -1,6 +1,6 @@
 """Finished SRS, Review and Rewrite threads reopened in the browser on another instance (separate data
 folder, one PostgreSQL): their downloads, reference chip and chart are there, and download what
-the first instance wrote (issue 19 item 3; issue 18 item 1 for these files)."""
+the first instance wrote."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_srs_files_download_on_another_instance(
             page.get_by_text("reference.md", exact=True).click()
         assert Path(reference.value.path()).read_bytes() == (E_STORE / "reference.md").read_bytes()
         expect(page.get_by_role("button", name="评估", exact=True)).to_be_visible()
-        # every action and file the finished run showed is back (issue 18 item 1)
+        # every action and file the finished run showed is back
         expect(page.get_by_role("button", name="审阅并改进", exact=True)).to_be_visible()
         expect(page.get_by_text("srs.docx", exact=True)).to_be_visible()
         page.get_by_text("srs.md", exact=True).scroll_into_view_if_needed()
@@ -115,7 +115,7 @@ def test_review_downloads_and_chart_come_back_on_another_instance(
         page.context.close()
         first.stop()
 
-        page = open_thread(browser, second.url, "请审阅这份文档")
+        page = open_thread(browser, second.url, "Review · 宠物医院预约系统需求")  # the document
         expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
         with page.expect_download() as improved:
             page.get_by_text("improved.md").click()
@@ -159,7 +159,7 @@ def test_rewrite_downloads_come_back_on_another_instance(
         page.context.close()
         first.stop()
 
-        page = open_thread(browser, second.url, "请重写这份文档")
+        page = open_thread(browser, second.url, "Rewrite · 宠物医院预约")  # the document's title
         with page.expect_download() as rewritten:
             page.get_by_text("rewritten.md").click()
         markdown = Path(rewritten.value.path()).read_text(encoding="utf-8")

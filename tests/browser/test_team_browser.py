@@ -33,7 +33,7 @@ def node_labels(plot: Locator) -> Locator:
 
 
 def is_see_through(plot: Locator) -> None:
-    """No white page in the dark theme (issue 18 item 10): no background of its own."""
+    """No white page in the dark theme: no background of its own."""
     paper = plot.locator("svg.main-svg").first.evaluate("svg => svg.style.background")
     assert paper in ("rgba(0, 0, 0, 0)", "transparent"), paper
 
@@ -74,7 +74,7 @@ def test_a_team_of_three_works_in_the_browser(
 
     send(page, "为校园二手交易平台组建团队，写出 SRS 初稿；约束：静态网页前端 + Python 后端")
     # While the analyst's answer is held the run is surely going on: the picture is there
-    # live, with both agents the run has so far (issue 18 item 10)
+    # live, with both agents the run has so far
     expect(page.get_by_text("请给 FR 列表").first).to_be_visible(timeout=60_000)
     expect(page.locator("#stop-button")).to_be_visible()
     live = page.locator(".js-plotly-plot")
@@ -97,13 +97,16 @@ def test_a_team_of_three_works_in_the_browser(
         .filter(has_text="FR-1 发布商品；FR-2 搜索商品")
         .last
     )
-    expect(reply).to_contain_text("分析师 (agent-1) → 写作者 (agent-2) · collaboration_response")
+    expect(reply).to_contain_text(
+        "分析师 (agent-1) → 写作者 (agent-2) · 答复协作请求"
+    )  # the type in words
     first = page.locator("[data-step-type=assistant_message]").filter(has_text="请给 FR 列表").last
     expect(first).to_contain_text("首次联系")
     # the spawn shows the brief, refusals and introductions are visible events
     expect(page.get_by_text("创建了 agent-1", exact=False).first).to_be_visible()
     expect(page.get_by_text("Python 后端", exact=False).first).to_be_visible()
-    expect(page.get_by_text("unknown_contact", exact=False).first).to_be_visible()
+    expect(page.get_by_text("对方不在联系人注册表中", exact=False).first).to_be_visible()
+    expect(page.get_by_text("unknown_contact", exact=False)).to_have_count(0)  # no code
     expect(page.get_by_text("root 把 agent-1 介绍给 agent-2", exact=False).first).to_be_visible()
     expect(page.get_by_text("我是 写作者（agent-2）", exact=False).first).to_be_visible()
     # statistics per agent and the record
@@ -113,11 +116,11 @@ def test_a_team_of_three_works_in_the_browser(
     # the live picture gave way to the final one, near the answer; who knows whom in text
     shows_the_final_picture_once(page)
     expect(
-        page.get_by_role("cell", name="agent-1 (introduction · root)", exact=False).last
+        page.get_by_role("cell", name="agent-1 (经介绍认识 · root)", exact=False).last
     ).to_be_visible()
     page.locator(".js-plotly-plot").scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "team-zh-CN.png")
-    page.get_by_text("unknown_contact", exact=False).first.scroll_into_view_if_needed()
+    page.get_by_text("对方不在联系人注册表中", exact=False).first.scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "team-messages-zh-CN.png")
     page.get_by_text("统计（每个智能体）").scroll_into_view_if_needed()
     page.screenshot(path=output_dir / "team-stats-zh-CN.png")

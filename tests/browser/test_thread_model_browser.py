@@ -1,4 +1,4 @@
-"""A thread's model and temperature picked in the settings panel (issue 18, item 15), as a user
+"""A thread's model and temperature picked in the settings panel, as a user
 picks them: the panel, the model list, the switch and the slider; the provider receives them;
 a reopened thread keeps them."""
 

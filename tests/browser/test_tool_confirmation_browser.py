@@ -1,4 +1,4 @@
-"""Prompt injection in a real browser (issue 21, item 7): the Agent reads a hostile document
+"""Prompt injection in a real browser: the Agent reads a hostile document
 through a real MCP server and the scripted model obeys it, calling a tool that writes. The
 chat asks the user first: refused, nothing is written and the step says why; allowed, the
 tool runs."""

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from agents.chat import ChatEngine, ChatMemory
 from reqstudio.llm import Endpoint, ModelFactory, embedded_max_tokens
 from reqstudio.local_model import server_environment
+from reqstudio.modes.chat import ChatEngine, ChatMemory
 from reqstudio.runtime import AppRuntime
 from reqstudio.settings import load_settings
 from reqstudio.usage import UsageTracker
