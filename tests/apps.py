@@ -33,6 +33,11 @@ _PROVIDER_VARS = (
 )
 
 
+# The apps running in this test process, so that a failing test's report carries their logs
+# (tests/conftest.py): a browser test that fails in CI is then read from the app's side too.
+RUNNING: list[AppProcess] = []
+
+
 @dataclass
 class AppProcess:
     data_dir: Path
@@ -60,6 +65,7 @@ class AppProcess:
              "--port", str(self.port)],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
+        RUNNING.append(self)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -74,6 +80,7 @@ class AppProcess:
         raise RuntimeError(f"app did not answer in {timeout}s:\n{self.log()}")
 
     def stop(self) -> None:
+        RUNNING[:] = [app for app in RUNNING if app is not self]
         if self.process and self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
@@ -85,6 +92,9 @@ class AppProcess:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path else ""
+
+    def log_tail(self, lines: int = 80) -> str:
+        return "\n".join(self.log().splitlines()[-lines:])
 
 
 SHARED_SECRET = "test-shared-secret-" + "x" * 40  # instances sign with one secret (README)

@@ -10,6 +10,7 @@ import pytest
 
 from reqstudio.llm import Endpoint, ModelFactory
 from reqstudio.settings import Settings, load_settings
+from tests.apps import RUNNING
 from tests.scripted_server import ScriptedLLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,3 +74,13 @@ def language() -> Iterator[Callable[[str], None]]:
         context_var.set(ChainlitContext(session, BaseChainlitEmitter(session)))
 
     yield use
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """A failing test's report ends with the last lines of every app it had running."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for app in RUNNING:
+            report.sections.append((f"app log ({app.url}), last lines", app.log_tail()))
