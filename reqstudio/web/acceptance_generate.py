@@ -8,19 +8,16 @@ leaves its requirements without tests, named with why; the tests written are kep
 from __future__ import annotations
 
 import asyncio
-import logging
 
 import chainlit as cl
 
 from reqstudio.errors import describe_failure
 from reqstudio.web.acceptance_view import project_or_refuse, show_tests
-from reqstudio.web.projects import project_label, workspace_store
+from reqstudio.web.projects import project_label, say_refused, workspace_store
 from reqstudio.web.session import finish_step, open_top_level_step, run_as_task
 from reqstudio.web.texts import Catalog, counted, lang
 from reqstudio.web.workspace_buttons import GENERATE
 from reqstudio.workspace.store import WorkspaceError
-
-log = logging.getLogger("reqstudio.ui")
 
 IDS_IN_TITLE = 6
 
@@ -52,8 +49,7 @@ async def generate_tests() -> None:
         items = await store.items(project)
         existing = await tests.tests(project)
     except WorkspaceError as error:
-        log.warning("acceptance tests refused: %s", error)
-        await cl.Message(content=f"⚠️ {tr('refused')}").send()
+        await say_refused("acceptance tests refused", error)
         return
     label = project_label(project)
     requirements = verifiable(items)
@@ -89,9 +85,8 @@ async def generate_tests() -> None:
     try:
         await tests.add(project, written.tests)
     except WorkspaceError as error:
-        log.warning("acceptance tests not stored: %s", error)
         await finish_step(step, "failed", output=asked)
-        await cl.Message(content=f"⚠️ {tr('refused')}").send()
+        await say_refused("acceptance tests not stored", error)
         return
     done = tr(
         "written",

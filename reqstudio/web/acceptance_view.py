@@ -10,19 +10,21 @@ project of the signed-in user, which refuse a thread or project that is not thei
 
 from __future__ import annotations
 
-import logging
-
 import chainlit as cl
 
-from reqstudio.web.projects import owner, project_label, thread_project, workspace_store
+from reqstudio.web.projects import (
+    owner,
+    project_label,
+    say_refused,
+    thread_project,
+    workspace_store,
+)
 from reqstudio.web.session import run_as_task, send_finished_step
 from reqstudio.web.texts import Catalog
 from reqstudio.web.workspace_buttons import CONFIRM, SHOW, generate_action
 from reqstudio.workspace.acceptance import AcceptanceTest
 from reqstudio.workspace.acceptance_out import Matrix, build_matrix
 from reqstudio.workspace.store import Project, WorkspaceError
-
-log = logging.getLogger("reqstudio.ui")
 
 MAX_CONFIRM_BUTTONS = 20
 TEXT_SHOWN = 120  # characters of a requirement's text in the matrix
@@ -122,8 +124,7 @@ async def project_or_refuse() -> Project | None:
     try:
         return await thread_project()
     except WorkspaceError as error:
-        log.warning("acceptance tests refused: %s", error)
-        await cl.Message(content=f"⚠️ {tr('refused')}").send()
+        await say_refused("acceptance tests refused", error)
         return None
 
 
@@ -139,8 +140,7 @@ async def show_tests(project: Project | None = None) -> None:
         items = await store.items(project)
         tests = await AcceptanceTests(store).tests(project)
     except WorkspaceError as error:
-        log.warning("acceptance tests refused: %s", error)
-        await cl.Message(content=f"⚠️ {tr('refused')}").send()
+        await say_refused("acceptance tests refused", error)
         return
     label = project_label(project)
     matrix = build_matrix(items, tests)
@@ -200,8 +200,7 @@ async def confirm_test(test_id: str, action: cl.Action | None = None) -> None:
             return
         test, was_suspect = await tests.confirm(project, test_id, owner())
     except WorkspaceError as error:
-        log.warning("confirmation refused: %s", error)
-        await cl.Message(content=f"⚠️ {tr('refused')}").send()
+        await say_refused("confirmation refused", error)
         return
     key = "confirmed" if was_suspect else "confirmed_not_suspect"
     if action is not None:

@@ -17,7 +17,7 @@ from reqstudio.web.projects import owner, project_label, thread_id, thread_proje
 from reqstudio.web.session import LocalizedAskAction, run_as_task
 from reqstudio.web.texts import Catalog, counted, lang
 from reqstudio.web.workspace_buttons import generate_action, show_action
-from reqstudio.workspace.store import MAX_NAME, WorkspaceError, check_name
+from reqstudio.workspace.store import MAX_NAME, Project, WorkspaceError, check_name
 
 log = logging.getLogger("reqstudio.ui")
 
@@ -61,6 +61,20 @@ async def ask_baseline_name() -> str | None:
         return None
 
 
+async def new_baseline() -> tuple[str, Project] | None:
+    """The name the user gives a new baseline and the thread's project it is for; None when
+    no name came, it is not a name, or the project has a baseline of that name (said). The
+    store's refusals (`WorkspaceError`) are the caller's to say."""
+    name = await ask_baseline_name()
+    if name is None:
+        return None
+    project = await thread_project()
+    if any(b.name == name for b in await workspace_store().baselines(project)):
+        await _say(f"⚠️ {tr('freeze_taken', baseline=name, project=project_label(project))}")
+        return None
+    return name, project
+
+
 async def _say(text: str) -> None:
     await cl.Message(content=text).send()
 
@@ -84,17 +98,13 @@ async def on_freeze(action: cl.Action) -> None:
 async def freeze(file_name: str, text: str) -> None:
     from reqstudio.workspace.freeze import freeze_document
 
-    name = await ask_baseline_name()
-    if name is None:
-        return
-    store = workspace_store()
     try:
-        project = await thread_project()
-        if any(b.name == name for b in await store.baselines(project)):
-            await _say(f"⚠️ {tr('freeze_taken', baseline=name, project=project_label(project))}")
+        chosen = await new_baseline()
+        if chosen is None:
             return
+        name, _ = chosen  # the document is stored in the thread's project, then frozen
         frozen = await freeze_document(
-            store, owner(), thread_id(), text, name, file_name.removesuffix(".md")
+            workspace_store(), owner(), thread_id(), text, name, file_name.removesuffix(".md")
         )
     except WorkspaceError as error:
         await _say(f"⚠️ {tr('freeze_refused', reason=str(error))}")

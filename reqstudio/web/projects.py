@@ -23,6 +23,7 @@ PROJECT_ID = "thread_project"
 CHOICES_KEY = "project_choices"  # the user's project names and the thread's, for the panel
 
 tr = Catalog("workspace")
+refusals = Catalog("acceptance")  # its `refused`: what any refused project operation says
 _stores: dict[str, WorkspaceStore] = {}
 
 
@@ -46,6 +47,13 @@ def thread_id() -> str:
 
 async def thread_project() -> Project:
     return await workspace_store().thread_project(owner(), thread_id())
+
+
+async def say_refused(what: str, error: WorkspaceError) -> None:
+    """The store refused an operation on the thread's project (a thread or project not the
+    user's): logged as `what` with why, said to the user in the catalogue's words."""
+    log.warning("%s: %s", what, error)
+    await cl.Message(content=f"⚠️ {refusals('refused')}").send()
 
 
 def project_label(project: Project) -> str:

@@ -12,26 +12,28 @@ of the signed-in user (`thread_project`), which refuses a thread or project not 
 
 from __future__ import annotations
 
-import logging
 import secrets
 
 import chainlit as cl
 
-from reqstudio.web.projects import owner, project_label, thread_project, workspace_store
+from reqstudio.web.projects import (
+    owner,
+    project_label,
+    say_refused,
+    thread_project,
+    workspace_store,
+)
 from reqstudio.web.session import run_as_task
 from reqstudio.web.texts import Catalog, counted
 from reqstudio.web.workspace_buttons import generate_action, show_action
 from reqstudio.workspace.items import ItemSet
 from reqstudio.workspace.store import WorkspaceError
 
-log = logging.getLogger("reqstudio.ui")
-
 IMPORTS_KEY = "reqif_imports"
 KEPT = 3  # the latest imports of a session its buttons still reach
 CHECK, STORE, FREEZE = "reqif_check", "reqif_store", "project_freeze"
 
 tr = Catalog("workspace")
-at = Catalog("acceptance")
 
 
 class _Imports:
@@ -110,8 +112,7 @@ async def store_import(action: cl.Action) -> None:
         project = await thread_project()  # the signed-in user's thread, or refused
         stored = await store.store_items(project, item_set)
     except WorkspaceError as error:
-        log.warning("ReqIF import not stored: %s", error)
-        await cl.Message(content=f"⚠️ {at('refused')}").send()
+        await say_refused("ReqIF import not stored", error)
         return
     requirements = sum(1 for i in stored.items if i.kind not in ("heading", "information"))
     content = tr(
@@ -131,22 +132,17 @@ async def on_freeze(action: cl.Action) -> None:
 
 async def freeze_project() -> None:
     """Freeze the thread's project's current items under a name the user gives."""
-    from reqstudio.web.baselines import ask_baseline_name
+    from reqstudio.web.baselines import new_baseline
 
-    name = await ask_baseline_name()
-    if name is None:
-        return
     store = workspace_store()
     try:
-        project = await thread_project()
-        if any(b.name == name for b in await store.baselines(project)):
-            label = project_label(project)
-            await cl.Message(content=f"⚠️ {tr('freeze_taken', baseline=name, project=label)}").send()
+        chosen = await new_baseline()
+        if chosen is None:
             return
+        name, project = chosen
         baseline = await store.create_baseline(project, name, owner())
     except WorkspaceError as error:
-        log.warning("baseline refused: %s", error)
-        await cl.Message(content=f"⚠️ {at('refused')}").send()
+        await say_refused("baseline refused", error)
         return
     requirements = sum(
         1 for i in await store.items(project) if i.kind not in ("heading", "information")
