@@ -12,8 +12,8 @@ import asyncio
 import chainlit as cl
 
 from reqstudio.errors import describe_failure
-from reqstudio.web.acceptance_view import project_or_refuse, show_tests
-from reqstudio.web.projects import project_label, say_refused, workspace_store
+from reqstudio.web.acceptance_view import project_tests, show_tests
+from reqstudio.web.projects import project_label, say_refused
 from reqstudio.web.session import finish_step, open_top_level_step, run_as_task
 from reqstudio.web.texts import Catalog, counted, lang
 from reqstudio.web.workspace_buttons import GENERATE
@@ -37,16 +37,14 @@ async def on_generate(action: cl.Action) -> None:
 async def generate_tests() -> None:
     from reqstudio.web.settings_panel import thread_factory
     from reqstudio.workspace.acceptance import verifiable
-    from reqstudio.workspace.acceptance_store import AcceptanceTests
     from reqstudio.workspace.acceptance_writer import write_tests
 
-    project = await project_or_refuse()
-    if project is None:
+    opened = await project_tests()
+    if opened is None:
         return
-    store = workspace_store()
-    tests = AcceptanceTests(store)
+    project, tests = opened
     try:
-        items = await store.items(project)
+        items = await tests.store.items(project)
         existing = await tests.tests(project)
     except WorkspaceError as error:
         await say_refused("acceptance tests refused", error)

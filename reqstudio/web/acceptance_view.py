@@ -10,6 +10,8 @@ project of the signed-in user, which refuse a thread or project that is not thei
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import chainlit as cl
 
 from reqstudio.web.projects import (
@@ -25,6 +27,9 @@ from reqstudio.web.workspace_buttons import CONFIRM, SHOW, generate_action
 from reqstudio.workspace.acceptance import AcceptanceTest
 from reqstudio.workspace.acceptance_out import Matrix, build_matrix
 from reqstudio.workspace.store import Project, WorkspaceError
+
+if TYPE_CHECKING:
+    from reqstudio.workspace.acceptance_store import AcceptanceTests
 
 MAX_CONFIRM_BUTTONS = 20
 TEXT_SHOWN = 120  # characters of a requirement's text in the matrix
@@ -128,6 +133,17 @@ async def project_or_refuse() -> Project | None:
         return None
 
 
+async def project_tests() -> tuple[Project, AcceptanceTests] | None:
+    """The thread's project and the acceptance tests of the user's projects (through the
+    app's store, `tests.store`); None when the project is refused (said)."""
+    from reqstudio.workspace.acceptance_store import AcceptanceTests
+
+    project = await project_or_refuse()
+    if project is None:
+        return None
+    return project, AcceptanceTests(workspace_store())
+
+
 async def show_tests(project: Project | None = None) -> None:
     """The matrix, the scenarios and the suspect tests of the thread's project."""
     from reqstudio.workspace.acceptance_store import AcceptanceTests
@@ -179,13 +195,10 @@ async def on_confirm(action: cl.Action) -> None:
 
 
 async def confirm_test(test_id: str, action: cl.Action | None = None) -> None:
-    from reqstudio.workspace.acceptance_store import AcceptanceTests
-
-    project = await project_or_refuse()
-    if project is None:
+    opened = await project_tests()
+    if opened is None:
         return
-    store = workspace_store()
-    tests = AcceptanceTests(store)
+    project, tests = opened
     try:
         found = next((t for t in await tests.tests(project) if t.id == test_id), None)
         label = project_label(project)
@@ -194,7 +207,7 @@ async def confirm_test(test_id: str, action: cl.Action | None = None) -> None:
                 content=f"⚠️ {tr('confirm_unknown', project=label, test=test_id)}"
             ).send()
             return
-        if found.requirement_uid not in {i.uid for i in await store.items(project)}:
+        if found.requirement_uid not in {i.uid for i in await tests.store.items(project)}:
             gone = tr("confirm_gone", test=test_id, requirement=found.requirement_id)
             await cl.Message(content=f"⚠️ {gone}").send()
             return
