@@ -139,6 +139,17 @@ def author_reply(agent_id: str, body: str, **kw: Any) -> Reply:
     return Reply(content=body, match=f'<section id="{agent_id}"', **kw)
 
 
+def closing_round(*improvements: dict, agent_id: str = "sec-03") -> list[Reply]:
+    """A round after which the review ends: the red team's `improvements` (low-priority ones,
+    or none), blue, client, and a judge ruling on `agent_id` with no conflicts."""
+    return [
+        red_reply(*improvements),
+        blue_reply(),
+        client_reply(),
+        judge_reply(conflicts=False, agent_id=agent_id),
+    ]
+
+
 def two_rounds(finding: dict, revision: Reply) -> list[Reply]:
     """A review that ends after two rounds: the red team's `finding`, an author's `revision`,
     then a round that finds only a low-priority issue in sec-04, with no conflicts."""
@@ -148,10 +159,7 @@ def two_rounds(finding: dict, revision: Reply) -> list[Reply]:
         client_reply(),
         judge_reply(),
         revision,
-        red_reply(improvement("sec-04", "low")),
-        blue_reply(),
-        client_reply(),
-        judge_reply(conflicts=False),
+        *closing_round(improvement("sec-04", "low")),
     ]
 
 

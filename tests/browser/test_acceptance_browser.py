@@ -153,10 +153,7 @@ def test_acceptance_tests_are_written_traced_marked_suspect_and_confirmed(
     app = AppProcess(data_dir, env).start()
     try:
         llm_server.script(
-            review.red_reply(review.improvement("sec-01", "low")),
-            review.blue_reply(),
-            review.client_reply(),
-            review.judge_reply(conflicts=False, agent_id="sec-01"),
+            *review.closing_round(review.improvement("sec-01", "low"), agent_id="sec-01")
         )
         page = web.open_page(browser, app.url, locale)
         switch_to(page, "review", locale)

@@ -51,10 +51,7 @@ def test_review_two_rounds_in_the_browser(
         review.client_reply(delay=0.5),
         review.judge_reply(agent_id="sec-02"),
         review.author_reply("sec-02", REVISED, chunk_chars=4, chunk_delay=0.05),
-        review.red_reply(review.improvement("sec-01", "low")),
-        review.blue_reply(),
-        review.client_reply(),
-        review.judge_reply(conflicts=False, agent_id="sec-02"),
+        *review.closing_round(review.improvement("sec-01", "low"), agent_id="sec-02"),
     )  # fmt: skip
     page = open_page(browser, app.url, "zh-CN")
     switch_mode(page, "审阅")
@@ -184,10 +181,7 @@ def test_srs_review_and_improve_then_evaluate_the_improved_srs(
         review.client_reply(),
         review.judge_reply(agent_id="sec-02"),
         review.author_reply("sec-02", SRS_REVISED),
-        review.red_reply(),
-        review.blue_reply(),
-        review.client_reply(),
-        review.judge_reply(conflicts=False, agent_id="sec-02"),
+        *review.closing_round(agent_id="sec-02"),
         Reply(match=EVALUATE, content=json.dumps(metrics)),
     )  # fmt: skip
     page = open_page(browser, app.url, "zh-CN")
@@ -250,12 +244,7 @@ def test_a_failed_round_keeps_the_finished_ones_and_resumes(
         JUDGE in str(m.get("content") or "") for r in llm_server.requests[5:] for m in r["messages"]
     ), "the judge is not asked when no perspective could be read"
 
-    llm_server.script(
-        review.red_reply(),
-        review.blue_reply(),
-        review.client_reply(),
-        review.judge_reply(conflicts=False),
-    )
+    llm_server.script(*review.closing_round())
     click_until(
         page.get_by_role("button", name="继续审阅"),
         page.get_by_text("✅ 审阅结束", exact=False),

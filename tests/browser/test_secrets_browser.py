@@ -163,8 +163,7 @@ def test_the_provider_key_reaches_no_payload_in_review_rewrite_and_team(
             review.red_reply(review.improvement("sec-02", "high", "查询“要快”没有数字", "补充响应时间")),
             review.blue_reply(), review.client_reply(), review.judge_reply(agent_id="sec-02"),
             review.author_reply("sec-02", "主人在线预约兽医；95% 的查询在 2 秒内返回。\n"),
-            review.red_reply(), review.blue_reply(), review.client_reply(),
-            review.judge_reply(conflicts=False),
+            *review.closing_round(),
         )  # fmt: skip
         switch_to(page, "Review 审阅", confirm=False)  # a fresh chat: nothing to confirm
         web.attach(page, str(document))

@@ -29,6 +29,7 @@ from tests.review_support import (
     author_reply,
     blue_reply,
     client_reply,
+    closing_round,
     improvement,
     judge_reply,
     red_reply,
@@ -100,10 +101,7 @@ def test_review_downloads_and_chart_come_back_on_another_instance(
             client_reply(),
             judge_reply(agent_id="sec-02"),
             author_reply("sec-02", REVISED),
-            red_reply(improvement("sec-01", "low")),
-            blue_reply(),
-            client_reply(),
-            judge_reply(conflicts=False, agent_id="sec-02"),
+            *closing_round(improvement("sec-01", "low"), agent_id="sec-02"),
         )
         page = open_page(browser, first.url)
         switch_mode(page, "审阅")

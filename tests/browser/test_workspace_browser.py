@@ -92,12 +92,7 @@ def test_a_reqif_upload_is_reviewed_exported_frozen_and_compared(
     words = WORDS[locale]
     uploaded = reqif_file(tmp_path)
     assert requirement_ids(uploaded) == ["REQ-1", "REQ-2", "REQ-3"]
-    llm_server.script(
-        review.red_reply(review.improvement("sec-01", "low")),
-        review.blue_reply(),
-        review.client_reply(),
-        review.judge_reply(conflicts=False, agent_id="sec-01"),
-    )
+    llm_server.script(*review.closing_round(review.improvement("sec-01", "low"), agent_id="sec-01"))
     page = web.open_page(browser, app.url, locale)
     web.switch_to_mode(page, "review", locale)
     web.attach(page, str(uploaded))
