@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from tests.apps import AppProcess
+from tests.apps import AppProcess, running_app
 from tests.mode_walk import MODE_ON, MODE_TITLES
 from tests.scripted_server import ScriptedLLMServer
 
@@ -51,9 +51,8 @@ def provider_env(server: ScriptedLLMServer) -> dict[str, str]:
 @pytest.fixture
 def app(llm_server: ScriptedLLMServer, tmp_path: Path) -> Iterator[AppProcess]:
     """The app on a free port, talking to the scripted server, with a fresh data directory."""
-    process = AppProcess(tmp_path / "data", provider_env(llm_server)).start()
-    yield process
-    process.stop()
+    with running_app(tmp_path / "data", provider_env(llm_server)) as process:
+        yield process
 
 
 # Budget for a condition to become true. Under load (other processes on the 2 cores) the app

@@ -12,7 +12,7 @@ import httpx
 import jwt
 import pytest
 
-from tests.apps import AppProcess
+from tests.apps import AppProcess, running_app
 from tests.browser_support import provider_env
 from tests.scripted_server import ScriptedLLMServer
 
@@ -33,9 +33,8 @@ def header_sign_in(app: AppProcess, address: str, headers: dict[str, str]) -> ht
 def proxied_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
     with ScriptedLLMServer() as server:
         env = provider_env(server) | {"REQSTUDIO_TRUSTED_PROXIES": f"{PROXY}/32"}
-        process = AppProcess(tmp_path_factory.mktemp("proxy") / "data", env).start()
-        yield process
-        process.stop()
+        with running_app(tmp_path_factory.mktemp("proxy") / "data", env) as process:
+            yield process
 
 
 def test_the_header_signs_in_only_from_a_listed_proxy(proxied_app: AppProcess):

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.apps import ROOT, AppProcess
+from tests.apps import ROOT, AppProcess, running_app
 from tests.browser_support import provider_env
 from tests.scripted_server import ScriptedLLMServer
 
@@ -153,10 +153,8 @@ def store_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
     for name in ("alice", "bob", "carol"):
         assert users(data, "add", name, stdin=PASSWORDS[name] + "\n").returncode == 0
     assert users(data, "disable", "carol").returncode == 0
-    with ScriptedLLMServer() as server:
-        process = AppProcess(data, provider_env(server)).start()
+    with ScriptedLLMServer() as server, running_app(data, provider_env(server)) as process:
         yield process
-        process.stop()
 
 
 def sign_in(app: AppProcess, name: str, password: str, **client) -> httpx.Response:

@@ -19,7 +19,7 @@ import httpx
 import pytest
 from oidc_provider_mock import User
 
-from tests.apps import AppProcess
+from tests.apps import AppProcess, running_app
 from tests.scripted_server import ScriptedLLMServer
 from tests.sso_support import oidc_provider, sso_env, users
 
@@ -67,9 +67,8 @@ def approval_app(provider: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
         env = sso_env(provider, server) | {
             "REQSTUDIO_ADMINS": "boss@elsewhere.test,chief@elsewhere.test"
         }
-        process = AppProcess(data, env).start()
-        yield process
-        process.stop()
+        with running_app(data, env) as process:
+            yield process
 
 
 @pytest.fixture(scope="module")
@@ -77,9 +76,8 @@ def domain_app(provider: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
     """Allowed domain example.com, and no account at all yet."""
     with ScriptedLLMServer() as server:
         env = sso_env(provider, server) | {"REQSTUDIO_SSO_ALLOWED_DOMAINS": "example.com"}
-        process = AppProcess(tmp_path_factory.mktemp("domain") / "data", env).start()
-        yield process
-        process.stop()
+        with running_app(tmp_path_factory.mktemp("domain") / "data", env) as process:
+            yield process
 
 
 def sso_sign_in(app: AppProcess, subject: str) -> httpx.Response:

@@ -15,7 +15,7 @@ from langchain_core.messages import HumanMessage
 
 from reqstudio.llm import Endpoint, ModelFactory, ThreadModel, model_choices
 from reqstudio.settings import ModelSpec, load_settings
-from tests.apps import AppProcess
+from tests.apps import AppProcess, running_app
 from tests.browser_support import provider_env
 from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.socket_support import ChatSocket, sign_in_cookie
@@ -104,9 +104,8 @@ def app_with_choices(llm_server: ScriptedLLMServer, tmp_path: Path):
         "REQSTUDIO_MODEL_CHOICES": CHOICES,
         "AGENT_ANSWER_MODEL": AGENT_MODEL,
     }
-    app = AppProcess(tmp_path / "data", env).start()
-    yield app
-    app.stop()
+    with running_app(tmp_path / "data", env) as app:
+        yield app
 
 
 async def test_the_chosen_model_and_temperature_are_the_threads_own(

@@ -22,7 +22,7 @@ import pytest
 
 from tests import review_support as review
 from tests import rewrite_support as rewrite
-from tests.apps import AppProcess
+from tests.apps import AppProcess, running_app
 from tests.browser_support import provider_env
 from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.socket_tabs import Tab
@@ -115,9 +115,8 @@ def app(server: ScriptedLLMServer, tmp_path_factory) -> Iterator[AppProcess]:
         "SRS_MAX_ITERATIONS": "1",
     }
     del env["OPENAI_MAX_RETRIES"]  # each role's own tries: three
-    process = AppProcess(tmp_path_factory.mktemp("waits") / "data", env).start()
-    yield process
-    process.stop()
+    with running_app(tmp_path_factory.mktemp("waits") / "data", env) as process:
+        yield process
 
 
 def scoped(replies: list[Reply], token: str) -> list[Reply]:

@@ -17,7 +17,7 @@ from reqstudio.workspace.acceptance import AcceptanceTest
 from reqstudio.workspace.acceptance_store import AcceptanceTests
 from reqstudio.workspace.items import items_from_text
 from reqstudio.workspace.store import WorkspaceStore
-from tests.apps import AppProcess
+from tests.apps import AppProcess, running_app
 from tests.browser_support import provider_env
 from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.socket_support import ChatSocket, sign_in_cookie
@@ -31,9 +31,8 @@ AFTER = f"# Alice\n\n- REQ-1 The system shall answer within 5 s ({SECRET}).\n"
 @pytest.fixture
 def app(llm_server: ScriptedLLMServer, tmp_path: Path) -> Iterator[AppProcess]:
     env = provider_env(llm_server) | {"REQSTUDIO_USERS": "alice:alice-pass,bob:bob-pass"}
-    process = AppProcess(tmp_path / "data", env).start()
-    yield process
-    process.stop()
+    with running_app(tmp_path / "data", env) as process:
+        yield process
 
 
 async def alices_suspect_test(data_dir: Path) -> WorkspaceStore:

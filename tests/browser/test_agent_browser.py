@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.agent_support import ANSWER, REASONING, one_call_then_answer
-from tests.apps import ROOT, AppProcess
+from tests.apps import ROOT, AppProcess, running_app
 from tests.browser_support import open_page, provider_env, send
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
@@ -42,9 +42,8 @@ def agent_app(llm_server: ScriptedLLMServer, tmp_path: Path):
             "AGENT_FUNCTION_CALL_MODEL": reasoning_model,
         }
     )
-    app = AppProcess(tmp_path / "data", env).start()
-    yield app
-    app.stop()
+    with running_app(tmp_path / "data", env) as app:
+        yield app
 
 
 def test_agent_mode_shows_each_step_and_statistics(

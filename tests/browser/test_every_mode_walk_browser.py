@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests import review_support as review
 from tests import rewrite_support as rw
-from tests.apps import ROOT, AppProcess
+from tests.apps import ROOT, AppProcess, running_app
 from tests.browser_support import attach, open_page, provider_env, send, switch_to_mode
 from tests.fake_search import five_results
 from tests.mode_walk import MODE_ON, Walk, finish_walk
@@ -46,9 +46,8 @@ def walk_app(
     """One app for the twelve walks: each walk starts a new chat in its mode."""
     data = tmp_path_factory.mktemp("walk") / "data"
     env = provider_env(llm_server_session) | FAKE_SEARCH | {"REVIEW_MAX_ROUNDS": "2"}
-    app = AppProcess(data, env).start()
-    yield app
-    app.stop()
+    with running_app(data, env) as app:
+        yield app
 
 
 @dataclass

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.apps import AppProcess
+from tests.apps import AppProcess, running_app
 from tests.browser_support import attach, open_page, send, switch_to_mode
 from tests.mode_walk import Walk, finish_walk, run_until_over
 from tests.test_srs_support import E_STORE
@@ -52,9 +52,8 @@ TIMINGS: list[tuple[str, float]] = []
 
 @pytest.fixture(scope="module")
 def offline_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
-    app = AppProcess(tmp_path_factory.mktemp("offline") / "data", SMALLEST).start()
-    yield app
-    app.stop()
+    with running_app(tmp_path_factory.mktemp("offline") / "data", SMALLEST) as app:
+        yield app
     print("\noffline walk times: " + ", ".join(f"{name} {s:.0f} s" for name, s in TIMINGS))
 
 

@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests import review_support as review
-from tests.apps import AppProcess
+from tests.apps import AppProcess, running_app
 from tests.browser_support import (
     open_page,
     provider_env,
@@ -49,9 +49,8 @@ PANEL = (review.RED, review.BLUE, review.CLIENT, review.JUDGE)
 def resume_app(llm_server: ScriptedLLMServer, tmp_path: Path) -> Iterator[AppProcess]:
     # one model configured: none other to pick in the settings
     env = provider_env(llm_server) | {"REQSTUDIO_RETRY_BACKOFF_SCALE": "0.01"}
-    process = AppProcess(tmp_path / "data", env).start()
-    yield process
-    process.stop()
+    with running_app(tmp_path / "data", env) as process:
+        yield process
 
 
 def fail_a_review(browser: Browser, app: AppProcess, language: str, token: str) -> Page:

@@ -16,7 +16,7 @@ import pytest
 from oidc_provider_mock import User
 from playwright.sync_api import Browser, Page, expect
 
-from tests.apps import AppProcess
+from tests.apps import AppProcess, running_app
 from tests.browser_support import open_page, send, wait_until_idle
 from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.sso_support import oidc_provider, sso_env, users
@@ -43,9 +43,8 @@ def provider() -> Iterator[str]:
 @pytest.fixture
 def sso_app(provider: str, llm_server: ScriptedLLMServer, tmp_path: Path) -> Iterator[AppProcess]:
     env = sso_env(provider, llm_server) | {"REQSTUDIO_SSO_ALLOWED_DOMAINS": "example.com"}
-    process = AppProcess(tmp_path / "data", env).start()
-    yield process
-    process.stop()
+    with running_app(tmp_path / "data", env) as process:
+        yield process
 
 
 def someone_elses_thread(app: AppProcess) -> str:

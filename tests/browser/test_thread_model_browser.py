@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests import browser_support as web
-from tests.apps import AppProcess
+from tests.apps import AppProcess, running_app
 from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
@@ -20,9 +20,8 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def app(llm_server: ScriptedLLMServer, tmp_path: Path) -> Iterator[AppProcess]:
     env = web.provider_env(llm_server) | {"REQSTUDIO_MODEL_CHOICES": "bigger-model,cheaper-model"}
-    process = AppProcess(tmp_path / "data", env).start()
-    yield process
-    process.stop()
+    with running_app(tmp_path / "data", env) as process:
+        yield process
 
 
 def open_settings(page: Page) -> None:

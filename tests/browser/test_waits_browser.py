@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests import review_support as review
-from tests.apps import AppProcess
+from tests.apps import AppProcess, running_app
 from tests.browser_support import (
     attach,
     open_page,
@@ -62,9 +62,8 @@ def waits_app(llm_server: ScriptedLLMServer, tmp_path: Path) -> Iterator[AppProc
         "REVIEW_MAX_ROUNDS": "1",
     }
     del env["OPENAI_MAX_RETRIES"]  # each role's own tries: three
-    process = AppProcess(tmp_path / "data", env).start()
-    yield process
-    process.stop()
+    with running_app(tmp_path / "data", env) as process:
+        yield process
 
 
 def hanging_first(replies: list[Reply], token: str) -> list[Reply]:
