@@ -67,6 +67,7 @@ from benchmarks.load_workload import (  # noqa: E402
     streamed_tokens,
 )
 from reqstudio.local_model import free_port  # noqa: E402
+from tests.apps import stop_gently  # noqa: E402
 
 CHAINLIT = Path(sys.executable).parent / "chainlit"
 RESULTS = ROOT / "benchmarks" / "results" / "load.md"
@@ -230,15 +231,6 @@ def wait_http(url: str, process: subprocess.Popen, log: Path, timeout: float = 1
     raise RuntimeError(f"{url} did not answer in {timeout}s")
 
 
-def stop_process(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
 def readme_nginx() -> str:
     """The nginx example of the deployment page (docs/deployment.md), as it is written there."""
     text = (ROOT / "docs" / "deployment.md").read_text(encoding="utf-8")
@@ -375,7 +367,7 @@ async def main_async(args: argparse.Namespace, shape: Shape) -> list[dict]:
                 print(f"   error: {error}", flush=True)
     finally:
         for process in reversed(processes):
-            stop_process(process)
+            stop_gently(process, timeout=30)
         if postgres is not None:
             postgres.cleanup()
     print(f"logs in {work}")

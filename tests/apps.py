@@ -38,6 +38,18 @@ _PROVIDER_VARS = (
 RUNNING: list[AppProcess] = []
 
 
+def stop_gently(process: subprocess.Popen, timeout: float = 40) -> None:
+    """Ctrl-C to a process still running (the app saves history writes in flight), killed
+    when it has not ended after `timeout` seconds."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
 @dataclass
 class AppProcess:
     data_dir: Path
@@ -81,13 +93,8 @@ class AppProcess:
 
     def stop(self) -> None:
         RUNNING[:] = [app for app in RUNNING if app is not self]
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=40)  # the app saves history writes in flight
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
+        if self.process:
+            stop_gently(self.process)
         self.process = None
 
     def log(self) -> str:

@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tarfile
@@ -35,6 +34,7 @@ from playwright.sync_api import Browser, expect
 from reqstudio.local_model import free_port
 from tests import browser_support as web
 from tests import test_srs_support as srs
+from tests.apps import stop_gently
 from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.wheel
@@ -242,13 +242,7 @@ def serving(installed: Installed, env: dict[str, str], log_path: Path) -> Iterat
             time.sleep(0.2)
         yield served
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=40)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+        stop_gently(process)
 
 
 def test_serve_without_a_provider_answers_with_the_offline_model(
