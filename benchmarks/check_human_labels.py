@@ -31,35 +31,18 @@ from benchmarks.human_labels import (  # noqa: E402
     PronounItem,
     SmellScore,
     arta_path,
-    check_json,
     in_half,
+    label_table,
     load_arta,
     load_reqeval,
-    prf,
-    score_arta,
+    score_document,
     score_pronouns,
+    table_head,
+    table_row,
 )
 from reqstudio.check.pronouns import pronoun_hits  # noqa: E402
-from reqstudio.check.rules import label_rules  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-
-
-def _row(name: str, counts: Counter) -> str:
-    p, r, f = prf(counts)
-    labelled, flagged = counts["tp"] + counts["fn"], counts["tp"] + counts["fp"]
-    return f"| {name} | {labelled} | {flagged} | {counts['tp']} | {p:.2f} | {r:.2f} | {f:.2f} |"
-
-
-HEADER = [
-    "| {} | labelled | flagged | correct | precision | recall | F1 |",
-    "|---|---|---|---|---|---|---|",
-]
-
-
-def _head(column: str) -> list[str]:
-    """A blank line and the table's two header lines, its first column named `column`."""
-    return ["", HEADER[0].format(column), HEADER[1]]
 
 
 def smell_tables(name: str, half: str, score: SmellScore) -> str:
@@ -67,10 +50,8 @@ def smell_tables(name: str, half: str, score: SmellScore) -> str:
         f"### {name}, {half} half: {score.requirements} requirements "
         f"(macro-F1 over the seven smells: **{score.macro_f1():.2f}**)"
     )
-    lines = [title, *_head("label")]
-    lines += [_row(label, score.by_label[label]) for label in LABELS]
-    lines += _head("label: rule")
-    lines += [_row(f"{label}: {rule}", c) for (label, rule), c in score.by_rule.items()]
+    lines = [title, *label_table(score), *table_head("label: rule")]
+    lines += [table_row(f"{label}: {rule}", c) for (label, rule), c in score.by_rule.items()]
     if score.not_found:
         lines.append(f"\nRequirements the checker did not read: {len(score.not_found)}")
     return "\n".join(lines)
@@ -81,11 +62,7 @@ def run_arta(name: str, half: str, limit: int | None = None) -> SmellScore:
     `reqstudio check --json`."""
     ids = in_half(name, half)
     items = [item for item in load_arta(name) if item.id in ids][:limit]
-    path = arta_path(name)
-    if limit is not None:
-        path = _slice_document(items)
-    data = check_json(path)
-    return score_arta(items, data, label_rules())
+    return score_document(items, arta_path(name) if limit is None else _slice_document(items))
 
 
 def _slice_document(items: list[ArtaItem]) -> Path:
@@ -122,9 +99,9 @@ def pronoun_table(half: str) -> tuple[str, Counter]:
     )
     lines = [
         title,
-        *_head("ambiguous pronouns"),
-        _row("ISO29148-vague-pronoun", counts),
-        _row("baseline: every pronoun", every),
+        *table_head("ambiguous pronouns"),
+        table_row("ISO29148-vague-pronoun", counts),
+        table_row("baseline: every pronoun", every),
     ]
     return "\n".join(lines), counts
 

@@ -15,15 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.human_labels import (  # noqa: E402
-    LABELS,
-    ArtaItem,
-    SmellScore,
-    check_json,
-    prf,
-    score_arta,
-)
-from reqstudio.check.rules import label_rules  # noqa: E402
+from benchmarks.human_labels import ArtaItem, SmellScore, label_table, score_document  # noqa: E402
 
 ZH_SET = ROOT / "tests" / "data" / "check" / "zh-labelled.md"
 ZH_LABELS = ROOT / "tests" / "data" / "check" / "zh-labelled.labels.json"
@@ -37,26 +29,16 @@ def load_zh() -> list[ArtaItem]:
 
 
 def zh_score() -> SmellScore:
-    return score_arta(load_zh(), check_json(ZH_SET), label_rules())
+    return score_document(load_zh(), ZH_SET)
 
 
 def zh_table() -> str:
     score = zh_score()
-    lines = [
+    title = (
         f"### Chinese, labelled here (secondary): {score.requirements} requirements "
-        f"(macro-F1 over the seven smells: {score.macro_f1():.2f})",
-        "",
-        "| label | labelled | flagged | correct | precision | recall | F1 |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for label in LABELS:
-        counts = score.by_label[label]
-        p, r, f = prf(counts)
-        lines.append(
-            f"| {label} | {counts['tp'] + counts['fn']} | {counts['tp'] + counts['fp']} "
-            f"| {counts['tp']} | {p:.2f} | {r:.2f} | {f:.2f} |"
-        )
-    return "\n".join(lines)
+        f"(macro-F1 over the seven smells: {score.macro_f1():.2f})"
+    )
+    return "\n".join([title, *label_table(score)])
 
 
 if __name__ == "__main__":

@@ -251,6 +251,14 @@ def score_arta(
     return score
 
 
+def score_document(items: list[ArtaItem], path: Path) -> SmellScore:
+    """`items` scored on what `reqstudio check PATH --json` finds in their document, through
+    the label -> rule table."""
+    from reqstudio.check.rules import label_rules
+
+    return score_arta(items, check_json(path), label_rules())
+
+
 def score_pronouns(items: list[PronounItem], flagged: list[bool]) -> Counter:
     counts: Counter = Counter()
     for item, hit in zip(items, flagged, strict=True):
@@ -263,3 +271,27 @@ def score_pronouns(items: list[PronounItem], flagged: list[bool]) -> Counter:
         else:
             counts["tn"] += 1
     return counts
+
+
+# --- the tables ------------------------------------------------------------------------
+
+HEADER = (
+    "| {} | labelled | flagged | correct | precision | recall | F1 |",
+    "|---|---|---|---|---|---|---|",
+)
+
+
+def table_head(column: str) -> list[str]:
+    """A blank line and a table's two header lines, its first column named `column`."""
+    return ["", HEADER[0].format(column), HEADER[1]]
+
+
+def table_row(name: str, counts: Counter) -> str:
+    p, r, f = prf(counts)
+    labelled, flagged = counts["tp"] + counts["fn"], counts["tp"] + counts["fp"]
+    return f"| {name} | {labelled} | {flagged} | {counts['tp']} | {p:.2f} | {r:.2f} | {f:.2f} |"
+
+
+def label_table(score: SmellScore) -> list[str]:
+    """The table of `score` per label, after a blank line."""
+    return [*table_head("label"), *(table_row(label, score.by_label[label]) for label in LABELS)]
