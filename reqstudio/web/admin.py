@@ -11,6 +11,7 @@ valid sign-in, 401.
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from html import escape
 from urllib.parse import quote
 
@@ -81,16 +82,7 @@ def _account_json(account: Account) -> dict:
 
 
 def _usage_json(line: UsageLine) -> dict:
-    return {
-        "user": line.user,
-        "mode": line.mode,
-        "model": line.model,
-        "calls": line.calls,
-        "input_tokens": line.input_tokens,
-        "output_tokens": line.output_tokens,
-        "total_tokens": line.total_tokens,
-        "cost": line.cost,
-    }
+    return {**asdict(line), "total_tokens": line.total_tokens}
 
 
 async def _usage() -> list[UsageLine]:
