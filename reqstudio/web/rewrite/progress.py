@@ -87,8 +87,7 @@ class ChainlitProgress:
                 await finish_step(step, "skipped")
             elif self.step is not None:
                 if rounds >= self.max_rounds and self.last_issues:
-                    note = tr("last_round", limit=self.max_rounds)
-                    self.step.output = f"{self.step.output or ''}\n\n{note}"
+                    self.add_to_step(tr("last_round", limit=self.max_rounds))
                 await self.close_step()
 
     async def on_stage_error(self, stage_name: str, reason: str = "", **kwargs: Any) -> None:
@@ -103,6 +102,10 @@ class ChainlitProgress:
         note = tr("stage_failed", where=where, reason=reason)
         output = f"{self.step.output}\n\n{note}" if self.step and self.step.output else note
         await self.close_step(output, error=True)
+
+    def add_to_step(self, text: str) -> None:
+        """`text` as a paragraph after what the open step shows (seen at its next update)."""
+        self.step.output = f"{self.step.output or ''}\n\n{text}"
 
     def where(self, section_id: str | None, title: str | None = None) -> str:
         """ ", at section sec-02 “Booking”" for a failure at a section, else nothing."""
@@ -153,27 +156,25 @@ class ChainlitProgress:
             await self.step.update()
         elif "failure" in kwargs:
             failure: PatchFailure = kwargs["failure"]
-            note = tr(
-                "patch_failed",
-                title=cell(failure.title),
-                section_id=failure.section_id,
-                reason=failure.text(lang()),
+            self.add_to_step(
+                tr(
+                    "patch_failed",
+                    title=cell(failure.title),
+                    section_id=failure.section_id,
+                    reason=failure.text(lang()),
+                )
             )
-            self.step.output = f"{self.step.output or ''}\n\n{note}"
             self.step.is_error = True
             await self.step.update()
         elif "unplaced" in kwargs:
             unplaced: list[ReviewIssue] = kwargs["unplaced"]
             which = "; ".join(f"“{cell(i.section_id)}”: {cell(i.description)}" for i in unplaced)
-            note = tr("unplaced", count=counted(len(unplaced), "issue"), which=which)
-            self.step.output = f"{self.step.output or ''}\n\n{note}"
+            self.add_to_step(tr("unplaced", count=counted(len(unplaced), "issue"), which=which))
             await self.step.update()
         elif "patch" in kwargs:
             patch: SectionPatch = kwargs["patch"]
-            self.step.output = (
-                (self.step.output or "")
-                + f"\n\n**{tr('patched', title=cell(patch.title))}**\n\n"
-                + section_diff(patch)
+            self.add_to_step(
+                f"**{tr('patched', title=cell(patch.title))}**\n\n{section_diff(patch)}"
             )
             await self.step.update()
         elif "sections" not in kwargs and self.step_round != round_number:  # a round starts
