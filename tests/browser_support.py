@@ -12,6 +12,7 @@ from urllib.parse import urlparse
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.apps import AppProcess, running_app
@@ -210,6 +211,20 @@ def wait_until_idle(page: Page) -> None:
     has stored the turn (memory, thread metadata); closing the page or stopping the app
     earlier loses what the next session should find."""
     expect(page.locator("#stop-button")).to_have_count(0, timeout=60_000)
+
+
+def bring_into_view(target: Locator) -> None:
+    """Scroll `target` into view (before a screenshot). A message the app updates as a run
+    ends (its buttons, its ending line) is drawn anew, and Playwright's scroll does not look
+    again for an element that was replaced while it waited for it to be stable: so this looks
+    again, at most three times, and only for that error."""
+    for attempt in range(3):
+        try:
+            target.scroll_into_view_if_needed()
+            return
+        except PlaywrightError as error:
+            if "not attached to the DOM" not in str(error) or attempt == 2:
+                raise
 
 
 def attach(page: Page, files: Any) -> None:

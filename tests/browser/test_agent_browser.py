@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, expect
 
 from tests.agent_support import ANSWER, REASONING, one_call_then_answer
 from tests.apps import ROOT, AppProcess, running_app
-from tests.browser_support import open_page, provider_env, send
+from tests.browser_support import bring_into_view, open_page, provider_env, send
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
 pytestmark = pytest.mark.browser
@@ -100,7 +100,7 @@ def test_agent_mode_shows_each_step_and_statistics(
     expect(page.get_by_role("cell", name="320")).to_be_visible()  # function-call input tokens
     expect(page.get_by_role("cell", name="90", exact=True)).to_be_visible()  # answer input
     expect(page.get_by_text("2 次工具调用", exact=False)).to_be_visible()
-    page.get_by_text("统计").scroll_into_view_if_needed()
+    bring_into_view(page.get_by_text("统计"))
     page.screenshot(path=output_dir / "agent-zh-CN.png")
     assert llm_server.pending == 0
     # AGENT_VERBOSE: the trace (the reasoning model's thinking first) is in the app's log

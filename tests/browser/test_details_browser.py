@@ -13,6 +13,7 @@ from tests import review_support as review
 from tests.apps import AppProcess
 from tests.browser_support import (
     attach,
+    bring_into_view,
     click_until,
     open_page,
     send,
@@ -39,7 +40,7 @@ def test_a_review_whose_first_round_cannot_be_read_claims_nothing_and_offers_no_
     expect(failed).to_contain_text("用同一个模型继续会以同样的方式失败，且没有配置其他模型")
     expect(page.get_by_text("已完成的轮次已保存", exact=False)).to_have_count(0)
     expect(page.get_by_role("button", name="继续审阅")).to_have_count(0)
-    failed.scroll_into_view_if_needed()
+    bring_into_view(failed)
     page.screenshot(path=output_dir / "review-unreadable-round-1-zh-CN.png")
 
 

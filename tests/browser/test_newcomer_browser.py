@@ -14,6 +14,7 @@ from tests.agent_support import ANSWER, REASONING, one_call_then_answer
 from tests.apps import AppProcess
 from tests.browser_support import (
     attach,
+    bring_into_view,
     click_until,
     failed_requests,
     open_page,
@@ -341,7 +342,7 @@ def test_unknown_token_counts_are_shown_as_unknown_and_reasoning_time_as_reasoni
     phases = page.get_by_text("阶段耗时", exact=False)
     expect(phases).to_contain_text(re.compile(r"推理 [1-9]\d*\.\d 秒|推理 0\.[1-9] 秒"))
     expect(phases).to_contain_text("0 次工具调用")
-    phases.scroll_into_view_if_needed()
+    bring_into_view(phases)
     page.screenshot(path=output_dir / "agent-unknown-usage-zh-CN.png")
 
 

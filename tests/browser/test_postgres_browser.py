@@ -13,6 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 from tests.apps import AppProcess, shared_database_env, two_instances
 from tests.browser.test_srs_browser import SRS
 from tests.browser_support import (
+    bring_into_view,
     click_until,
     failed_requests,
     open_page,
@@ -182,9 +183,7 @@ def test_database_going_away_mid_conversation(
         expect(page.get_by_text("第三轮：数据库回来了。")).to_be_visible()  # saved once back
         texts = page.locator("body").inner_text()
         assert texts.index("第一轮") < texts.index("第二轮") < texts.index("第三轮")
-        page.get_by_text(
-            "第一轮：已记录库存需求。"
-        ).scroll_into_view_if_needed()  # the outage turn in view
+        bring_into_view(page.get_by_text("第一轮：已记录库存需求。"))  # the outage turn in view
         page.screenshot(path=output_dir / f"pg-database-back-{locale}.png")
     finally:
         app.stop()

@@ -15,6 +15,7 @@ from tests.apps import AppProcess
 from tests.browser_support import (
     answer_when_asked,
     attach,
+    bring_into_view,
     click_until,
     open_page,
     send,
@@ -91,7 +92,7 @@ def test_review_two_rounds_in_the_browser(
     diff = page.locator("code").filter(has_text="sec-02 修改后").first
     expect(diff).to_contain_text("+" + REVISED.strip())
     expect(diff).to_contain_text("-主人在线预约兽医，查询空闲时段要快。")
-    diff.scroll_into_view_if_needed()
+    bring_into_view(diff)
     page.screenshot(path=output_dir / "review-round-zh-CN.png")
 
     # The disagreements side by side, and the chart of issues per round.
@@ -101,7 +102,7 @@ def test_review_two_rounds_in_the_browser(
     expect(page.get_by_text("各轮问题状态").last).to_be_visible()  # the run's issues by round
     chart = page.locator(".js-plotly-plot").first
     expect(chart).to_be_visible(timeout=30_000)
-    chart.scroll_into_view_if_needed()
+    bring_into_view(chart)
     # no white page in the dark theme: the chart has no background of its own
     paper = chart.locator("svg.main-svg").first.evaluate("svg => svg.style.background")
     assert paper in ("rgba(0, 0, 0, 0)", "transparent"), paper

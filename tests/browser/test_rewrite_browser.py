@@ -13,6 +13,7 @@ from tests.apps import AppProcess
 from tests.browser_support import (
     answer_when_asked,
     attach,
+    bring_into_view,
     click_until,
     open_page,
     send,
@@ -102,14 +103,14 @@ def test_rewrite_end_to_end(
     page.get_by_text("① 大纲规划").click()
     goal_cell = page.get_by_role("cell", name="写清支付方式与提醒规则。")
     expect(goal_cell).to_be_visible()
-    goal_cell.scroll_into_view_if_needed()
+    bring_into_view(goal_cell)
     page.screenshot(path=output_dir / "rewrite-questions-outline-zh-CN.png")
     page.get_by_text("③ 评审 · 第 1 轮").click()
     expect(page.get_by_text("改约规则与澄清不一致。")).to_be_visible()
     expect(page.get_by_text("修订「预约流程」")).to_be_visible()
     diff = page.locator("code").filter(has_text="sec-02 修改后").first
     expect(diff).to_contain_text("+主人选择兽医与空闲时段完成预约；就诊前 2 小时以前可改约或取消。")
-    summary.scroll_into_view_if_needed()
+    bring_into_view(summary)
     page.screenshot(path=output_dir / "rewrite-review-zh-CN.png")
 
     with page.expect_download() as md_download:

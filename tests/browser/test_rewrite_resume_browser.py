@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from tests.apps import AppProcess
 from tests.browser_support import (
     attach,
+    bring_into_view,
     click_until,
     open_page,
     provider_env,
@@ -125,7 +126,7 @@ def test_a_failed_rewrite_resumes_after_a_restart_without_asking_finished_sectio
         kept = download(page, "rewritten-partial.md")
         # the outline with the one section written; the others are headings without a body
         assert kept == expected_markdown([BODIES_ZH[0], "", ""]).replace("\n\n\n\n", "\n\n")
-        failure.scroll_into_view_if_needed()
+        bring_into_view(failure)
         page.screenshot(path=output_dir / "rewrite-failed-zh-CN.png")
         wait_until_idle(page)
         page.context.close()
@@ -162,7 +163,7 @@ def test_a_failed_rewrite_resumes_after_a_restart_without_asking_finished_sectio
         data = json.loads(download(page, "rewritten.json"))
         assert data["complete"] is True
         assert [s["content"] for s in data["structured_document"]["sections"]] == BODIES_ZH
-        summary.scroll_into_view_if_needed()
+        bring_into_view(summary)
         page.screenshot(path=output_dir / "rewrite-resumed-zh-CN.png")
         wait_until_idle(page)
     finally:
@@ -200,7 +201,7 @@ def test_the_failure_and_resume_speak_english_and_name_the_finish_reason(
             "What was written is kept.",
         )
         expect(page.get_by_text("Owners pick", exact=False)).to_have_count(0)  # the cut text
-        failure.scroll_into_view_if_needed()
+        bring_into_view(failure)
         page.screenshot(path=output_dir / "rewrite-failed-en-US.png")
 
         llm_server.reset()
@@ -251,7 +252,7 @@ def test_a_failed_patch_leaves_an_incomplete_document_naming_the_section(
         data = json.loads(download(page, "rewritten.json"))
         assert data["complete"] is False
         assert [f["section_id"] for f in data["failed_patches"]] == ["sec-02"]
-        summary.scroll_into_view_if_needed()
+        bring_into_view(summary)
         page.screenshot(path=output_dir / "rewrite-incomplete-zh-CN.png")
         wait_until_idle(page)
     finally:

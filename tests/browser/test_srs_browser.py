@@ -117,7 +117,7 @@ def test_srs_mode_end_to_end(
     expect(page.get_by_text("coverage", exact=False)).to_have_count(0)  # the key is in the JSON
     expect(page.get_by_role("cell", name="0.50", exact=True).first).to_be_visible()
     expect(page.get_by_text(re.compile(r"评估 · 完成$"))).to_be_visible()
-    weighted.scroll_into_view_if_needed()
+    web.bring_into_view(weighted)
     page.screenshot(path=output_dir / "srs-evaluation-zh-CN.png")
     assert llm_server.pending == 0
 

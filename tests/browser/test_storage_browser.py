@@ -16,6 +16,7 @@ from tests.browser.test_review_browser import EXPECTED, ISSUE, REVISED, ROOT
 from tests.browser.test_srs_browser import SRS
 from tests.browser_support import (
     attach,
+    bring_into_view,
     click_until,
     open_page,
     open_thread,
@@ -81,7 +82,7 @@ def test_srs_files_download_on_another_instance(
         # every action and file the finished run showed is back
         expect(page.get_by_role("button", name="审阅并改进", exact=True)).to_be_visible()
         expect(page.get_by_text("srs.docx", exact=True)).to_be_visible()
-        page.get_by_text("srs.md", exact=True).scroll_into_view_if_needed()
+        bring_into_view(page.get_by_text("srs.md", exact=True))
         page.screenshot(path=output_dir / "storage-srs-reopened-elsewhere.png")
 
 
@@ -123,7 +124,7 @@ def test_review_downloads_and_chart_come_back_on_another_instance(
             page.get_by_text("reviews.json").click()
         data = json.loads(Path(reviews.value.path()).read_text(encoding="utf-8"))
         assert data["stop_reason"] == "quality_sufficient"
-        page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+        bring_into_view(page.locator(".js-plotly-plot").first)
         page.screenshot(path=output_dir / "storage-review-reopened-elsewhere.png")
         shutil.copy(  # the README shows it
             output_dir / "storage-review-reopened-elsewhere.png",

@@ -14,7 +14,14 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.apps import AppProcess
-from tests.browser_support import click_until, open_page, send, wait_until_idle, wait_until_loaded
+from tests.browser_support import (
+    bring_into_view,
+    click_until,
+    open_page,
+    send,
+    wait_until_idle,
+    wait_until_loaded,
+)
 from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_team_run import answer, me, role, spawn, turn
 from tests.test_team_run import send as say
@@ -83,7 +90,7 @@ def test_a_team_of_three_works_in_the_browser(
     expect(node_labels(live).filter(has_text="agent-2").first).to_be_visible()
     expect(node_labels(live).filter(has_text="写作者").first).to_be_visible()
     is_see_through(live)
-    live.scroll_into_view_if_needed()
+    bring_into_view(live)
     page.screenshot(path=output_dir / "team-live-zh-CN.png")
     llm_server.open_gate("analyst-answers")
 
@@ -118,11 +125,11 @@ def test_a_team_of_three_works_in_the_browser(
     expect(
         page.get_by_role("cell", name="agent-1 (经介绍认识 · root)", exact=False).last
     ).to_be_visible()
-    page.locator(".js-plotly-plot").scroll_into_view_if_needed()
+    bring_into_view(page.locator(".js-plotly-plot"))
     page.screenshot(path=output_dir / "team-zh-CN.png")
-    page.get_by_text("对方不在联系人注册表中", exact=False).first.scroll_into_view_if_needed()
+    bring_into_view(page.get_by_text("对方不在联系人注册表中", exact=False).first)
     page.screenshot(path=output_dir / "team-messages-zh-CN.png")
-    page.get_by_text("统计（每个智能体）").scroll_into_view_if_needed()
+    bring_into_view(page.get_by_text("统计（每个智能体）"))
     page.screenshot(path=output_dir / "team-stats-zh-CN.png")
     # Every scripted answer was asked for, except perhaps the writer's last "done for now":
     # the run ends as root answers the user, and under load that can come first.
@@ -144,7 +151,7 @@ def test_a_team_of_three_works_in_the_browser(
     shows_the_final_picture_once(page)
     expect(page.get_by_text("team-record.json")).to_have_count(1)
     expect(page.get_by_text("统计（每个智能体）")).to_have_count(1)
-    page.locator(".js-plotly-plot").scroll_into_view_if_needed()
+    bring_into_view(page.locator(".js-plotly-plot"))
     page.screenshot(path=output_dir / "team-reopened-zh-CN.png")
     page.locator("#theme-toggle").click()  # and in the light theme
     page.get_by_role("menuitem", name="浅色主题").click()

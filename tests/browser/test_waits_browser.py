@@ -18,6 +18,7 @@ from tests import review_support as review
 from tests.apps import AppProcess, running_app
 from tests.browser_support import (
     attach,
+    bring_into_view,
     open_page,
     provider_env,
     reopen_thread,
@@ -104,7 +105,7 @@ def reopened_after_a_restart(
 def below_the_step(line: Locator, step: Locator) -> None:
     """The line shows right under the step it belongs to (the browser draws a step's own
     messages after it, also when the step is folded)."""
-    line.scroll_into_view_if_needed()
+    bring_into_view(line)
     assert line.bounding_box()["y"] > step.bounding_box()["y"]
 
 
@@ -136,7 +137,7 @@ def test_chat_shows_the_wait_and_keeps_the_retry_line(
 
 def between(line: Locator, above: Locator, below: Locator) -> None:
     """The line shows under the step `above` and before the step `below`."""
-    line.scroll_into_view_if_needed()
+    bring_into_view(line)
     y = line.bounding_box()["y"]
     assert above.bounding_box()["y"] < y < below.bounding_box()["y"]
 

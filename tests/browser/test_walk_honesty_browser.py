@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.apps import AppProcess
-from tests.browser_support import open_page, send, wait_until_idle
+from tests.browser_support import bring_into_view, open_page, send, wait_until_idle
 from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_team_cards import CARD
 from tests.test_team_run import me, role, spawn, turn
@@ -86,7 +86,7 @@ def test_a_team_shows_the_agent_card_and_an_answer_sent_twice_once(
     expect(card.get_by_role("cell", name="请定义：商品、订单")).to_be_visible()
     expect(card.get_by_role("cell", name="检查第 3 节的用词")).to_be_visible()
     expect(card.get_by_text("```", exact=False)).to_have_count(0)  # no raw JSON
-    card.scroll_into_view_if_needed()
+    bring_into_view(card)
     page.screenshot(path=output_dir / "team-card-zh-CN.png")
-    page.get_by_text(final, exact=True).scroll_into_view_if_needed()
+    bring_into_view(page.get_by_text(final, exact=True))
     page.screenshot(path=output_dir / "team-answer-once-zh-CN.png")

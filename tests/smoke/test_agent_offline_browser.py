@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.apps import AppProcess
-from tests.browser_support import open_page, send, switch_mode, wait_until_idle
+from tests.browser_support import bring_into_view, open_page, send, switch_mode, wait_until_idle
 from tests.cli_support import require_offline_model
 
 pytestmark = [pytest.mark.smoke, pytest.mark.browser]
@@ -56,7 +56,7 @@ def test_the_agent_with_the_offline_model_ends_honestly(
         calls = [c for c in cells.all_inner_texts() if re.match(r"^\d+", c.strip())]
         assert calls and int(re.match(r"\d+", calls[0].strip()).group()) >= 1, calls
         expect(page.get_by_role("cell", name="0", exact=True)).to_have_count(0)
-        table.scroll_into_view_if_needed()
+        bring_into_view(table)
         page.screenshot(path=output_dir / f"agent-offline-{locale}.png", full_page=True)
     finally:
         app.stop()
