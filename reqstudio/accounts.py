@@ -23,18 +23,10 @@ from typing import Any
 
 from pwdlib import PasswordHash
 from pwdlib.hashers.argon2 import Argon2Hasher
-from sqlalchemy import inspect, text
+from sqlalchemy import text
 
 from reqstudio.pools import OnDataEngine, first_row
-
-ACCOUNTS_TABLE = """CREATE TABLE IF NOT EXISTS accounts (
-    "identifier" TEXT PRIMARY KEY, "displayName" TEXT, "provider" TEXT NOT NULL,
-    "subject" TEXT, "passwordHash" TEXT, "isAdmin" BOOLEAN NOT NULL DEFAULT FALSE,
-    "disabled" BOOLEAN NOT NULL DEFAULT FALSE, "createdAt" TEXT NOT NULL, "lastSignIn" TEXT,
-    "pending" BOOLEAN NOT NULL DEFAULT FALSE)"""
-# Columns added since the table's first version, with what an existing row gets: an account
-# made before approval existed was admitted when it was made, so it is not pending.
-ADDED_ACCOUNT_COLUMNS = {"pending": "BOOLEAN NOT NULL DEFAULT FALSE"}
+from reqstudio.schema import prepare_schema
 
 PASSWORD = "password"  # the provider of accounts made by `reqstudio users add`
 LEGACY = "env"  # accounts that signed in through the deprecated REQSTUDIO_USERS list
@@ -151,21 +143,10 @@ class AccountStore(OnDataEngine):
         await self.dispose_engine()
 
     async def create_table(self) -> None:
-        """The table, or the columns an older version's table lacks (the app's start-up does
-        the same in reqstudio/web/history.py; this is for a command run before the new app started)."""
+        """The database's tables, brought up to date (`reqstudio.schema`, as the app's start-up
+        does): for a command run before the new app started."""
         async with self.engine.begin() as connection:
-            await connection.execute(text(ACCOUNTS_TABLE))
-            present = {
-                column["name"]
-                for column in await connection.run_sync(
-                    lambda sync: inspect(sync).get_columns("accounts")
-                )
-            }
-            for name, kind in ADDED_ACCOUNT_COLUMNS.items():
-                if name not in present:
-                    await connection.execute(
-                        text(f'ALTER TABLE accounts ADD COLUMN "{name}" {kind}')
-                    )
+            await prepare_schema(connection)
 
     def _account(self, row: Any) -> Account:
         account = Account.from_row(row)

@@ -22,10 +22,7 @@ from sqlalchemy import text
 
 from reqstudio.accounts import AccountError, now
 from reqstudio.pools import OnDataEngine, first_row
-
-TOKENS_TABLE = """CREATE TABLE IF NOT EXISTS mcp_tokens (
-    "id" TEXT PRIMARY KEY, "identifier" TEXT NOT NULL, "tokenHash" TEXT NOT NULL UNIQUE,
-    "label" TEXT, "createdAt" TEXT NOT NULL, "lastUsed" TEXT, "revokedAt" TEXT)"""
+from reqstudio.schema import prepare_schema
 
 TOKEN_PREFIX = "rqs_mcp_"  # so a leaked token is recognisable (secret scanners, logs)
 # `lastUsed` is written at most this often per token: not one write per request.
@@ -75,8 +72,9 @@ class McpTokenStore(OnDataEngine):
         await self.dispose_engine()
 
     async def create_table(self) -> None:
+        """The database's tables, the token table among them (`reqstudio.schema`)."""
         async with self.engine.begin() as connection:
-            await connection.execute(text(TOKENS_TABLE))
+            await prepare_schema(connection)
 
     async def create(self, user: str, label: str = "") -> tuple[McpToken, str]:
         """A new token for the account `user`: its record, and the token (shown once)."""

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import text
 
 from reqstudio.failures import Failure, FailureCode, render
+from reqstudio.schema import prepare_schema
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -34,10 +35,6 @@ if TYPE_CHECKING:
     from reqstudio.settings import Settings
 
 log = logging.getLogger("reqstudio.lease")
-
-LEASE_TABLE = """CREATE TABLE IF NOT EXISTS run_leases (
-        "runKey" TEXT PRIMARY KEY, "holder" TEXT NOT NULL,
-        "expiresAt" DOUBLE PRECISION NOT NULL)"""
 
 # The database's clock in seconds since 1970, so that every instance reads the same time.
 _NOW = {
@@ -85,8 +82,9 @@ class RunLeases:
         self._now = _NOW["postgresql" if engine.dialect.name == "postgresql" else "sqlite"]
 
     async def create_table(self) -> None:
+        """The database's tables, the lease table among them (`reqstudio.schema`)."""
         async with self.engine.begin() as connection:
-            await connection.execute(text(LEASE_TABLE))
+            await prepare_schema(connection)
 
     async def acquire(self, run_key: str) -> Lease:
         """Take the lease of `run_key`, free or lapsed; `RunBusy` if another holder has it."""

@@ -19,14 +19,6 @@ from langchain_core.tracers.context import register_configure_hook
 
 from reqstudio.usage import UsageTracker
 
-USAGE_TABLE = """CREATE TABLE IF NOT EXISTS usage_records (
-    "userIdentifier" TEXT NOT NULL, "mode" TEXT NOT NULL, "model" TEXT NOT NULL,
-    "calls" BIGINT NOT NULL, "inputTokens" BIGINT NOT NULL, "outputTokens" BIGINT NOT NULL,
-    "at" TEXT NOT NULL)"""
-USAGE_INDEX = (
-    'CREATE INDEX IF NOT EXISTS usage_records_user ON usage_records ("userIdentifier", "mode")'
-)
-
 TURN_USAGE: ContextVar[UsageTracker | None] = ContextVar("reqstudio_turn_usage", default=None)
 register_configure_hook(TURN_USAGE, inheritable=True)
 

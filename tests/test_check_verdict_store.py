@@ -9,7 +9,8 @@ from pathlib import Path
 from chainlit.context import init_http_context
 
 from reqstudio.check.verdicts import Verdict
-from reqstudio.web.history import HistoryDataLayer, create_schema
+from reqstudio.schema import create_schema
+from reqstudio.web.history import HistoryDataLayer
 from reqstudio.web.requirements_check import check_tables
 from reqstudio.web.verdict_store import save_verdict, thread_verdicts
 

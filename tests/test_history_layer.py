@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chainlit.user import User
 
-from reqstudio.web.history import create_schema
+from reqstudio.schema import create_schema
 from tests.test_postgres import new_layer, step
 
 
@@ -42,7 +42,7 @@ async def _plan(url: str, query: str) -> str:
 async def test_an_older_database_gains_the_indexes_its_lookups_need(tmp_path):
     import sqlite3
 
-    from reqstudio.web.history import SCHEMA
+    from reqstudio.schema import SCHEMA
 
     path = tmp_path / "history.db"
     with sqlite3.connect(path) as db:  # as an older ReqStudio left it: tables, no indexes

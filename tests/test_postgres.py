@@ -16,8 +16,9 @@ from reqstudio.modes.srs.events import NodeStarted
 from reqstudio.modes.team import EventStore, TeamConfig, TeamRun
 from reqstudio.modes.team.events import RunFinished as TeamFinished
 from reqstudio.persistence import libpq_conninfo, open_checkpointer, prepare_checkpoints
+from reqstudio.schema import create_schema
 from reqstudio.settings import load_settings
-from reqstudio.web.history import HistoryDataLayer, create_schema
+from reqstudio.web.history import HistoryDataLayer
 from tests import test_srs_support as srs
 from tests.postgres_support import PostgresServer
 from tests.test_srs_resume import REQUEST, stop_when

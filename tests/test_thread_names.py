@@ -47,7 +47,8 @@ async def test_chainlit_s_own_naming_does_not_replace_the_app_s(tmp_path):
     from chainlit.context import init_ws_context
     from chainlit.session import WebsocketSession
 
-    from reqstudio.web.history import HistoryDataLayer, create_schema
+    from reqstudio.schema import create_schema
+    from reqstudio.web.history import HistoryDataLayer
 
     url = f"sqlite+aiosqlite:///{tmp_path / 'history.db'}"
     await create_schema(url)

@@ -15,7 +15,8 @@ from chainlit.user import User
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from reqstudio.web.history import SCHEMA, HistoryDataLayer, create_schema
+from reqstudio.schema import SCHEMA, create_schema, for_dialect
+from reqstudio.web.history import HistoryDataLayer
 from tests.postgres_support import PostgresServer
 from tests.test_postgres import new_layer
 
@@ -135,9 +136,8 @@ async def test_a_database_from_the_previous_version_keeps_its_threads_state(data
     engine = create_async_engine(database_url)
     async with engine.begin() as connection:
         for statement in SCHEMA:  # the tables, then the column, as the previous version made
-            if database_url.startswith("postgresql"):
-                statement = statement.replace('"metadata" TEXT', '"metadata" JSONB')
-            await connection.execute(text(statement))
+            postgres = database_url.startswith("postgresql")
+            await connection.execute(text(for_dialect(statement, postgres)))
         await connection.execute(text('ALTER TABLE threads ADD COLUMN "stateVersion" BIGINT'))
         for thread_id, metadata, version in (
             ("counted", '{"state_version": 7, "chat_memory": ["q1", "a1"]}', 7),

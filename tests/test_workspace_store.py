@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from reqstudio.web.history import create_schema
+from reqstudio.schema import create_schema
 from reqstudio.workspace.diff import diff_items
 from reqstudio.workspace.items import items_from_text
 from reqstudio.workspace.loading import load_items

@@ -128,13 +128,10 @@ async def _serve(args: argparse.Namespace, settings: Settings, runtime) -> None:
 
 
 async def _open_tokens(settings: Settings) -> McpTokenStore:
-    from reqstudio.accounts import AccountStore
     from reqstudio.mcp_tokens import McpTokenStore
 
-    accounts = AccountStore(settings.resolved_database_url)
-    await accounts.create_table()  # the token table joins it
     tokens = McpTokenStore(settings.resolved_database_url)
-    await tokens.create_table()
+    await tokens.create_table()  # every table: a token names an account
     return tokens
 
 

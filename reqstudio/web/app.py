@@ -29,6 +29,7 @@ from reqstudio.runtime import (
     keep_data_private,
     tune_garbage_collector,
 )
+from reqstudio.schema import create_schema
 from reqstudio.settings import SettingsError, get_settings
 from reqstudio.usage import UsageTracker
 from reqstudio.usage_ledger import TURN_USAGE
@@ -42,7 +43,7 @@ from reqstudio.web.agent import (
     on_mcp_disconnect,
 )
 from reqstudio.web.chat import CHAT_MODE
-from reqstudio.web.history import HistoryDataLayer, create_schema
+from reqstudio.web.history import HistoryDataLayer
 from reqstudio.web.mcp_limits import cap_user_mcp_servers
 from reqstudio.web.modes import chat_profiles, current_mode, mode_title, register_mode, thread_name
 from reqstudio.web.review import REVIEW_MODE

@@ -1,8 +1,9 @@
 """Chat history through Chainlit's own SQLAlchemy data layer.
 
 SQLite (in the data directory) by default, PostgreSQL when REQSTUDIO_DATABASE_URL says so.
-Chainlit creates no tables, so the schema below (the columns its data layer writes) is
-created at start-up. On SQLite, list and dict columns (`tags`, `modes`) are stored as JSON.
+Chainlit creates no tables: the app's start-up creates them, with every other table of the
+app, through `reqstudio.schema`. On SQLite, list and dict columns (`tags`, `modes`) are stored
+as JSON.
 """
 
 from __future__ import annotations
@@ -17,16 +18,12 @@ from contextvars import ContextVar
 from typing import Any
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
-from sqlalchemy import inspect, text
-from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import sessionmaker
 
-from reqstudio.accounts import ACCOUNTS_TABLE, ADDED_ACCOUNT_COLUMNS
 from reqstudio.errors import is_database_failure
-from reqstudio.persistence import SCHEMA_LOCK_KEY, is_postgres
 from reqstudio.pools import data_engine
-from reqstudio.run_lease import LEASE_TABLE
-from reqstudio.usage_ledger import USAGE_INDEX, USAGE_TABLE
 from reqstudio.web.element_order import in_creation_order
 from reqstudio.web.held_writes import HeldWrites, Outcome
 from reqstudio.web.thread_versions import (
@@ -42,109 +39,6 @@ from reqstudio.web.thread_versions import (
     unless_behind,
     version_of,
 )
-from reqstudio.web.verdict_store import VERDICTS_INDEX, VERDICTS_TABLE
-from reqstudio.workspace.store_schema import prepare_workspace
-
-SCHEMA = [
-    """CREATE TABLE IF NOT EXISTS users (
-        "id" TEXT PRIMARY KEY, "identifier" TEXT NOT NULL UNIQUE,
-        "metadata" TEXT NOT NULL, "createdAt" TEXT)""",
-    """CREATE TABLE IF NOT EXISTS threads (
-        "id" TEXT PRIMARY KEY, "createdAt" TEXT, "name" TEXT, "userId" TEXT,
-        "userIdentifier" TEXT, "tags" TEXT, "metadata" TEXT,
-        FOREIGN KEY ("userId") REFERENCES users("id") ON DELETE CASCADE)""",
-    """CREATE TABLE IF NOT EXISTS steps (
-        "id" TEXT PRIMARY KEY, "name" TEXT NOT NULL, "type" TEXT NOT NULL,
-        "threadId" TEXT NOT NULL, "parentId" TEXT, "command" TEXT, "modes" TEXT,
-        "streaming" BOOLEAN NOT NULL, "waitForAnswer" BOOLEAN, "isError" BOOLEAN,
-        "metadata" TEXT, "tags" TEXT, "input" TEXT, "output" TEXT, "createdAt" TEXT,
-        "start" TEXT, "end" TEXT, "generation" TEXT, "showInput" TEXT,
-        "defaultOpen" BOOLEAN, "autoCollapse" BOOLEAN, "language" TEXT, "icon" TEXT,
-        FOREIGN KEY ("threadId") REFERENCES threads("id") ON DELETE CASCADE)""",
-    """CREATE TABLE IF NOT EXISTS elements (
-        "id" TEXT PRIMARY KEY, "threadId" TEXT, "type" TEXT, "url" TEXT,
-        "chainlitKey" TEXT, "name" TEXT NOT NULL, "display" TEXT, "objectKey" TEXT,
-        "size" TEXT, "page" INT, "language" TEXT, "forId" TEXT, "mime" TEXT,
-        "props" TEXT, "autoPlay" BOOLEAN, "playerConfig" TEXT, "path" TEXT,
-        FOREIGN KEY ("threadId") REFERENCES threads("id") ON DELETE CASCADE)""",
-    """CREATE TABLE IF NOT EXISTS feedbacks (
-        "id" TEXT PRIMARY KEY, "forId" TEXT NOT NULL, "threadId" TEXT NOT NULL,
-        "value" INT NOT NULL, "comment" TEXT,
-        FOREIGN KEY ("threadId") REFERENCES threads("id") ON DELETE CASCADE)""",
-    # sign-in tokens revoked at sign-out, until they would have expired (reqstudio/web/revocation.py)
-    """CREATE TABLE IF NOT EXISTS revoked_tokens (
-        "digest" TEXT PRIMARY KEY, "expiresAt" BIGINT NOT NULL)""",
-    # who may sign in: hashed passwords, single sign-on identities, roles (reqstudio/accounts.py)
-    ACCOUNTS_TABLE,
-    # tokens per user, mode and model, for the administrator (reqstudio/usage_ledger.py)
-    USAGE_TABLE,
-    # who executes a checkpointed run, across instances (reqstudio/run_lease.py)
-    LEASE_TABLE,
-    # users' verdicts on the checker's findings, per thread (reqstudio/web/verdict_store.py)
-    VERDICTS_TABLE,
-]
-
-# The lookups the data layer makes on every thread open, history listing and step write.
-# Created with the tables and at every start-up, so an existing database gains them when the
-# new version first starts (measured: a 150-step thread among 30 000 steps on SQLite opened
-# in 28 ms without them, 5.6 ms with).
-INDEXES = [
-    'CREATE INDEX IF NOT EXISTS steps_thread_id ON steps ("threadId")',
-    'CREATE INDEX IF NOT EXISTS steps_parent_id ON steps ("parentId")',
-    'CREATE INDEX IF NOT EXISTS threads_user_id ON threads ("userId", "createdAt")',
-    'CREATE INDEX IF NOT EXISTS threads_user_identifier ON threads ("userIdentifier")',
-    'CREATE INDEX IF NOT EXISTS elements_thread_id ON elements ("threadId")',
-    'CREATE INDEX IF NOT EXISTS elements_for_id ON elements ("forId")',
-    'CREATE INDEX IF NOT EXISTS feedbacks_for_id ON feedbacks ("forId")',
-    'CREATE INDEX IF NOT EXISTS feedbacks_thread_id ON feedbacks ("threadId")',
-    USAGE_INDEX,
-    VERDICTS_INDEX,
-]
-
-# Columns newer Chainlit versions write, and the accounts' pending state, added to tables an
-# older ReqStudio created.
-ADDED_COLUMNS = {
-    "steps": {"command": "TEXT", "modes": "TEXT", "defaultOpen": "BOOLEAN",
-              "autoCollapse": "BOOLEAN", "language": "TEXT", "icon": "TEXT"},
-    "elements": {"props": "TEXT", "autoPlay": "BOOLEAN", "playerConfig": "TEXT"},
-    "threads": {"stateVersion": "BIGINT"},
-    "accounts": ADDED_ACCOUNT_COLUMNS,
-}  # fmt: skip
-
-
-async def create_schema(database_url: str) -> None:
-    """Create the tables, or add the columns an older schema lacks. On PostgreSQL an advisory
-    lock makes instances that start together take turns."""
-    postgres = is_postgres(database_url)
-    engine = create_async_engine(database_url)
-    try:
-        async with engine.begin() as connection:
-            if postgres:
-                await connection.execute(
-                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY}
-                )
-            for statement in SCHEMA:
-                if postgres:
-                    statement = statement.replace('"metadata" TEXT', '"metadata" JSONB')
-                await connection.execute(text(statement))
-            for table, columns in ADDED_COLUMNS.items():
-                present = {
-                    column["name"]
-                    for column in await connection.run_sync(
-                        lambda sync, table=table: inspect(sync).get_columns(table)
-                    )
-                }
-                for name, kind in columns.items():
-                    if name not in present:
-                        await connection.execute(
-                            text(f'ALTER TABLE {table} ADD COLUMN "{name}" {kind}')
-                        )
-            for statement in INDEXES:
-                await connection.execute(text(statement))
-            # projects, requirement items, baselines; threads moved into default projects
-            await prepare_workspace(connection)
-    finally:
-        await engine.dispose()
 
 
 def _decode_json_list(value: Any) -> Any:

@@ -35,6 +35,7 @@ from sqlalchemy import text
 
 from reqstudio.persistence import is_postgres
 from reqstudio.pools import OnDataEngine, first_row
+from reqstudio.schema import prepare_schema
 from reqstudio.settings import Settings, SettingsError
 
 log = logging.getLogger("reqstudio")
@@ -201,11 +202,6 @@ class LocalDiskStorage(AppServedStorage):
         return True
 
 
-STORED_FILES_TABLE = """CREATE TABLE IF NOT EXISTS stored_files (
-    "objectKey" TEXT PRIMARY KEY, "mime" TEXT NOT NULL, "size" BIGINT NOT NULL,
-    "content" {blob} NOT NULL, "createdAt" TEXT)"""
-
-
 class DatabaseStorage(OnDataEngine, AppServedStorage):
     """Files in a table of the history database, each at most `max_mb` and all together at
     most `table_max_mb`: several instances on one PostgreSQL serve each other's files."""
@@ -224,9 +220,9 @@ class DatabaseStorage(OnDataEngine, AppServedStorage):
         self.table_max_mb = table_max_mb
 
     async def create_table(self) -> None:
-        blob = "BYTEA" if is_postgres(self.database_url) else "BLOB"
+        """The database's tables, `stored_files` among them (`reqstudio.schema`)."""
         async with self.engine.begin() as connection:
-            await connection.execute(text(STORED_FILES_TABLE.format(blob=blob)))
+            await prepare_schema(connection)
 
     async def store(self, object_key: str, content: bytes, mime: str) -> dict[str, Any]:
         try:

@@ -14,15 +14,6 @@ from typing import Any
 
 from reqstudio.check.verdicts import Verdict, VerdictError, make_verdict
 
-VERDICTS_TABLE = """CREATE TABLE IF NOT EXISTS check_verdicts (
-    "id" TEXT PRIMARY KEY, "userIdentifier" TEXT NOT NULL, "threadId" TEXT NOT NULL,
-    "rule" TEXT NOT NULL, "term" TEXT NOT NULL, "context" TEXT NOT NULL,
-    "verdict" TEXT NOT NULL, "reason" TEXT, "createdAt" TEXT NOT NULL)"""
-VERDICTS_INDEX = (
-    "CREATE INDEX IF NOT EXISTS check_verdicts_thread "
-    'ON check_verdicts ("threadId", "userIdentifier")'
-)
-
 Sql = Callable[..., Awaitable[Any]]  # (query, **parameters) -> rows, a row count, or None
 
 

@@ -2,7 +2,8 @@
 
 Every operation is a user's: a project is found by its owner and its name (or its id, and then
 only if the owner is the caller), so one user never reads or writes another's project, items,
-baselines or threads. The tables and their migration: `reqstudio.workspace.store_schema`.
+baselines or threads. The tables: `reqstudio.schema`; what they mean:
+`reqstudio.workspace.store_schema`.
 Nothing here imports Chainlit: the CLI and the app share it.
 """
 
@@ -16,15 +17,14 @@ from typing import Any
 from sqlalchemy import inspect, text
 from sqlalchemy.exc import IntegrityError
 
-from reqstudio.persistence import SCHEMA_LOCK_KEY, is_postgres
 from reqstudio.pools import OnDataEngine, first_row
+from reqstudio.schema import prepare_schema
 from reqstudio.workspace.items import Item, ItemSet, Link
 from reqstudio.workspace.store_schema import (
     DEFAULT_PROJECT,
     INSERT_PROJECT,
     new_project_row,
     now,
-    prepare_workspace,
 )
 
 MAX_NAME = 100
@@ -142,15 +142,11 @@ class WorkspaceStore(OnDataEngine):
         await self.dispose_engine()
 
     async def prepare(self) -> None:
-        """The workspace's tables (and the threads' move into default projects), once."""
+        """The database's tables (`reqstudio.schema`, the workspace's among them), once."""
         if self._prepared:
             return
         async with self.engine.begin() as connection:
-            if is_postgres(self.database_url):
-                await connection.execute(
-                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY}
-                )
-            await prepare_workspace(connection)
+            await prepare_schema(connection)
         self._prepared = True
 
     async def has_account(self, identifier: str) -> bool:

@@ -1,8 +1,6 @@
-"""The workspace's tables in the app's database (the history database: SQLite in the data
-folder, or PostgreSQL by REQSTUDIO_DATABASE_URL), and their creation and migration in one
-place: `prepare_workspace`, idempotent, run by the app's start-up (inside
-`reqstudio.web.history.create_schema`, under its advisory lock) and by the CLI's store
-(`reqstudio.workspace.store`) before its first query.
+"""What the workspace's tables in the app's database mean (their statements, with every other
+table's, are in `reqstudio.schema`), and the one data migration they needed:
+`move_threads_into_default_projects`, run by `reqstudio.schema.prepare_schema`.
 
 - `projects`: a user's projects; `owner` is the account's identifier (the name a thread's
   `userIdentifier` holds, `local` for the one local user). Each user has one default project
@@ -34,44 +32,6 @@ from sqlalchemy import inspect, text
 
 DEFAULT_PROJECT = "default"
 
-WORKSPACE_TABLES = [
-    """CREATE TABLE IF NOT EXISTS projects (
-        "id" TEXT PRIMARY KEY, "owner" TEXT NOT NULL, "name" TEXT NOT NULL,
-        "createdAt" TEXT NOT NULL, "isDefault" BOOLEAN NOT NULL DEFAULT FALSE,
-        "revision" BIGINT NOT NULL DEFAULT 0, UNIQUE ("owner", "name"))""",
-    """CREATE TABLE IF NOT EXISTS items (
-        "projectId" TEXT NOT NULL, "uid" TEXT NOT NULL, "humanId" TEXT NOT NULL,
-        "text" TEXT NOT NULL, "section" TEXT NOT NULL, "kind" TEXT NOT NULL,
-        "attributes" TEXT NOT NULL, "links" TEXT NOT NULL, "datatypes" TEXT NOT NULL,
-        "idKept" BOOLEAN NOT NULL, "position" BIGINT NOT NULL, "version" BIGINT NOT NULL,
-        "removedIn" BIGINT, PRIMARY KEY ("projectId", "uid"),
-        FOREIGN KEY ("projectId") REFERENCES projects("id") ON DELETE CASCADE)""",
-    """CREATE TABLE IF NOT EXISTS baselines (
-        "id" TEXT PRIMARY KEY, "projectId" TEXT NOT NULL, "name" TEXT NOT NULL,
-        "createdAt" TEXT NOT NULL, "createdBy" TEXT NOT NULL, "revision" BIGINT NOT NULL,
-        "items" TEXT NOT NULL, UNIQUE ("projectId", "name"),
-        FOREIGN KEY ("projectId") REFERENCES projects("id") ON DELETE CASCADE)""",
-    """CREATE TABLE IF NOT EXISTS acceptance_tests (
-        "projectId" TEXT NOT NULL, "uid" TEXT NOT NULL, "humanId" TEXT NOT NULL,
-        "requirementUid" TEXT NOT NULL, "requirementId" TEXT NOT NULL, "title" TEXT NOT NULL,
-        "given" TEXT NOT NULL, "when" TEXT NOT NULL, "then" TEXT NOT NULL,
-        "section" TEXT NOT NULL, "verifiedText" TEXT NOT NULL, "position" BIGINT NOT NULL,
-        "createdAt" TEXT NOT NULL, "suspect" BOOLEAN NOT NULL DEFAULT FALSE,
-        "suspectReason" TEXT, "confirmedBy" TEXT, "confirmedAt" TEXT,
-        PRIMARY KEY ("projectId", "uid"), UNIQUE ("projectId", "humanId"),
-        FOREIGN KEY ("projectId") REFERENCES projects("id") ON DELETE CASCADE)""",
-    """CREATE TABLE IF NOT EXISTS thread_projects (
-        "threadId" TEXT PRIMARY KEY, "projectId" TEXT NOT NULL,
-        FOREIGN KEY ("projectId") REFERENCES projects("id") ON DELETE CASCADE)""",
-]
-WORKSPACE_INDEXES = [
-    'CREATE INDEX IF NOT EXISTS projects_owner ON projects ("owner")',
-    'CREATE INDEX IF NOT EXISTS items_project ON items ("projectId", "removedIn", "position")',
-    "CREATE INDEX IF NOT EXISTS acceptance_tests_requirement ON acceptance_tests "
-    '("projectId", "requirementUid")',
-    'CREATE INDEX IF NOT EXISTS thread_projects_project ON thread_projects ("projectId")',
-]
-
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
@@ -93,12 +53,10 @@ INSERT_PROJECT = (
 )
 
 
-async def prepare_workspace(connection: Any) -> None:
-    """Create the workspace's tables and indexes if missing, and put every thread that has no
-    project into its user's default project (made for users who have none). Idempotent; run in
-    the caller's transaction (which holds the schema lock on PostgreSQL)."""
-    for statement in (*WORKSPACE_TABLES, *WORKSPACE_INDEXES):
-        await connection.execute(text(statement))
+async def move_threads_into_default_projects(connection: Any) -> None:
+    """Put every thread that has no project into its user's default project (made for users
+    who have none). Idempotent; run in the caller's transaction (which holds the schema lock
+    on PostgreSQL)."""
     has_threads = await connection.run_sync(lambda sync: inspect(sync).has_table("threads"))
     if not has_threads:  # a database only the CLI has used: no threads to move
         return
