@@ -81,7 +81,10 @@ async def offer_resume() -> None:
     run_key = cl.user_session.get("srs_active_run")
     if resume_refused(run_key):  # its failed ending said resuming cannot help yet
         return
-    if not run_key or not first_offer(str(run_key)):
+    if not run_key:
+        return
+    if not first_offer(str(run_key)):
+        await show_offer_again(run_key)
         return
     try:
         async with open_checkpointer(runtime().settings) as saver:
@@ -95,13 +98,33 @@ async def offer_resume() -> None:
         text = tr("resume_offer", node=node)
         if paused is not None:  # it waits for the user's decision on the list
             text = tr("resume_offer_paused", round=paused.round)
-        offer = cl.Message(
-            content=text,
-            actions=[cl.Action(name="srs_resume", payload={"run": run_key}, label=tr("resume"))],
-        )
+        action = cl.Action(name="srs_resume", payload={"run": run_key}, label=tr("resume"))
+        offer = cl.Message(content=text, actions=[action])
         await offer.send()
-        cl.user_session.set("srs_offer", {"session": cl.context.session.id, "ids": [offer.id]})
+        cl.user_session.set(
+            "srs_offer",
+            {"session": cl.context.session.id, "ids": [offer.id], "text": text,
+             "action": action.id, "run": run_key},
+        )  # fmt: skip
         await persist_thread_state()
+
+
+async def show_offer_again(run_key: str) -> None:
+    """The browser reconnected while this session opened the thread (it does once, as it
+    restores the thread's mode): the offer made on the first connection may have gone with
+    it, or be missing from the stored copy the browser now shows (its write still on its way).
+    The same message and button again, by their ids: the browser replaces them, no second."""
+    made = cl.user_session.get("srs_offer") or {}
+    taken = (cl.user_session.get("srs_offer_taken") or {}).get("id")
+    if made.get("session") != cl.context.session.id or made.get("run") != run_key:
+        return
+    if not made.get("ids") or not made.get("text") or taken == made.get("action"):
+        return
+    action = cl.Action(
+        id=made["action"], name="srs_resume", payload={"run": run_key}, label=tr("resume")
+    )
+    await action.remove()  # the browser keeps buttons across reconnects: not a second one
+    await cl.Message(id=made["ids"][0], content=made["text"], actions=[action]).send()
 
 
 @cl.action_callback("srs_resume")
