@@ -14,6 +14,7 @@ import chainlit as cl
 from chainlit.data import get_data_layer
 
 from reqstudio.modes.srs.documents import display_name
+from reqstudio.web.rendering import first_offer
 from reqstudio.web.texts import Catalog
 
 log = logging.getLogger("reqstudio.srs")
@@ -35,21 +36,15 @@ async def restore_thread_items() -> None:
             )
             await file.send(for_id=item["for_id"], persist=False)
     last = cl.user_session.get("srs_last_result") or {}
+    # The browser keeps actions across its reloads of the thread (not files): once a session.
     # In the order the run showed them (reqstudio/web/srs/flow.py): Review & improve, then Evaluate.
     # "Review & improve" on the SRS the thread wrote, until it has been reviewed
     reviewable = last.get("message_id") and last.get("srs") and "srs_before_review" not in last
-    if reviewable:
-        await show_button(review_action(last["message_id"]), last["message_id"])
-    if last.get("message_id") and cl.user_session.get("srs_reference"):
-        await show_button(evaluate_action(last["message_id"]), last["message_id"])
-
-
-async def show_button(action: cl.Action, for_id: str) -> None:
-    """On every connection: the browser keeps buttons across its reloads of the thread, but a
-    button sent on a connection that then closed (the browser reconnects once as it restores a
-    thread's mode) never arrived. Removed first by its stable id, so never shown twice."""
-    await action.remove()
-    await action.send(for_id=for_id)
+    if reviewable and first_offer("review"):
+        await review_action(last["message_id"]).send(for_id=last["message_id"])
+    wanted = last.get("message_id") and cl.user_session.get("srs_reference")
+    if wanted and first_offer("evaluate"):
+        await evaluate_action(last["message_id"]).send(for_id=last["message_id"])
 
 
 def review_action(for_id: str) -> cl.Action:
