@@ -90,6 +90,88 @@ async def test_two_writers_from_one_version_both_keep_their_turn(database_url: s
     await layer.engine.dispose()
 
 
+async def test_a_rename_does_not_put_back_the_state_it_read_before_a_state_write(
+    database_url: str, monkeypatch
+):
+    """Chainlit's thread upsert (a name, its author, its tags) wrote back the metadata it had
+    read a moment before: a state write that landed in between was undone, and the version
+    did not show it. Seen in the browser under load: Chainlit names a new thread from a task
+    of its own while the first turn saves the reference SRS it was given; the reference was
+    gone when the run ended, and with it the Evaluate button."""
+    from reqstudio.web.thread_versions import compare_and_set
+
+    layer = await layer_with_thread(database_url)
+    real_statement = layer._statement
+    landed = []
+
+    async def state_written_meanwhile(query: str, parameters: dict):
+        if "INSERT INTO threads" in query and not landed:  # the rename's own write
+            reference = {"srs_reference": {"name": "reference.md"}}
+            landed.append(await compare_and_set(layer.engine, "t", 0, reference))
+        return await real_statement(query, parameters)
+
+    monkeypatch.setattr(layer, "_statement", state_written_meanwhile)
+    await layer.update_thread("t", name="SRS · 在线电子商店", tags=["SRS"])
+    assert landed and landed[0] is not None  # the state write landed before the rename's
+    values, version = await stored_row(layer)
+    assert (values.get("srs_reference"), version) == ({"name": "reference.md"}, 1)
+    thread = await layer.get_thread("t")
+    assert (thread["name"], thread["tags"]) == ("SRS · 在线电子商店", ["SRS"])
+    # a thread not made yet is made by the same write, with no state
+    await layer.update_thread("t-new", name="新对话")
+    assert (await layer.get_thread("t-new"))["name"] == "新对话"
+    assert await stored_row(layer, "t-new") == ({}, 0)
+    await layer.engine.dispose()
+
+
+async def test_a_value_set_while_the_session_s_write_was_on_its_way_stays_the_session_s(
+    tmp_path: Path, monkeypatch
+):
+    """A session's write returns the state as stored; taking that in must not undo what
+    another task of the session set meanwhile, and the next write carries it."""
+    import chainlit as cl
+    import chainlit.data
+    from chainlit.context import ChainlitContext, context_var
+    from chainlit.emitter import BaseChainlitEmitter
+    from chainlit.session import HTTPSession
+    from chainlit.user_session import user_sessions
+
+    from reqstudio.web.thread_state import persist_thread_state
+
+    layer = await layer_with_thread(f"sqlite+aiosqlite:///{tmp_path}/history.db")
+    monkeypatch.setattr(chainlit.data, "_data_layer", layer)
+    monkeypatch.setattr(chainlit.data, "_data_layer_initialized", True)
+    real_save = layer.save_state
+    on_its_way, go_on = asyncio.Event(), asyncio.Event()
+
+    async def slow_save(thread_id, change):
+        on_its_way.set()
+        await go_on.wait()
+        return await real_save(thread_id, change)
+
+    monkeypatch.setattr(layer, "save_state", slow_save)
+
+    async def turn() -> None:
+        session = HTTPSession(id="tab", client_type="webapp", thread_id="t")
+        context_var.set(ChainlitContext(session, BaseChainlitEmitter(session)))
+        cl.user_session.set("srs_run_seq", 1)
+        write = asyncio.create_task(persist_thread_state())
+        await on_its_way.wait()
+        cl.user_session.set("srs_reference", {"name": "reference.md"})  # meanwhile
+        go_on.set()
+        await write
+        assert cl.user_session.get("srs_reference") == {"name": "reference.md"}
+        await persist_thread_state()
+
+    try:
+        await asyncio.create_task(turn())
+        values, _ = await stored_row(layer)
+        assert values["srs_run_seq"] == 1 and values["srs_reference"] == {"name": "reference.md"}
+    finally:
+        user_sessions.pop("tab", None)
+        await layer.engine.dispose()
+
+
 async def test_a_write_lands_only_over_the_version_it_read(database_url: str):
     from reqstudio.web.thread_versions import compare_and_set, read_stored
 

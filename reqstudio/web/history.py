@@ -388,10 +388,40 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         elif metadata is not None and STATE_VERSION in metadata:
             owner = user_id or _session_user_id()
             await self._store_state(thread_id, unless_behind(thread_id, metadata), owner)
-        else:
+        elif metadata is not None:
             return await super().update_thread(thread_id, name, user_id, metadata, tags)
-        if name is not None or user_id is not None or tags is not None:
-            await super().update_thread(thread_id, name, user_id, None, tags)
+        await self._save_columns(thread_id, name, user_id, tags)
+
+    async def _save_columns(
+        self,
+        thread_id: str,
+        name: str | None = None,
+        user_id: str | None = None,
+        tags: list[str] | None = None,
+    ) -> None:
+        """The thread's name, author and tags (those given), the thread made if it is not yet;
+        never its metadata.
+
+        Chainlit's upsert writes the metadata back with them, as it read it a moment before:
+        a state write that landed in between (Chainlit names the thread from a task of its own
+        while the first turn saves the reference it was given, its run's number) was undone,
+        and the state's version, which only state writes move, did not show it. The session
+        then took in the older state at its next write: SRS lost its reference mid-run, and
+        with it the Evaluate button."""
+        given = {"name": name, "userId": user_id, "tags": tags}
+        if user_id:
+            given["userIdentifier"] = await self._get_user_identifer_by_id(user_id)
+        given = {key: value for key, value in given.items() if value is not None}
+        made = {"id": thread_id, "createdAt": await self.get_current_timestamp(), "metadata": "{}"}
+        row = {**made, **given}
+        columns = ", ".join(f'"{key}"' for key in row)
+        values = ", ".join(f":{key}" for key in row)
+        updates = ", ".join(f'"{key}" = EXCLUDED."{key}"' for key in given)
+        on_conflict = f"DO UPDATE SET {updates}" if updates else "DO NOTHING"
+        await self.execute_sql(
+            f'INSERT INTO threads ({columns}) VALUES ({values}) ON CONFLICT ("id") {on_conflict}',
+            row,
+        )
 
     update_thread = _tracked("update_thread", _save_thread)
 
@@ -432,7 +462,7 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         None when the database failed (counted, and noted for the write in progress)."""
 
         async def make_thread() -> None:
-            await SQLAlchemyDataLayer.update_thread(self, thread_id, user_id=owner)
+            await self._save_columns(thread_id, user_id=owner)
 
         try:
             stored = await store_state(self.engine, thread_id, compose, make_thread)

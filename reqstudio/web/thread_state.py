@@ -56,11 +56,14 @@ async def persist_thread_state(merging: Mapping[str, Merger] | None = None) -> N
         log.exception("could not save thread state")
         return
     if saved is None:
-        # Held until the database is back (reqstudio/web/held_writes.py), or not saved: the session goes
-        # on with what it holds, and its next write carries only what changes after this.
-        remember(session, snapshot(change.base.version, state))
+        held = getattr(data_layer, "held", None)
+        if held is not None and held.of(session.thread_id):
+            # held until the database is back (reqstudio/web/held_writes.py), to land before
+            # the session's later writes: those carry only what changes after this one
+            remember(session, snapshot(change.base.version, state))
+        # else not saved (the database failed): the next write carries this change again
         return
-    take_in(session, saved.values, saved)
+    take_in(session, saved.values, saved, written_from=state)
 
 
 async def refresh_thread_state() -> None:
@@ -84,10 +87,21 @@ async def refresh_thread_state() -> None:
     take_in(session, StateChange(base, session.to_persistable()).onto(stored.values), stored)
 
 
-def take_in(session: Any, values: Mapping[str, Any], read: ThreadState) -> None:
-    """The session holds `values` from now on, and its next write starts from `read`."""
+def take_in(
+    session: Any,
+    values: Mapping[str, Any],
+    read: ThreadState,
+    written_from: Mapping[str, Any] | None = None,
+) -> None:
+    """The session holds `values` from now on, and its next write starts from `read`.
+
+    `written_from`: the session's state the write was made from. A value the session changed
+    while the write was on its way (another task of the session set it) stays the session's,
+    and its next write carries it."""
     held_now = session.to_persistable()
     for key in (held_now.keys() | values.keys()) - SESSION_KEYS:
+        if written_from is not None and held_now.get(key) != written_from.get(key):
+            continue
         if held_now.get(key) != values.get(key):
             cl.user_session.set(key, values.get(key))
     cl.user_session.set(STATE_VERSION, read.version)
