@@ -14,7 +14,7 @@ import chainlit as cl
 from reqstudio.errors import describe_failure
 from reqstudio.web.acceptance_view import project_tests, show_tests
 from reqstudio.web.projects import project_label, say_refused
-from reqstudio.web.session import finish_step, open_top_level_step, run_as_task
+from reqstudio.web.session import button_action, finish_step, open_top_level_step
 from reqstudio.web.texts import Catalog, counted, lang
 from reqstudio.web.workspace_buttons import GENERATE
 from reqstudio.workspace.store import WorkspaceError
@@ -29,9 +29,9 @@ def _ids(ids: list[str]) -> str:
     return shown + (", …" if len(ids) > IDS_IN_TITLE else "")
 
 
-@cl.action_callback(GENERATE)
+@button_action(GENERATE)
 async def on_generate(action: cl.Action) -> None:
-    await run_as_task(generate_tests)
+    await generate_tests()
 
 
 async def generate_tests() -> None:

@@ -21,7 +21,7 @@ from reqstudio.web.projects import (
     thread_project,
     workspace_store,
 )
-from reqstudio.web.session import run_as_task, send_finished_step
+from reqstudio.web.session import button_action, send_finished_step
 from reqstudio.web.texts import Catalog
 from reqstudio.web.workspace_buttons import CONFIRM, SHOW, generate_action
 from reqstudio.workspace.acceptance import AcceptanceTest
@@ -182,16 +182,16 @@ async def show_tests(project: Project | None = None) -> None:
         await cl.Message(content=suspects_markdown(suspects), actions=buttons).send()
 
 
-@cl.action_callback(SHOW)
+@button_action(SHOW)
 async def on_show(action: cl.Action) -> None:
-    await run_as_task(show_tests)
+    await show_tests()
 
 
-@cl.action_callback(CONFIRM)
+@button_action(CONFIRM)
 async def on_confirm(action: cl.Action) -> None:
     test_id = action.payload.get("test")
     if isinstance(test_id, str) and test_id:
-        await run_as_task(lambda: confirm_test(test_id, action))
+        await confirm_test(test_id, action)
 
 
 async def confirm_test(test_id: str, action: cl.Action | None = None) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 import chainlit as cl
 
 from reqstudio.web.projects import owner, project_label, thread_id, thread_project, workspace_store
-from reqstudio.web.session import LocalizedAskAction, run_as_task
+from reqstudio.web.session import LocalizedAskAction, button_action
 from reqstudio.web.texts import Catalog, counted, lang
 from reqstudio.web.workspace_buttons import generate_action, show_action
 from reqstudio.workspace.store import MAX_NAME, Project, WorkspaceError, check_name
@@ -80,17 +80,13 @@ async def _say(text: str) -> None:
 
 
 async def _on_document(action: cl.Action, work: Callable[[str, str], Awaitable[None]]) -> None:
-    """`work(file_name, text)` on the document the button carries (none: nothing), as a task."""
-
-    async def run() -> None:
-        document = _document(action)
-        if document is not None:
-            await work(*document)
-
-    await run_as_task(run)
+    """`work(file_name, text)` on the document the button carries (none: nothing)."""
+    document = _document(action)
+    if document is not None:
+        await work(*document)
 
 
-@cl.action_callback(FREEZE)
+@button_action(FREEZE)
 async def on_freeze(action: cl.Action) -> None:
     await _on_document(action, freeze)
 
@@ -135,7 +131,7 @@ async def _pick_baseline(names: list[str]) -> str | None:
     return picked if picked in latest else None
 
 
-@cl.action_callback(COMPARE)
+@button_action(COMPARE)
 async def on_compare(action: cl.Action) -> None:
     await _on_document(action, compare)
 

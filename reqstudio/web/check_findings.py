@@ -17,7 +17,7 @@ import chainlit as cl
 from chainlit.data import get_data_layer
 
 from reqstudio.check.verdicts import Verdict
-from reqstudio.web.session import LocalizedAskAction
+from reqstudio.web.session import LocalizedAskAction, button_action
 from reqstudio.web.texts import Catalog
 from reqstudio.web.verdict_store import save_verdict, thread_verdicts
 
@@ -120,7 +120,7 @@ def last_check() -> dict[str, Any]:
     return cl.user_session.get(LAST_CHECK) or {}
 
 
-@cl.action_callback("check_judge")
+@button_action("check_judge")
 async def on_judge(action: cl.Action) -> None:
     findings = last_check().get("findings") or []
     n = action.payload.get("n")

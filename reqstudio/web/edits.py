@@ -18,6 +18,7 @@ import logging
 import chainlit as cl
 from chainlit.config import config
 
+from reqstudio.web.session import button_action
 from reqstudio.web.texts import t
 
 log = logging.getLogger("reqstudio.edits")
@@ -32,7 +33,7 @@ def regenerate_action(question: cl.Message) -> cl.Action:
     )
 
 
-@cl.action_callback(REGENERATE)
+@button_action(REGENERATE)
 async def regenerate(action: cl.Action) -> None:
     """Ask the answer's question again: the answer and everything after it go."""
     question_id = (action.payload or {}).get("message")

@@ -23,7 +23,7 @@ from reqstudio.web.projects import (
     thread_project,
     workspace_store,
 )
-from reqstudio.web.session import run_as_task
+from reqstudio.web.session import button_action
 from reqstudio.web.texts import Catalog, counted
 from reqstudio.web.workspace_buttons import generate_action, show_action
 from reqstudio.workspace.items import ItemSet
@@ -77,21 +77,12 @@ async def _kept(action: cl.Action) -> dict | None:
     return found
 
 
-@cl.action_callback(CHECK)
-async def on_check(action: cl.Action) -> None:
-    await run_as_task(lambda: check_import(action))
-
-
+@button_action(CHECK)
 async def check_import(action: cl.Action) -> None:
     from reqstudio.web.requirements_check import show_requirements_check
 
     if (found := await _kept(action)) is not None:
         await show_requirements_check(found["markdown"])
-
-
-@cl.action_callback(STORE)
-async def on_store(action: cl.Action) -> None:
-    await run_as_task(lambda: store_import(action))
 
 
 def project_actions() -> list[cl.Action]:
@@ -103,6 +94,7 @@ def project_actions() -> list[cl.Action]:
     ]
 
 
+@button_action(STORE)
 async def store_import(action: cl.Action) -> None:
     if (found := await _kept(action)) is None:
         return
@@ -125,12 +117,8 @@ async def store_import(action: cl.Action) -> None:
     await cl.Message(content=content, actions=project_actions()).send()
 
 
-@cl.action_callback(FREEZE)
-async def on_freeze(action: cl.Action) -> None:
-    await run_as_task(freeze_project)
-
-
-async def freeze_project() -> None:
+@button_action(FREEZE)
+async def freeze_project(action: cl.Action) -> None:
     """Freeze the thread's project's current items under a name the user gives."""
     from reqstudio.web.baselines import new_baseline
 

@@ -14,7 +14,7 @@ import chainlit as cl
 
 from reqstudio.check.verdicts import Verdict
 from reqstudio.web.check_findings import FindingRef, current_verdicts, last_check, offer_actions
-from reqstudio.web.session import run_as_task, send_finished_step
+from reqstudio.web.session import button_action, send_finished_step
 from reqstudio.web.texts import Catalog, lang
 
 log = logging.getLogger("reqstudio.check")
@@ -96,7 +96,7 @@ async def show_requirements_check(text: str, request_sentences: list[str] | None
     await show_check(await check_requirements(text, request_sentences))
 
 
-@cl.action_callback("check_again")
+@button_action("check_again")
 async def on_again(action: cl.Action) -> None:
     """The last check again, without what this user dismissed since."""
     last = last_check()
@@ -104,7 +104,7 @@ async def on_again(action: cl.Action) -> None:
         await show_requirements_check(last["text"], last.get("request"))
 
 
-@cl.action_callback("check_suggest")
+@button_action("check_suggest")
 async def on_suggest(action: cl.Action) -> None:
     from reqstudio.web.check_suggestions import suggest_for
 
@@ -112,4 +112,4 @@ async def on_suggest(action: cl.Action) -> None:
     rid = action.payload.get("requirement")
     if last.get("text") and isinstance(rid, str):
         language = lang()
-        await run_as_task(lambda: suggest_for(last["text"], rid, language))
+        await suggest_for(last["text"], rid, language)

@@ -379,6 +379,36 @@ async def run_as_task(work: Callable[[], Awaitable[None]]) -> None:
             raise
 
 
+ActionWork = Callable[[cl.Action], Awaitable[None]]
+
+
+def button_action(name: str) -> Callable[[ActionWork], ActionWork]:
+    """Register `work(action)` for the buttons named `name`, run as the session's task.
+
+    Every button of the app is registered here (a test fails on `cl.action_callback`
+    elsewhere): a button's work that ran inside Chainlit's HTTP request showed no stop button,
+    Stop did not reach it, and a dropped request cut it short, also between a run's last
+    message and the buttons that should follow it. A click that arrives while the session's
+    run goes on starts nothing: one run at a time, which Stop can reach."""
+
+    def register(work: ActionWork) -> ActionWork:
+        async def on_click(action: cl.Action) -> None:
+            running = cl.context.session.current_task
+            if running is not None and not running.done():
+                # a click the browser sent while a run went on (it disables the buttons
+                # then, but one reconnecting may not have yet): one run at a time
+                log.info("button %s clicked while a run goes on: not started", name)
+                await cl.Message(content=t("button_busy")).send()
+                return
+            await run_as_task(lambda: work(action))
+
+        on_click.__name__ = on_click.__qualname__ = work.__name__
+        cl.action_callback(name)(on_click)
+        return work
+
+    return register
+
+
 async def show_base_names(message: cl.Message) -> None:
     """An attachment is shown by its base name only (`../../evil.md` is `evil.md`), also on
     the chip of the user's own message, which Chainlit labels with the name the browser gave."""

@@ -21,7 +21,7 @@ from reqstudio.web.requirements_check import show_requirements_check
 from reqstudio.web.resume_advice import resume_refused
 from reqstudio.web.review.flow import render_review
 from reqstudio.web.review.results import resume_action
-from reqstudio.web.session import persist_thread_state, runtime
+from reqstudio.web.session import button_action, persist_thread_state, runtime
 from reqstudio.web.texts import Catalog, counted, lang
 
 MIN_PASTED_CHARS = 30
@@ -29,7 +29,7 @@ MIN_PASTED_CHARS = 30
 tr = Catalog("review")
 
 
-@cl.action_callback("review_resume")
+@button_action("review_resume")
 async def on_resume_action(action: cl.Action) -> None:
     await action.remove()
     run_key = action.payload.get("run") or cl.user_session.get("review_active_run")

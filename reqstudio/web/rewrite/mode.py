@@ -22,7 +22,7 @@ from reqstudio.web.rewrite.flow import (
     resume_action,
     rewrite_chain,
 )
-from reqstudio.web.session import persist_thread_state, runtime
+from reqstudio.web.session import button_action, persist_thread_state, runtime
 from reqstudio.web.texts import Catalog, lang
 
 MIN_PASTED_CHARS = 30
@@ -92,7 +92,7 @@ async def on_rewrite_message(message: cl.Message) -> None:
     await render_rewrite(RewriteRequest(original_content=original, clarifications=clarifications))
 
 
-@cl.action_callback("rewrite_resume")
+@button_action("rewrite_resume")
 async def on_resume_action(action: cl.Action) -> None:
     await action.remove()
     run_key = action.payload.get("run") or cl.user_session.get("rewrite_active_run")

@@ -11,10 +11,10 @@ import chainlit as cl
 from reqstudio.errors import describe_failure
 from reqstudio.modes.srs.evaluation import evaluate_srs
 from reqstudio.web.session import (
+    button_action,
     finish_step,
     open_top_level_step,
     persist_thread_state,
-    run_as_task,
 )
 from reqstudio.web.settings_panel import thread_factory
 from reqstudio.web.srs.tables import evaluation_table
@@ -25,7 +25,7 @@ from reqstudio.web.waits import WaitLines
 tr = Catalog("srs")
 
 
-@cl.action_callback("srs_review")
+@button_action("srs_review")
 async def on_review(action: cl.Action) -> None:
     """Review mode's loop on the SRS just written, in this thread; Evaluate then scores the
     improved SRS, so the metrics before and after can be compared."""
@@ -38,21 +38,17 @@ async def on_review(action: cl.Action) -> None:
     if improved is None:
         return
     offer = cl.Message(content=tr("evaluate"))
+    if cl.user_session.get("srs_reference"):
+        offer.actions = [evaluate_action(offer.id)]
+        await offer.send()  # before the thread names it: a reopened thread shows its button
     cl.user_session.set(
         "srs_last_result", {"srs": improved, "srs_before_review": current, "message_id": offer.id}
     )
     await persist_thread_state()
-    if cl.user_session.get("srs_reference"):
-        offer.actions = [evaluate_action(offer.id)]
-        await offer.send()
 
 
-@cl.action_callback("srs_evaluate")
-async def on_evaluate(action: cl.Action) -> None:
-    await run_as_task(evaluate_last_result)
-
-
-async def evaluate_last_result() -> None:
+@button_action("srs_evaluate")
+async def evaluate_last_result(action: cl.Action | None = None) -> None:
     reference = (cl.user_session.get("srs_reference") or {}).get("text", "")
     candidate = (cl.user_session.get("srs_last_result") or {}).get("srs", "")
     if not reference or not candidate:

@@ -15,7 +15,7 @@ from reqstudio.persistence import open_checkpointer
 from reqstudio.web.modes import catalog_mode, rounds_slider
 from reqstudio.web.rendering import first_offer, forget_offer
 from reqstudio.web.resume_advice import resume_refused
-from reqstudio.web.session import persist_thread_state, run_as_task, runtime, start_run
+from reqstudio.web.session import button_action, persist_thread_state, runtime, start_run
 from reqstudio.web.srs.flow import ablation_label, render_run
 from reqstudio.web.srs.reference import ask_for_reference, read_attachments
 from reqstudio.web.srs.thread import drop_earlier_offers, remove_taken_offer, restore_thread_items
@@ -127,18 +127,15 @@ async def show_offer_again(run_key: str) -> None:
     await cl.Message(id=made["ids"][0], content=made["text"], actions=[action]).send()
 
 
-@cl.action_callback("srs_resume")
+@button_action("srs_resume")
 async def on_resume_action(action: cl.Action) -> None:
     # The browser may reconnect while the thread loads and miss this removal: the offer is
-    # removed again on every reconnect (restore_and_offer), and a run already going is not
-    # started twice.
+    # removed again on every reconnect (restore_and_offer); a run already going is not
+    # started twice (button_action).
     cl.user_session.set("srs_offer_taken", action.to_dict())
     await action.remove()
-    running = cl.context.session.current_task
-    if running is not None and not running.done():
-        return
     run_key = action.payload.get("run") or cl.user_session.get("srs_active_run")
-    await run_as_task(lambda: render_run(SrsRequest(user_input="(resumed)"), run_key, resume=True))
+    await render_run(SrsRequest(user_input="(resumed)"), run_key, resume=True)
 
 
 def system_name(description: str) -> str:
