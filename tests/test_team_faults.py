@@ -42,8 +42,25 @@ async def test_three_identical_answers_in_one_reply_reach_the_user_once(
     assert finished.answers == ["最终答复：FR-1 登录。"]
     assert tokens(events) == ["最终答复：FR-1 登录。"]
     assert len(to_user(events)) == 1
-    # the run ends at the first delivered answer; a copy sent before it stopped is refused
-    assert {e.code for e in events if isinstance(e, Refused)} <= {"duplicate_message"}
+    # the run ends at the first delivered answer, once the rest of that reply is carried
+    # out: both copies are refused, each with a refusal the user sees
+    assert [e.code for e in events if isinstance(e, Refused)] == ["duplicate_message"] * 2
+
+
+async def test_a_second_answer_in_the_reply_that_answered_is_delivered_not_dropped(
+    factory, llm_server: ScriptedLLMServer
+):
+    """The run ends when root has answered; the rest of that reply still counts. Under load
+    the run's end came between two tool calls of one reply, and the second was never run."""
+    first = team.send("user", "status_report", "答复：FR-1 登录。", {"status": "done"})
+    second = team.send("user", "status_report", "补充：FR-2 注销。", {"status": "done"})
+    llm_server.script(Reply(match="两次答复测试", tool_calls=[first, first, second]))
+    _, events = await team.run_team(factory, "两次答复测试")
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.reason == "answered"
+    assert [e.code for e in events if isinstance(e, Refused)] == ["duplicate_message"]
+    assert finished.answers == ["答复：FR-1 登录。", "补充：FR-2 注销。"]
+    assert tokens(events) == ["答复：FR-1 登录。", "补充：FR-2 注销。"]
 
 
 def test_a_repeated_answer_is_refused_as_a_duplicate_with_a_tool_result():

@@ -9,10 +9,11 @@ recorded to the store as it happens."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
 from dataclasses import dataclass, field, fields
 from typing import Annotated, Any, Literal, TypedDict
@@ -114,6 +115,11 @@ async def act(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]
     run, agent_id = runtime.context.run, runtime.context.agent_id
     message = state["messages"][-1]
     assert isinstance(message, AIMessage)
+    with run.acting(agent_id):
+        return await _act(run, agent_id, message)
+
+
+async def _act(run: TeamRun, agent_id: str, message: AIMessage) -> dict[str, Any]:
     mind = run.minds[agent_id]
     results: list[BaseMessage] = []
     stats = run.society.agents[agent_id].stats
@@ -217,6 +223,7 @@ class TeamRun:
         self._root_note = ""
         self._task = ""
         self._early: list[TeamEvent] = list(self.society.events)  # root's creation
+        self._acting: set[str] = set()  # agents carrying out a reply's tool calls
 
     # --- events and the record ----------------------------------------------------------
 
@@ -239,6 +246,16 @@ class TeamRun:
             or self.society.answer is not None
             or self.society.halt is not None
         )
+
+    @contextlib.contextmanager
+    def acting(self, agent_id: str) -> Iterator[None]:
+        """While `agent_id` carries out the tool calls of one reply: a reply's calls are one
+        unit, which the end of the run waits for (`_schedule`)."""
+        self._acting.add(agent_id)
+        try:
+            yield
+        finally:
+            self._acting.discard(agent_id)
 
     def stop(self) -> None:
         """Stop every agent now (the stop button); the record so far is kept."""
@@ -378,6 +395,13 @@ class TeamRun:
                         running.pop(agent_id)
                         self._turn_ended(agent_id, turn)
         finally:
+            if self._stop_reason == "answered":
+                # The rest of the reply that answered is carried out before the run ends (a
+                # second answer is delivered, a copy refused, both shown); a turn waiting for
+                # its model is not waited for. The stop button and the time limit cut at once.
+                acting = [running[a] for a in self._acting if a in running]
+                if acting:
+                    await asyncio.wait(acting, timeout=max(0.0, deadline - time.monotonic()))
             for turn in running.values():
                 turn.cancel()
             await asyncio.gather(*running.values(), return_exceptions=True)
