@@ -6,9 +6,11 @@ same keys. The work runs on a worker thread: a large document does not stall oth
 from __future__ import annotations
 
 import base64
+import functools
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 from mcp.server.fastmcp import FastMCP
@@ -18,6 +20,7 @@ from pydantic import Field
 from reqstudio.mcp_server.inputs import DocumentInput, InputError, read_items, read_text
 
 Language = Literal["en", "zh"]
+Read = TypeVar("Read")
 
 
 @dataclass(frozen=True)
@@ -29,18 +32,33 @@ class ToolLimits:
     max_mb: float
 
 
-def register_document_tools(server: FastMCP, limits: ToolLimits) -> None:
-    def text_of(document: DocumentInput) -> str:
-        try:
-            return read_text(document, allow_paths=limits.allow_paths, max_mb=limits.max_mb)
-        except InputError as exc:
-            raise ToolError(str(exc)) from None
+def on_a_worker_thread(
+    work: Callable[..., dict[str, Any]],
+) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """The tool `work` is, run on a worker thread; its signature (what the client is told the
+    tool takes) is `work`'s."""
 
-    def items_of(document: DocumentInput):
-        try:
-            return read_items(document, allow_paths=limits.allow_paths, max_mb=limits.max_mb)
-        except InputError as exc:
-            raise ToolError(str(exc)) from None
+    @functools.wraps(work)
+    async def tool(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        return await anyio.to_thread.run_sync(functools.partial(work, *args, **kwargs))
+
+    return tool
+
+
+def register_document_tools(server: FastMCP, limits: ToolLimits) -> None:
+    def within_limits(read: Callable[..., Read]) -> Callable[[DocumentInput], Read]:
+        """`read` as a tool reads a client's document: within `limits`, an input it refuses
+        being the tool's error."""
+
+        def read_document(document: DocumentInput) -> Read:
+            try:
+                return read(document, allow_paths=limits.allow_paths, max_mb=limits.max_mb)
+            except InputError as exc:
+                raise ToolError(str(exc)) from None
+
+        return read_document
+
+    text_of, items_of = within_limits(read_text), within_limits(read_items)
 
     @server.tool(
         name="check_requirements",
@@ -49,25 +67,23 @@ def register_document_tools(server: FastMCP, limits: ToolLimits) -> None:
         "the request sentences no requirement traces to. Answers what `reqstudio check "
         "--json` prints: summary, findings, requirements.",
     )
-    async def check_requirements(
+    @on_a_worker_thread
+    def check_requirements(
         document: DocumentInput,
         request: DocumentInput | None = None,
         language: Language = "en",
     ) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            from reqstudio.check.engine import check_document
-            from reqstudio.check.report import render_text
+        from reqstudio.check.engine import check_document
+        from reqstudio.check.report import render_text
 
-            text = text_of(document)
-            request_text = text_of(request) if request is not None else None
-            report = check_document(text, request=request_text)
-            return {
-                "file": document.shown_name,
-                **report.as_dict(),
-                "text": render_text(report, language),
-            }
-
-        return await anyio.to_thread.run_sync(work)
+        text = text_of(document)
+        request_text = text_of(request) if request is not None else None
+        report = check_document(text, request=request_text)
+        return {
+            "file": document.shown_name,
+            **report.as_dict(),
+            "text": render_text(report, language),
+        }
 
     @server.tool(
         name="import_requirements",
@@ -75,12 +91,10 @@ def register_document_tools(server: FastMCP, limits: ToolLimits) -> None:
         "into requirement items: id, uid, text, section, kind, attributes, links. Every element "
         "that could not be read is a line in `skipped`. Stores nothing.",
     )
-    async def import_requirements(document: DocumentInput) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            item_set = items_of(document)
-            return {**item_set.as_dict(), "complete": not item_set.skipped}
-
-        return await anyio.to_thread.run_sync(work)
+    @on_a_worker_thread
+    def import_requirements(document: DocumentInput) -> dict[str, Any]:
+        item_set = items_of(document)
+        return {**item_set.as_dict(), "complete": not item_set.skipped}
 
     @server.tool(
         name="export_reqif",
@@ -88,34 +102,32 @@ def register_document_tools(server: FastMCP, limits: ToolLimits) -> None:
         "`reqif` (the XML as `text`) or `reqifz` (a zip, as `content_base64`). `skipped` lists "
         "what of the input could not be read; `complete` is false when it is not empty.",
     )
-    async def export_reqif(
+    @on_a_worker_thread
+    def export_reqif(
         document: DocumentInput,
         format: Literal["reqif", "reqifz"] = "reqif",
         title: Annotated[
             str, Field(description="the specification's title (default: the document's)")
         ] = "",
     ) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            from reqstudio.workspace.reqif_out import build_reqif, build_reqifz
+        from reqstudio.workspace.reqif_out import build_reqif, build_reqifz
 
-            item_set = items_of(document)
-            name = f"{item_set.title or 'requirements'}.{format}"
-            shown = title or item_set.title
-            answer: dict[str, Any] = {
-                "name": name,
-                "format": format,
-                "items": len(item_set.items),
-                "skipped": list(item_set.skipped),
-                "complete": not item_set.skipped,
-            }
-            if format == "reqifz":
-                data = build_reqifz(item_set, f"{item_set.title or 'requirements'}.reqif", shown)
-                answer["content_base64"] = base64.b64encode(data).decode("ascii")
-            else:
-                answer["text"] = build_reqif(item_set, shown)
-            return answer
-
-        return await anyio.to_thread.run_sync(work)
+        item_set = items_of(document)
+        name = f"{item_set.title or 'requirements'}.{format}"
+        shown = title or item_set.title
+        answer: dict[str, Any] = {
+            "name": name,
+            "format": format,
+            "items": len(item_set.items),
+            "skipped": list(item_set.skipped),
+            "complete": not item_set.skipped,
+        }
+        if format == "reqifz":
+            data = build_reqifz(item_set, f"{item_set.title or 'requirements'}.reqif", shown)
+            answer["content_base64"] = base64.b64encode(data).decode("ascii")
+        else:
+            answer["text"] = build_reqif(item_set, shown)
+        return answer
 
     @server.tool(
         name="diff_requirements",
@@ -124,17 +136,15 @@ def register_document_tools(server: FastMCP, limits: ToolLimits) -> None:
         "whether a change touches the meaning (modal verb, number or unit, negation, "
         "condition, actor). Answers what `reqstudio diff --json` prints.",
     )
-    async def diff_requirements(
+    @on_a_worker_thread
+    def diff_requirements(
         old: DocumentInput, new: DocumentInput, language: Language = "en"
     ) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            from reqstudio.workspace.diff import diff_items
-            from reqstudio.workspace.diff_report import render_json
+        from reqstudio.workspace.diff import diff_items
+        from reqstudio.workspace.diff_report import render_json
 
-            old_items, new_items = items_of(old), items_of(new)
-            result = diff_items(old_items, new_items)
-            answer = json.loads(render_json(result, old.shown_name, new.shown_name, language))
-            answer["skipped"] = {"old": old_items.skipped, "new": new_items.skipped}
-            return answer
-
-        return await anyio.to_thread.run_sync(work)
+        old_items, new_items = items_of(old), items_of(new)
+        result = diff_items(old_items, new_items)
+        answer = json.loads(render_json(result, old.shown_name, new.shown_name, language))
+        answer["skipped"] = {"old": old_items.skipped, "new": new_items.skipped}
+        return answer
