@@ -272,13 +272,24 @@ def conditions_zh(text: str) -> list[Condition]:
     return found
 
 
-def subject_en(text: str, modals: list[Modal], conditions: list[Condition]) -> str:
-    """The head of the noun phrase before the first modal verb outside a condition."""
+def _before_the_main_modal(
+    modals: list[Modal], conditions: list[Condition]
+) -> tuple[int, int] | None:
+    """Where the subject stands: from the end of the last condition before the first modal
+    verb outside a condition (or the text's start) to that modal; None without one."""
     main = [m for m in modals if not any(c.start <= m.start < c.end for c in conditions)]
     if not main:
-        return ""
+        return None
     modal = main[0].start
-    start = max([c.end for c in conditions if c.end <= modal] + [0])
+    return max([c.end for c in conditions if c.end <= modal] + [0]), modal
+
+
+def subject_en(text: str, modals: list[Modal], conditions: list[Condition]) -> str:
+    """The head of the noun phrase before the first modal verb outside a condition."""
+    span = _before_the_main_modal(modals, conditions)
+    if span is None:
+        return ""
+    start, modal = span
     clause_start = max(
         [m.end() for m in re.finditer(r"[,;:.]\s", text[:modal])] + [start], default=start
     )
@@ -302,11 +313,11 @@ def subject_en(text: str, modals: list[Modal], conditions: list[Condition]) -> s
 
 
 def subject_zh(text: str, modals: list[Modal], conditions: list[Condition]) -> str:
-    main = [m for m in modals if not any(c.start <= m.start < c.end for c in conditions)]
-    if not main:
+    """The last words before the first modal verb outside a condition, after its last 的."""
+    span = _before_the_main_modal(modals, conditions)
+    if span is None:
         return ""
-    modal = main[0].start
-    start = max([c.end for c in conditions if c.end <= modal] + [0])
+    start, modal = span
     before = re.split(r"[，,。；;：:]", text[start:modal])[-1].strip()
     before = re.sub(r"^(?:则|那么|本|该|所有|每个|每一|各)", "", before)
     before = re.sub(r"(?:在.*|都|均|也|还|将|不)$", "", before)
