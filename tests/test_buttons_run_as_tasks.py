@@ -40,7 +40,7 @@ def test_every_button_the_app_offers_has_its_work_registered():
     )
 
 
-async def test_a_button_s_work_is_the_session_s_task_stop_reaches_it_and_a_second_click_waits():
+async def test_a_button_s_work_is_the_session_s_task_stop_reaches_it_and_at_click_can_hold_it():
     import chainlit as cl
     from chainlit.config import config
     from chainlit.context import init_ws_context
@@ -72,6 +72,16 @@ async def test_a_button_s_work_is_the_session_s_task_stop_reaches_it_and_a_secon
             stopped.set()
             raise
 
+    held: list[str] = []
+
+    async def already_running(action: cl.Action) -> bool:
+        held.append(action.name)
+        return False
+
+    @button_action("test_held_work", at_click=already_running)
+    async def held_work(action: cl.Action) -> None:
+        raise AssertionError("at_click said no")
+
     click = config.code.action_callbacks["test_long_work"]
     try:
         first = asyncio.create_task(click(cl.Action(name="test_long_work", payload={})))
@@ -80,10 +90,10 @@ async def test_a_button_s_work_is_the_session_s_task_stop_reaches_it_and_a_secon
         assert running is not None and not running.done()
         assert [e for e, _ in events] == ["task_start"]  # the browser shows its stop button
 
-        await click(cl.Action(name="test_long_work", payload={}))  # clicked again meanwhile
-        said = [d["output"] for e, d in events if e == "new_message" and isinstance(d, dict)]
-        assert said == ["⏳ A run is going on: click this button again once it has ended."]
-        assert session.current_task is running  # the second click started nothing
+        await config.code.action_callbacks["test_held_work"](
+            cl.Action(name="test_held_work", payload={})
+        )
+        assert held == ["test_held_work"] and session.current_task is running
 
         running.cancel()  # what Chainlit's Stop does
         await asyncio.wait_for(first, 5)
@@ -92,4 +102,5 @@ async def test_a_button_s_work_is_the_session_s_task_stop_reaches_it_and_a_secon
         assert session.current_task is None
     finally:
         config.code.action_callbacks.pop("test_long_work", None)
+        config.code.action_callbacks.pop("test_held_work", None)
         await session.delete()

@@ -382,23 +382,21 @@ async def run_as_task(work: Callable[[], Awaitable[None]]) -> None:
 ActionWork = Callable[[cl.Action], Awaitable[None]]
 
 
-def button_action(name: str) -> Callable[[ActionWork], ActionWork]:
+def button_action(
+    name: str, *, at_click: Callable[[cl.Action], Awaitable[bool]] | None = None
+) -> Callable[[ActionWork], ActionWork]:
     """Register `work(action)` for the buttons named `name`, run as the session's task.
 
     Every button of the app is registered here (a test fails on `cl.action_callback`
     elsewhere): a button's work that ran inside Chainlit's HTTP request showed no stop button,
     Stop did not reach it, and a dropped request cut it short, also between a run's last
-    message and the buttons that should follow it. A click that arrives while the session's
-    run goes on starts nothing: one run at a time, which Stop can reach."""
+    message and the buttons that should follow it. `at_click(action)` runs first, in the
+    click's request (a Resume offer is taken back there, even while a run goes on); the work
+    starts only when it returns True."""
 
     def register(work: ActionWork) -> ActionWork:
         async def on_click(action: cl.Action) -> None:
-            running = cl.context.session.current_task
-            if running is not None and not running.done():
-                # a click the browser sent while a run went on (it disables the buttons
-                # then, but one reconnecting may not have yet): one run at a time
-                log.info("button %s clicked while a run goes on: not started", name)
-                await cl.Message(content=t("button_busy")).send()
+            if at_click is not None and not await at_click(action):
                 return
             await run_as_task(lambda: work(action))
 

@@ -127,13 +127,20 @@ async def show_offer_again(run_key: str) -> None:
     await cl.Message(id=made["ids"][0], content=made["text"], actions=[action]).send()
 
 
-@button_action("srs_resume")
-async def on_resume_action(action: cl.Action) -> None:
+async def take_offer(action: cl.Action) -> bool:
+    """The Resume offer clicked leaves the browser; True unless a run already goes on (a
+    browser that reconnected while the thread loaded may show the offer again, and a second
+    click must not start the run twice)."""
     # The browser may reconnect while the thread loads and miss this removal: the offer is
-    # removed again on every reconnect (restore_and_offer); a run already going is not
-    # started twice (button_action).
+    # removed again on every reconnect (restore_and_offer).
     cl.user_session.set("srs_offer_taken", action.to_dict())
     await action.remove()
+    running = cl.context.session.current_task
+    return running is None or running.done()
+
+
+@button_action("srs_resume", at_click=take_offer)
+async def on_resume_action(action: cl.Action) -> None:
     run_key = action.payload.get("run") or cl.user_session.get("srs_active_run")
     await render_run(SrsRequest(user_input="(resumed)"), run_key, resume=True)
 
