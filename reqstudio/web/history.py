@@ -390,7 +390,8 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
             await self._store_state(thread_id, unless_behind(thread_id, metadata), owner)
         elif metadata is not None:
             return await super().update_thread(thread_id, name, user_id, metadata, tags)
-        await self._save_columns(thread_id, name, user_id, tags)
+        if metadata is None or name is not None or user_id is not None or tags is not None:
+            await self._save_columns(thread_id, name, user_id, tags)  # a state write: no more
 
     async def _save_columns(
         self,
