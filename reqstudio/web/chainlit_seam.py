@@ -111,13 +111,16 @@ def silence_chainlit_stop_line() -> None:
 
 
 def keep_running_task_shown_on_reconnect() -> None:
-    """A browser that reconnects to its session while a run goes on keeps its stop button.
+    """A browser that reconnects to its session sees what the session showed it, keeps its
+    stop button while a run goes on, and can answer the question the run waits for.
 
-    Chainlit's `connection_successful` socket handler tells the browser "task ended" on every
-    (re)connection. The browser reconnects when it opens a thread and restores the thread's
-    mode, and after a network blip; a run started before that (Resume clicked while the thread
-    loads, a Chat answer mid-stream) went on with no stop button and no step shown as running.
-    After Chainlit's handler, a session whose run is still going is told again that it runs."""
+    The browser reconnects when it starts a chat or opens a thread and restores the thread's
+    mode (Chainlit's page connects twice and drops what its first socket still receives), and
+    after a network blip. Chainlit restores the session on the new socket but sends nothing
+    again, and its `connection_successful` handler tells the browser "task ended" and to drop
+    its pending question. After Chainlit's handler, a restored session sends again what it
+    showed (reqstudio/web/reconnect.py), a session whose run is still going is told that it
+    runs, and the question the run waits for is asked again."""
     import chainlit.socket
 
     from reqstudio.web.session import telling_a_running_task_on_reconnect

@@ -281,16 +281,27 @@ class StopLineMessage(cl.Message):
 def telling_a_running_task_on_reconnect(
     chainlit_handler: Callable[[str], Awaitable[None]],
 ) -> Callable[[str], Awaitable[None]]:
-    """Chainlit's `connection_successful` socket handler, followed by "task_start" for a
-    session whose run still goes on (reqstudio/web/chainlit_seam.py says why and installs it)."""
+    """Chainlit's `connection_successful` socket handler; then, for a session restored on a
+    new socket, what it showed the browser and "task_start" if its run still goes on, and
+    the question the run waits for asked again (reqstudio/web/chainlit_seam.py says why and
+    installs it; reqstudio/web/reconnect.py)."""
     from chainlit.session import WebsocketSession
+
+    from reqstudio.web.token_stream import batcher_of
 
     async def connection_successful(sid):
         session = WebsocketSession.get(sid)
         running = session.current_task if session is not None else None
         await chainlit_handler(sid)
+        if session is None:
+            return
+        restored = getattr(session, "restored", False)  # the browser's second socket or later
+        if restored:
+            await batcher_of(session).replay_shown()
         if running is not None and not running.done() and session.current_task is running:
             await session.emit("task_start", {})
+        if restored:  # after task_start: a question asked again lets the browser answer
+            batcher_of(session).shown.reconnected()
 
     connection_successful.keeps_running_task_shown = True  # type: ignore[attr-defined]
     return connection_successful

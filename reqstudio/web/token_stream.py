@@ -12,7 +12,9 @@ tab (session):
 - tokens that come within the next `FLUSH_SECONDS` are joined, in order, and go out together
   at its end, one `stream_token` event per message;
 - any other event of that tab (a message sent, updated or finished, an ask, a step) first
-  sends what is held, so the browser sees everything in the order the app produced it.
+  sends what is held, so the browser sees everything in the order the app produced it;
+- every event is also noted, so that a browser that reconnects to the session can be sent
+  again what it was shown, and asked again what the run waits for (reqstudio/web/reconnect.py).
 
 What the user sees is the same text: the web app appends each `stream_token` event's text to
 its message, and the message's final content comes whole with `update_message` anyway.
@@ -26,6 +28,8 @@ import logging
 from typing import Any
 
 from chainlit.emitter import ChainlitEmitter
+
+from reqstudio.web.reconnect import ShownState, call_surviving_reconnects
 
 log = logging.getLogger("reqstudio.stream")
 
@@ -41,6 +45,7 @@ class TokenBatcher:
         self.held: list[dict[str, Any]] = []
         self.window = False  # a token went out less than `interval` ago
         self.lock = asyncio.Lock()  # one emit at a time: the order events are asked in
+        self.shown = ShownState()  # what a reconnecting browser is sent again
 
     def _join(self, token: dict[str, Any]) -> None:
         """Held tokens of one message are joined into one; messages are independent in the
@@ -63,6 +68,7 @@ class TokenBatcher:
 
     async def _send(self, held: list[dict[str, Any]]) -> None:
         for token in held:
+            self.shown.note_token(token)
             await self.session.emit("stream_token", token)
 
     async def token(self, token: dict[str, Any]) -> None:
@@ -92,13 +98,31 @@ class TokenBatcher:
         held = self._take()
         async with self.lock:
             await self._send(held)
+            self.shown.note(event, data)
             return await self.session.emit(event, data)
 
     async def emit_call(self, event: str, data: Any, timeout: Any) -> Any:
         held = self._take()
         async with self.lock:
             await self._send(held)
-        return await self.session.emit_call(event, data, timeout)
+            self.shown.note(event, data)
+        return await call_surviving_reconnects(
+            self.shown,
+            lambda *call: self.session.emit_call(*call),  # the socket the session has now
+            event,
+            data,
+            timeout,
+        )
+
+    async def replay_shown(self) -> None:
+        """Send a browser that reconnected what the session showed it, in order with
+        everything else the tab emits (reqstudio/web/reconnect.py)."""
+        held = self._take()
+        async with self.lock:
+            await self._send(held)
+            settings_now = getattr(self.session, "chat_settings", None) or {}
+            for event, data in self.shown.replay(settings_now):
+                await self.session.emit(event, data)
 
 
 def _log_failure(task: asyncio.Future) -> None:
