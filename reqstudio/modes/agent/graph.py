@@ -217,14 +217,18 @@ async def run_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict[str
         ctx.trace("agent tool-call limit: %d planned call(s) not run", skipped)
     finished: dict[str, ToolResult] = {}
 
+    def not_run(call: dict[str, Any], text: str) -> ToolResult:
+        """A call that did not run (the time limit cut it, or its arguments were not JSON): a
+        failed result that says why, kept and shown as finished like any other."""
+        result = ToolResult(**call, ok=False, text=text)
+        ctx.gathered.append(result)
+        emit(finished_event(result))
+        return result
+
     async def run_one(call_id: str, name: str, arguments: dict[str, Any]) -> None:
         tool = ctx.tools.get(name)
         kind = tool_kind(tool, name)
-        emit(
-            ToolCallStarted(
-                call_id=call_id, tool=name, arguments=arguments, kind=kind, round=round_number
-            )
-        )
+        emit(ToolCallStarted(**call_fields(call_id, name, arguments, kind, round_number)))
         ctx.trace("agent tool call %s %s", name, compact_arguments(arguments))
         result = await invoke_tool(ctx, tool, call_id, name, arguments, kind, round_number)
         finished[call_id] = result
@@ -243,39 +247,18 @@ async def run_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict[str
     for call_id, name, arguments in calls:
         result = finished.get(call_id)
         if result is None:  # cancelled by the time limit
-            result = ToolResult(
-                call_id=call_id,
-                tool=name,
-                kind=tool_kind(ctx.tools.get(name), name),
-                arguments=arguments,
-                ok=False,
-                text=say("tool_cancelled_time", ctx.language),
-                round=round_number,
-            )
-            ctx.gathered.append(result)
-            emit(finished_event(result))
+            kind = tool_kind(ctx.tools.get(name), name)
+            call = call_fields(call_id, name, arguments, kind, round_number)
+            result = not_run(call, say("tool_cancelled_time", ctx.language))
         results.append(result)
     for bad in invalid:
         call_id, name = bad["id"] or f"invalid_{len(results)}", bad["name"] or "?"
         arguments = {"raw": bad["args"] or ""}
         kind = tool_kind(ctx.tools.get(name), name)
-        emit(
-            ToolCallStarted(
-                call_id=call_id, tool=name, arguments=arguments, kind=kind, round=round_number
-            )
-        )
-        result = ToolResult(
-            call_id=call_id,
-            tool=name,
-            kind=kind,
-            arguments=arguments,
-            ok=False,
-            text=f"The arguments for {name} were not valid JSON ({bad.get('error') or 'unparsable'}).",
-            round=round_number,
-        )
-        ctx.gathered.append(result)
-        emit(finished_event(result))
-        results.append(result)
+        call = call_fields(call_id, name, arguments, kind, round_number)
+        emit(ToolCallStarted(**call))
+        reason = bad.get("error") or "unparsable"
+        results.append(not_run(call, f"The arguments for {name} were not valid JSON ({reason})."))
 
     tool_messages = [
         ToolMessage(
@@ -294,6 +277,19 @@ async def run_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict[str
     }
 
 
+def call_fields(
+    call_id: str, name: str, arguments: dict[str, Any], kind: ToolKind, round_number: int
+) -> dict[str, Any]:
+    """What a tool call's start event and its result both say of the call."""
+    return {
+        "call_id": call_id,
+        "tool": name,
+        "arguments": arguments,
+        "kind": kind,
+        "round": round_number,
+    }
+
+
 async def invoke_tool(
     ctx: RunContext,
     tool: BaseTool | None,
@@ -303,8 +299,7 @@ async def invoke_tool(
     kind: ToolKind,
     round_number: int,
 ) -> ToolResult:
-    base = {"call_id": call_id, "tool": name, "kind": kind, "arguments": arguments}
-    base["round"] = round_number
+    base = call_fields(call_id, name, arguments, kind, round_number)
     if tool is None:
         available = ", ".join(sorted(ctx.tools)) or "none"
         return ToolResult(
