@@ -28,6 +28,9 @@ _WORD = re.compile(r"[A-Za-z]+")
 _ID = re.compile(r"[A-Za-z0-9]*[0-9./-][A-Za-z0-9./-]*[A-Za-z0-9]|[A-Za-z]+[0-9]+")
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
 _SNAKE = re.compile(r"(?<![\w./-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w-]|\.\w)")
+# The document's or the model's own words, quoted by the app (the checker's findings quote the
+# term: L3 · ISO29148-ambiguous “some”): theirs, in whatever language they were written.
+_QUOTED = re.compile(r"“[^”]*”")
 _JSON = re.compile(r'\{\s*"|"\s*:\s*[\[{"]|\}\s*,\s*\{|\[\s*\{')
 
 
@@ -163,6 +166,7 @@ def findings(
         text = node.text
         for piece in content:
             text = text.replace(piece, " ")
+        text = _QUOTED.sub(" ", text)
         for word in other_language(text, locale, allowed):
             found.append(f"other language {word!r} in {node.text[:160]!r}")
         for internal in internals(text, allowed):

@@ -52,6 +52,13 @@ def test_findings_skip_named_content_and_tool_code():
     assert findings(nodes[1:], "zh-CN")  # the same JSON counts when code is the app's
 
 
+def test_words_the_app_quotes_from_the_document_are_the_documents():
+    # the offline model wrote an English SRS in a Chinese walk; the checker quotes its terms
+    quoted = TextNode("L3 · ISO29148-ambiguous “some additional”", "run", False)
+    assert findings([quoted], "zh-CN") == []
+    assert findings([TextNode("L3 · 含糊 some “额外”", "run", False)], "zh-CN")  # unquoted
+
+
 def test_a_wait_is_silent_only_while_nothing_on_screen_changes():
     watch = SilenceWatch()
     for second in range(0, 21):  # a counter that moves every 5 s: never 15 s unchanged
