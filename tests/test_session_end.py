@@ -48,7 +48,7 @@ async def test_a_browser_that_reconnects_mid_run_is_told_the_run_goes_on(monkeyp
     import chainlit.socket
     from chainlit.session import WebsocketSession
 
-    from reqstudio.web.chainlit_seam import keep_running_task_shown_on_reconnect
+    from reqstudio.web.chainlit_seam import show_the_session_again_on_reconnect
 
     async def chainlit_handler(sid: str) -> None:
         sessions[sid].emitted.append("task_end")
@@ -60,8 +60,8 @@ async def test_a_browser_that_reconnects_mid_run_is_told_the_run_goes_on(monkeyp
         "idle": ReconnectingSession("idle", None, []),
     }
     monkeypatch.setattr(WebsocketSession, "get", classmethod(lambda cls, sid: sessions[sid]))
-    keep_running_task_shown_on_reconnect()
-    keep_running_task_shown_on_reconnect()  # installed once, however often it is called
+    show_the_session_again_on_reconnect()
+    show_the_session_again_on_reconnect()  # installed once, however often it is called
 
     await handlers["connection_successful"]("running")
     await handlers["connection_successful"]("idle")

@@ -110,7 +110,7 @@ def silence_chainlit_stop_line() -> None:
     chainlit.socket.Message = StopLineMessage
 
 
-def keep_running_task_shown_on_reconnect() -> None:
+def show_the_session_again_on_reconnect() -> None:
     """A browser that reconnects to its session sees what the session showed it, keeps its
     stop button while a run goes on, and can answer the question the run waits for.
 
@@ -123,13 +123,13 @@ def keep_running_task_shown_on_reconnect() -> None:
     runs, and the question the run waits for is asked again."""
     import chainlit.socket
 
-    from reqstudio.web.session import telling_a_running_task_on_reconnect
+    from reqstudio.web.session import showing_the_session_again_on_reconnect
 
     handlers = chainlit.socket.sio.handlers["/"]
     chainlit_handler = handlers["connection_successful"]
-    if getattr(chainlit_handler, "keeps_running_task_shown", False):
+    if getattr(chainlit_handler, "shows_the_session_again", False):
         return
-    handlers["connection_successful"] = telling_a_running_task_on_reconnect(chainlit_handler)
+    handlers["connection_successful"] = showing_the_session_again_on_reconnect(chainlit_handler)
 
 
 def show_uploaded_pdfs_as_files() -> None:
@@ -331,7 +331,7 @@ def install(
     keep_uploads_in(settings.data_dir / "uploads")
     raise_upload_gate(upload_gate_mb)
     silence_chainlit_stop_line()
-    keep_running_task_shown_on_reconnect()
+    show_the_session_again_on_reconnect()
     show_uploaded_pdfs_as_files()
     send_message_files_in_order()
     share_threads(settings.thread_sharing)

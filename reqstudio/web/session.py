@@ -278,7 +278,7 @@ class StopLineMessage(cl.Message):
         return await super().send()
 
 
-def telling_a_running_task_on_reconnect(
+def showing_the_session_again_on_reconnect(
     chainlit_handler: Callable[[str], Awaitable[None]],
 ) -> Callable[[str], Awaitable[None]]:
     """Chainlit's `connection_successful` socket handler; then, for a session restored on a
@@ -303,7 +303,7 @@ def telling_a_running_task_on_reconnect(
         if restored:  # after task_start: a question asked again lets the browser answer
             batcher_of(session).shown.reconnected()
 
-    connection_successful.keeps_running_task_shown = True  # type: ignore[attr-defined]
+    connection_successful.shows_the_session_again = True  # type: ignore[attr-defined]
     return connection_successful
 
 
