@@ -376,7 +376,9 @@ def click_until(button: Locator, effect: Locator, timeout: float = 10_000) -> No
     nothing happen clicks again, and so does this, up to three times, while the button is
     still there and enabled. A button that went away or is disabled (Chainlit disables
     action buttons while a run goes on) took the click: its effect is then only awaited
-    again, never clicked for twice."""
+    again, never clicked for twice. So did a click whose effect is on the page more than once
+    (Playwright's strict mode refuses two): clicking again would only do it once more (seen:
+    a second evaluation); the test's own checks say whether two are wrong."""
     for attempt in range(1, 4):
         button.click()
         try:
@@ -385,6 +387,9 @@ def click_until(button: Locator, effect: Locator, timeout: float = 10_000) -> No
         except AssertionError:
             if attempt == 3:
                 raise
+            if effect.count() > 1:
+                expect(effect.first).to_be_visible(timeout=timeout)
+                return
             if not button.count() or not button.first.is_visible() or button.first.is_disabled():
                 expect(effect).to_be_visible(timeout=timeout)
                 return

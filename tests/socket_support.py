@@ -134,6 +134,30 @@ class ChatSocket:
                 self._changed.clear()
                 await self._changed.wait()
 
+    async def click(self, action: dict) -> None:
+        """Click one of the buttons the app sent (an `action` event's data), as the page does:
+        Chainlit's page posts it with the session's id."""
+        async with httpx.AsyncClient(base_url=self.url, headers={"Cookie": self.cookie}) as http:
+            reply = await http.post(
+                "/project/action",
+                json={"sessionId": self.session_id, "action": action},
+                timeout=120,
+            )
+        assert reply.status_code == 200, reply.text
+
+    def shown(self) -> list[dict[str, Any]]:
+        """The messages and steps on the page now: each in its latest state (updates and
+        streamed tokens applied, deleted ones gone), as the browser holds them."""
+        from reqstudio.web.reconnect import ShownState
+
+        state = ShownState()
+        for event, data in self.events:
+            if event == "stream_token":
+                state.note_token(data)
+            else:
+                state.note(event, data)
+        return list(state.messages.values())
+
     def received_text(self) -> str:
         return json.dumps(self.events, ensure_ascii=False, default=str)
 

@@ -12,8 +12,6 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
-
 from tests.apps import AppProcess
 from tests.browser_support import provider_env
 from tests.scripted_server import Reply, ScriptedLLMServer
@@ -41,14 +39,6 @@ def shown(chat: ChatSocket, text: str):
     return lambda event, data: (
         event in ("new_message", "update_message") and text in str(data.get("output"))
     )
-
-
-async def click(chat: ChatSocket, action: dict) -> None:
-    async with httpx.AsyncClient(base_url=chat.url, headers={"Cookie": chat.cookie}) as http:
-        reply = await http.post(
-            "/project/action", json={"sessionId": chat.session_id, "action": action}, timeout=120
-        )
-    assert reply.status_code == 200, reply.text
 
 
 async def test_a_finding_marked_wrong_is_stored_and_not_reported_again(tmp_path: Path):
@@ -82,7 +72,7 @@ async def test_a_finding_marked_wrong_is_stored_and_not_reported_again(tmp_path:
             assert "quickly" in judge["label"]
             assert any(b["name"] == "check_suggest" and "FR-1" in b["label"] for b in buttons)
 
-            await click(chat, judge)
+            await chat.click(judge)
             await chat.wait_for(shown(chat, "Marked wrong"), timeout=60)
             rows = (
                 sqlite3.connect(tmp_path / "data" / "history.db")
@@ -98,7 +88,7 @@ async def test_a_finding_marked_wrong_is_stored_and_not_reported_again(tmp_path:
             assert thread == chat.thread_id and "respond quickly" in context
 
             again = next(b for b in buttons if b["name"] == "check_again")
-            await click(chat, again)
+            await chat.click(again)
             step = await chat.wait_for(shown(chat, "Suppressed by verdicts"), timeout=60)
             table = step["output"]
             suppressed = table.split("#### Suppressed by verdicts")[1]
@@ -111,10 +101,15 @@ async def test_a_finding_marked_wrong_is_stored_and_not_reported_again(tmp_path:
 
             suggest = next(b for b in buttons if b["name"] == "check_suggest")
             assert suggest["label"] == "Suggest a rewrite: FR-1"
-            await click(chat, suggest)
+            await chat.click(suggest)
             said = await chat.wait_for(shown(chat, "Rewrite of FR-1"), timeout=60)
             assert "Rewrite of FR-1: keeps the meaning; findings" in said["output"]
             assert "~~quickly~~" in said["output"] and "**within TBD seconds**" in said["output"]
+            await chat.wait_until_idle()
+            # said once: the step's title says it is done, the message shows the rewrite
+            assert [m["type"] for m in chat.shown() if "Rewrite of FR-1" in m["output"]] == [
+                "assistant_message"
+            ]
         finally:
             await chat.close()
             app.stop()

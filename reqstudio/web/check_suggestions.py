@@ -74,11 +74,11 @@ async def suggest_for(text: str, requirement_id: str, language: str) -> None:
         raise
     except Exception as exc:
         reason = describe_failure(exc, language)
-        await finish_step(step, "failed", output=reason)
+        await finish_step(step, "failed")  # the message below says why, once
         await cl.Message(
             content=tr("suggest_failed", requirement=requirement_id, error=reason)
         ).send()
         return
     body = suggestion_text(suggestion, language)
-    await finish_step(step, "done" if suggestion.guarded is not None else "failed", output=body)
+    await finish_step(step, "done" if suggestion.guarded is not None else "failed")
     await cl.Message(content=body).send()

@@ -62,11 +62,13 @@ async def evaluate_last_result(action: cl.Action | None = None) -> None:
         raise
     except Exception as exc:
         reason = describe_failure(exc, lang())
-        await finish_step(step, "failed", output=reason)
+        await finish_step(step, "failed")  # the message below says why, once
         await cl.Message(content=tr("evaluation_failed", reason=reason)).send()
         return
     table = evaluation_table(result)
-    await finish_step(step, "failed" if "error" in result else "done", output=table)
+    # the step's title says how it ended and the message shows the table: said once, so a
+    # reader (and a test looking for it) finds one, also while the step folds away
+    await finish_step(step, "failed" if "error" in result else "done")
     # the seed's keys and values as they came: a download, not a block on the page
     data = json.dumps(result, ensure_ascii=False, indent=2).encode()
     message = cl.Message(content=table)
