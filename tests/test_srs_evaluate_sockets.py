@@ -30,6 +30,13 @@ def evaluate_button(chat: ChatSocket) -> dict:
     return [d for e, d in chat.events if e == "action" and d["name"] == "srs_evaluate"][-1]
 
 
+async def evaluate(chat: ChatSocket, said: str) -> None:
+    """Click Evaluate and wait until its run has ended with a message saying `said`."""
+    await chat.click(evaluate_button(chat))
+    await chat.wait_for(lambda e, d: e == "new_message" and said in str(d.get("output")))
+    await chat.wait_until_idle()  # the message came from the evaluation's run: it has started
+
+
 def saying(chat: ChatSocket, text: str) -> list[str]:
     """The kinds of what the page shows with `text` in it (a step's type or a message's)."""
     return [item["type"] for item in chat.shown() if text in str(item.get("output"))]
@@ -58,11 +65,7 @@ async def test_an_evaluation_s_failure_and_its_scores_are_each_said_once(tmp_pat
             await chat.wait_until_idle()
             await chat.wait_for(lambda e, d: e == "action" and d["name"] == "srs_evaluate")
 
-            await chat.click(evaluate_button(chat))
-            await chat.wait_for(
-                lambda e, d: e == "new_message" and "Evaluation failed" in str(d.get("output"))
-            )
-            await chat.wait_until_idle()
+            await evaluate(chat, "Evaluation failed")
             assert saying(chat, "Evaluation failed") == ["assistant_message"]
             assert saying(chat, "scores outside 0-1") == ["assistant_message"]
             evaluation = [m for m in chat.shown() if str(m.get("name")).startswith("Evaluation")]
@@ -71,11 +74,7 @@ async def test_an_evaluation_s_failure_and_its_scores_are_each_said_once(tmp_pat
             assert server.pending == 0
 
             server.script(Reply(match=EVALUATE, content=json.dumps({"metrics": SCORES})))
-            await chat.click(evaluate_button(chat))
-            await chat.wait_for(
-                lambda e, d: e == "new_message" and "Overall score" in str(d.get("output"))
-            )
-            await chat.wait_until_idle()
+            await evaluate(chat, "Overall score")
             assert saying(chat, "Overall score") == ["assistant_message"]
             assert saying(chat, "| Coverage | 0.80 |") == ["assistant_message"]
             names = [m["name"] for m in chat.shown() if str(m["name"]).startswith("Evaluation")]
