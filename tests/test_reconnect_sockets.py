@@ -107,7 +107,12 @@ def test_what_is_shown_again_is_each_thing_once_in_its_latest_state():
         ("new_message", {"id": "m1", "output": "Hello"}),
         ("remove_action", {"id": "a1", "name": "accept", "forId": "m1"}),
         ("action", {"id": "a1", "name": "accept", "forId": "m1"}),
+        # taken away again: the removal may have gone to the socket the page was leaving
+        ("delete_message", {"id": "m2"}),
+        ("remove_action", {"id": "a2"}),
     ]
+    shown.note("action", {"id": "a2", "name": "refuse", "forId": "m1"})  # offered again
+    assert ("remove_action", {"id": "a2"}) not in shown.replay({})
     panel = [{"id": "x", "initial": 1}]
     assert with_values(panel, {"x": 2}) == [{"id": "x", "initial": 2}]
     assert panel == [{"id": "x", "initial": 1}]  # what was sent is left as it was

@@ -14,7 +14,9 @@ tokens included, each element and button, the last settings panel (with the valu
 session holds now) and commands, and the first interaction. When its browser reconnects,
 after Chainlit's own handler, that is sent again: the browser takes a message or element it
 already has as an update of it, and a button it may already show is first taken back, so
-nothing appears twice. A question the run still waits for is asked again on the new socket,
+nothing appears twice. What was taken away (a deleted message, a removed element or button)
+is taken away again: the removal too may have gone to the socket the page was leaving (seen:
+a Resume offer clicked while the page reconnected stayed on the page, its removal lost). A question the run still waits for is asked again on the new socket,
 for the time it has left (`call_surviving_reconnects`). reqstudio/web/token_stream.py notes
 every emit here; reqstudio/web/session.py replays on reconnect."""
 
@@ -26,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-MAX_KEPT = 1000  # messages (and elements, and buttons) kept per session, the latest ones
+MAX_KEPT = 1000  # messages (and elements, buttons, removals) kept per session, the latest ones
 _LATEST = ("chat_settings", "set_commands", "first_interaction")  # only the last one counts
 
 
@@ -38,33 +40,50 @@ class ShownState:
         self.elements: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self.actions: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self.latest: dict[str, Any] = {}
+        # what was taken away, by id: the removal events, sent again after what is shown
+        self.removed: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
         self._reconnected: set[asyncio.Future] = set()
 
     @staticmethod
-    def _keep(kept: OrderedDict[str, dict[str, Any]], item: Any) -> None:
+    def _keep(kept: OrderedDict[str, Any], key: str, item: Any) -> None:
+        kept.pop(key, None)  # the latest place in the order: removals follow what they undo
+        if len(kept) >= MAX_KEPT:
+            kept.popitem(last=False)
+        kept[key] = item
+
+    def _shown(self, kept: OrderedDict[str, dict[str, Any]], item: Any) -> None:
         if not isinstance(item, dict) or not item.get("id"):
             return
         key = str(item["id"])
-        if key not in kept and len(kept) >= MAX_KEPT:
-            kept.popitem(last=False)
-        kept[key] = dict(item)
+        self.removed.pop(key, None)  # shown again after it was taken away
+        if key in kept:
+            kept[key] = dict(item)
+        else:
+            self._keep(kept, key, dict(item))
+
+    def _taken_away(self, kept: OrderedDict[str, dict[str, Any]], event: str, data: Any) -> None:
+        if not isinstance(data, dict) or not data.get("id"):
+            return
+        key = str(data["id"])
+        kept.pop(key, None)
+        self._keep(self.removed, key, (event, dict(data)))
 
     def note(self, event: str, data: Any) -> None:
         """An event the session sent to its browser."""
         if event in ("new_message", "update_message", "stream_start"):
-            self._keep(self.messages, data)
+            self._shown(self.messages, data)
         elif event == "ask" and isinstance(data, dict):
-            self._keep(self.messages, data.get("msg"))
-        elif event == "delete_message" and isinstance(data, dict):
-            self.messages.pop(str(data.get("id")), None)
+            self._shown(self.messages, data.get("msg"))
+        elif event == "delete_message":
+            self._taken_away(self.messages, event, data)
         elif event == "element":
-            self._keep(self.elements, data)
-        elif event == "remove_element" and isinstance(data, dict):
-            self.elements.pop(str(data.get("id")), None)
+            self._shown(self.elements, data)
+        elif event == "remove_element":
+            self._taken_away(self.elements, event, data)
         elif event == "action":
-            self._keep(self.actions, data)
-        elif event == "remove_action" and isinstance(data, dict):
-            self.actions.pop(str(data.get("id")), None)
+            self._shown(self.actions, data)
+        elif event == "remove_action":
+            self._taken_away(self.actions, event, data)
         elif event in _LATEST:
             self.latest[event] = data
 
@@ -95,6 +114,7 @@ class ShownState:
         events += [("element", element) for element in self.elements.values()]
         for action in self.actions.values():  # the browser adds a button it has again
             events += [("remove_action", action), ("action", action)]
+        events += list(self.removed.values())  # harmless where the browser never had it
         return events
 
     def next_reconnect(self) -> asyncio.Future:
