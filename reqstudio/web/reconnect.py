@@ -16,8 +16,9 @@ after Chainlit's own handler, that is sent again: the browser takes a message or
 already has as an update of it, and a button it may already show is first taken back, so
 nothing appears twice. What was taken away (a deleted message, a removed element or button)
 is taken away again: the removal too may have gone to the socket the page was leaving (seen:
-a Resume offer clicked while the page reconnected stayed on the page, its removal lost). A question the run still waits for is asked again on the new socket,
-for the time it has left (`call_surviving_reconnects`). reqstudio/web/token_stream.py notes
+a Resume offer clicked while the page reconnected stayed on the page, its removal lost). A
+question the run still waits for is asked again on the new socket, for the time it has left
+(`call_surviving_reconnects`). reqstudio/web/token_stream.py notes
 every emit here; reqstudio/web/session.py replays on reconnect."""
 
 from __future__ import annotations
