@@ -100,13 +100,26 @@ async def offer_resume() -> None:
             text = tr("resume_offer_paused", round=paused.round)
         action = cl.Action(name="srs_resume", payload={"run": run_key}, label=tr("resume"))
         offer = cl.Message(content=text, actions=[action])
-        await offer.send()
-        cl.user_session.set(
-            "srs_offer",
-            {"session": cl.context.session.id, "ids": [offer.id], "text": text,
-             "action": action.id, "run": run_key},
-        )  # fmt: skip
+        async with offer_lock():
+            await offer.send()
+            cl.user_session.set(
+                "srs_offer",
+                {"session": cl.context.session.id, "ids": [offer.id], "text": text,
+                 "action": action.id, "run": run_key},
+            )  # fmt: skip
         await persist_thread_state()
+
+
+def offer_lock() -> asyncio.Lock:
+    """One at a time per tab: showing the Resume offer (again) and taking it. Showing it
+    again awaits the browser between its look at whether it was taken and its button going
+    out; a click handled in between was undone by it, the offer staying after the click
+    (seen under load in CI)."""
+    session = cl.context.session
+    lock = getattr(session, "_reqstudio_offer_lock", None)
+    if lock is None:
+        lock = session._reqstudio_offer_lock = asyncio.Lock()
+    return lock
 
 
 async def show_offer_again(run_key: str) -> None:
@@ -114,17 +127,18 @@ async def show_offer_again(run_key: str) -> None:
     restores the thread's mode): the offer made on the first connection may have gone with
     it, or be missing from the stored copy the browser now shows (its write still on its way).
     The same message and button again, by their ids: the browser replaces them, no second."""
-    made = cl.user_session.get("srs_offer") or {}
-    taken = (cl.user_session.get("srs_offer_taken") or {}).get("id")
-    if made.get("session") != cl.context.session.id or made.get("run") != run_key:
-        return
-    if not made.get("ids") or not made.get("text") or taken == made.get("action"):
-        return
-    action = cl.Action(
-        id=made["action"], name="srs_resume", payload={"run": run_key}, label=tr("resume")
-    )
-    await action.remove()  # the browser keeps buttons across reconnects: not a second one
-    await cl.Message(id=made["ids"][0], content=made["text"], actions=[action]).send()
+    async with offer_lock():  # a click comes before this look or after the button is back
+        made = cl.user_session.get("srs_offer") or {}
+        taken = (cl.user_session.get("srs_offer_taken") or {}).get("id")
+        if made.get("session") != cl.context.session.id or made.get("run") != run_key:
+            return
+        if not made.get("ids") or not made.get("text") or taken == made.get("action"):
+            return
+        action = cl.Action(
+            id=made["action"], name="srs_resume", payload={"run": run_key}, label=tr("resume")
+        )
+        await action.remove()  # the browser keeps buttons across reconnects: not a second one
+        await cl.Message(id=made["ids"][0], content=made["text"], actions=[action]).send()
 
 
 async def take_offer(action: cl.Action) -> bool:
@@ -133,8 +147,9 @@ async def take_offer(action: cl.Action) -> bool:
     click must not start the run twice)."""
     # The browser may reconnect while the thread loads and miss this removal: the offer is
     # removed again on every reconnect (restore_and_offer).
-    cl.user_session.set("srs_offer_taken", action.to_dict())
-    await action.remove()
+    async with offer_lock():
+        cl.user_session.set("srs_offer_taken", action.to_dict())
+        await action.remove()
     running = cl.context.session.current_task
     return running is None or running.done()
 
