@@ -108,7 +108,98 @@ async def test_an_element_written_twice_keeps_the_later_message_even_if_the_firs
 
     thread = await layer.get_thread("thread-1")
     assert [(e["id"], e["forId"]) for e in thread["elements"]] == [("file-1", "read")]
-    assert layer._element_locks == {}  # nothing kept once both are written
+    assert layer._row_locks == {}  # nothing kept once both are written
+    await layer.engine.dispose()
+
+
+async def test_an_element_written_twice_keeps_the_later_message_even_if_its_thread_is_looked_up(
+    tmp_path,
+):
+    # The same two writes, the first one still looking up its thread (the first file of a
+    # thread in this process): the second must wait for it, not take the element's lock first
+    # (on PostgreSQL the reference's chip stayed on the question).
+    import asyncio
+
+    from chainlit.element import File
+
+    layer, user = await layer_with_user(tmp_path, "local")
+    await layer.update_thread("thread-1", name="SRS · 图书馆", user_id=user.id)
+    path = tmp_path / "reference.md"
+    path.write_text("# Reference SRS\n", encoding="utf-8")
+    looking_up, may_go_on = asyncio.Event(), asyncio.Event()
+    looked_up = []
+
+    async def first_look_up_is_slow(element):
+        looked_up.append(element.for_id)
+        if len(looked_up) == 1:
+            looking_up.set()
+            await may_go_on.wait()
+
+    layer._thread_before_its_element = first_look_up_is_slow
+
+    class Store:
+        async def upload_file(self, object_key, data, mime, overwrite=True):
+            return {"object_key": object_key, "url": f"/files/{object_key}"}
+
+    layer.storage_provider = Store()
+
+    def chip(for_id: str) -> File:
+        element = File(id="file-1", name="reference.md", path=str(path), mime="text/markdown")
+        element.thread_id, element.for_id = "thread-1", for_id
+        return element
+
+    on_question = asyncio.create_task(layer.create_element(chip("question")))
+    await looking_up.wait()
+    on_read = asyncio.create_task(layer.create_element(chip("read")))
+    await asyncio.sleep(0)  # its first step: up to the element's lock (held) or past it
+    may_go_on.set()
+    await asyncio.gather(on_question, on_read)
+
+    thread = await layer.get_thread("thread-1")
+    assert looked_up == ["question", "read"]
+    assert [(e["id"], e["forId"]) for e in thread["elements"]] == [("file-1", "read")]
+    await layer.engine.dispose()
+
+
+async def test_a_steps_writes_land_in_the_order_they_were_started(tmp_path):
+    # Chainlit writes a step's creation and its update in tasks nobody awaits, each first
+    # updating the thread's row: a creation slower there must not land over the update.
+    import asyncio
+
+    layer, user = await layer_with_user(tmp_path, "local")
+    await layer.update_thread("thread-1", name="SRS · 图书馆", user_id=user.id)
+    thread_written, may_go_on = asyncio.Event(), asyncio.Event()
+    calls = []
+    update_thread = layer.update_thread
+
+    async def first_thread_update_is_slow(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:
+            thread_written.set()
+            await may_go_on.wait()
+        return await update_thread(*args, **kwargs)
+
+    layer.update_thread = first_thread_update_is_slow
+
+    def step(output: str) -> dict:
+        return {"id": "step-1", "threadId": "thread-1", "name": "ReqParse", "type": "llm",
+                "output": output, "createdAt": "2026-12-03T10:00:00Z", "streaming": False}  # fmt: skip
+
+    created = asyncio.create_task(layer.create_step(step("running")))
+    await thread_written.wait()
+    updated = asyncio.create_task(layer.update_step(step("done")))
+    # until the update has landed, or waits for the creation
+    while (
+        not updated.done()
+        and getattr(layer, "_row_locks", {}).get(("step", "step-1"), (0, 0))[1] < 2
+    ):
+        await asyncio.sleep(0)
+    may_go_on.set()
+    await asyncio.gather(created, updated)
+
+    thread = await layer.get_thread("thread-1")
+    assert [(s["id"], s["output"]) for s in thread["steps"]] == [("step-1", "done")]
+    assert layer._row_locks == {}
     await layer.engine.dispose()
 
 

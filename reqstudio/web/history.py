@@ -9,11 +9,12 @@ as JSON.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 from typing import Any
 
@@ -156,7 +157,11 @@ async def _attempt(call: Callable[[], Any]) -> tuple[Outcome, Any]:
     return Outcome.REFUSED, result
 
 
-def _tracked(name: str, method: Any = None):
+def _tracked(name: str, method: Any = None, row: Callable[..., str] | None = None):
+    """Chainlit's write `name` (or `method`), tracked and held while the database is away;
+    with `row` (the id of the row it writes, from its arguments), after the writes of that
+    row started before it (`HistoryDataLayer._in_order`)."""
+
     async def write(self: HistoryDataLayer, *args: Any, **kwargs: Any) -> Any:
         call = functools.partial(
             method or getattr(SQLAlchemyDataLayer, name), self, *args, **kwargs
@@ -169,14 +174,16 @@ def _tracked(name: str, method: Any = None):
             self._writes.add(task)
             if thread is not None:
                 self._writes_of.setdefault(thread, set()).add(task)
+        key = None if row is None else (name.split("_", 1)[1], str(row(*args, **kwargs)))
         try:
-            if len(self.held):  # behind the held ones, so that writes land in order
-                self.held.hold(thread, name, self._replay(call, contextvars.copy_context()))
-                return None
-            outcome, result = await _attempt(call)
-            if outcome is Outcome.AWAY:
-                self.held.hold(thread, name, self._replay(call, contextvars.copy_context()))
-            return result
+            async with self._in_order(key):
+                if len(self.held):  # behind the held ones, so that writes land in order
+                    self.held.hold(thread, name, self._replay(call, contextvars.copy_context()))
+                    return None
+                outcome, result = await _attempt(call)
+                if outcome is Outcome.AWAY:
+                    self.held.hold(thread, name, self._replay(call, contextvars.copy_context()))
+                return result
         finally:
             if task is not None:
                 self._writes.discard(task)
@@ -212,7 +219,8 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         self._writes: set[asyncio.Task] = set()
         self._writes_of: dict[str, set[asyncio.Task]] = {}  # ... by the session's thread
         self._threads_known: set[str] = set()  # threads this process saw written
-        self._element_locks: dict[str, tuple[asyncio.Lock, int]] = {}  # lock, writes using it
+        # (kind, id) of a row being written: its lock, and the writes using it (`_in_order`)
+        self._row_locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
         # writes that failed because the database was away, written again once it is back
         self.held = HeldWrites()
 
@@ -235,32 +243,44 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         if thread is not None:  # whose turn it was: one user's failure is not another's
             self.failures_of[thread] = self.failures_of.get(thread, 0) + 1
 
-    create_step = _tracked("create_step")
-    update_step = _tracked("update_step")
-    delete_step = _tracked("delete_step")
+    create_step = _tracked("create_step", row=lambda step, *_, **__: step["id"])
+    update_step = _tracked("update_step", row=lambda step, *_, **__: step["id"])
+    delete_step = _tracked("delete_step", row=lambda step_id, *_, **__: step_id)
 
     async def _create_element(self, element: Any) -> None:
         """Chainlit's, except that a file the store refused or could not take costs one log
-        line (Chainlit's own raises in a task nobody awaits: a traceback), and that writes of
-        one element land in the order they were started. Chainlit writes each in a task
-        nobody awaits, and a write that stores a file first can finish after a later one: an
-        uploaded file moved onto another message went back to the first."""
+        line (Chainlit's own raises in a task nobody awaits: a traceback), and that a file
+        attached to a thread's first message finds its thread's row."""
         from reqstudio.web.storage import FileNotStored
 
-        await self._thread_before_its_element(element)
-        lock, users = self._element_locks.get(element.id, (asyncio.Lock(), 0))
-        self._element_locks[element.id] = (lock, users + 1)
         try:
-            async with lock:  # free on the first write: taken before any other task runs
-                await SQLAlchemyDataLayer.create_element(self, element)
+            await self._thread_before_its_element(element)
+            await SQLAlchemyDataLayer.create_element(self, element)
         except FileNotStored as refusal:
             log.warning("%s", refusal)
+
+    @contextlib.asynccontextmanager
+    async def _in_order(self, key: tuple[str, str] | None) -> AsyncIterator[None]:
+        """The writes of one row (a step, an element) one at a time, in the order they were
+        started. Chainlit writes each in a task nobody awaits, and a write that awaits more
+        first (a file stored, its thread looked up, the thread's row updated before the step)
+        could finish after a later one: an uploaded file moved onto another message went back
+        to the first (seen on PostgreSQL), and a step's first state could land over its last.
+        The lock is taken before anything is awaited: free, taking it does not wait."""
+        if key is None:
+            yield
+            return
+        lock, users = self._row_locks.get(key, (asyncio.Lock(), 0))
+        self._row_locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
         finally:
-            lock, users = self._element_locks[element.id]
+            lock, users = self._row_locks[key]
             if users == 1:
-                del self._element_locks[element.id]
+                del self._row_locks[key]
             else:
-                self._element_locks[element.id] = (lock, users - 1)
+                self._row_locks[key] = (lock, users - 1)
 
     async def _thread_before_its_element(self, element: Any) -> None:
         """A file attached to a thread's first message is written by a task of Chainlit's
@@ -285,8 +305,10 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
             await self.update_thread(thread_id=element.thread_id, user_id=user.id)
         self._threads_known.add(element.thread_id)
 
-    create_element = _tracked("create_element", _create_element)
-    delete_element = _tracked("delete_element")
+    create_element = _tracked(
+        "create_element", _create_element, row=lambda element, *_, **__: element.id
+    )
+    delete_element = _tracked("delete_element", row=lambda element_id, *_, **__: element_id)
 
     async def flush(self, timeout: float = 15.0) -> None:
         """Wait until the writes Chainlit started (and those they start) have finished, and
