@@ -95,7 +95,10 @@ def check_command(args: argparse.Namespace) -> int:
         raise UsageError(f"check: {exc.message('en')}") from None
     verdicts = _verdicts(args.verdicts)
     report = check_document(
-        _with_its_lines(args.file, document), request=request, verdicts=verdicts
+        _with_its_lines(args.file, document),
+        request=request,
+        verdicts=verdicts,
+        two_processes=True,  # a large document's checks beside a second process (parallel.py)
     )
     language = args.lang or user_language()
     if args.suggest_max is not None and args.suggest_max < 1:

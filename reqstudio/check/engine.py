@@ -183,7 +183,12 @@ def check_requirement(requirement: Requirement) -> list[Finding]:
     return findings
 
 
-def check_parsed(parsed: ParsedDocument, cross: bool = True) -> CheckReport:
+def check_parsed(
+    parsed: ParsedDocument, cross: bool = True, two_processes: bool = False
+) -> CheckReport:
+    """The report of `parsed`; with `two_processes`, a large document's rules and checks
+    across requirements shared with a second process where that is faster
+    (reqstudio/check/parallel.py: for the command line only)."""
     findings: list[Finding] = []
     document_wide: list[StructureFinding] = id_findings(parsed) + acronym_findings(parsed)
     by_requirement: dict[int, list[Finding]] = {}
@@ -193,13 +198,27 @@ def check_parsed(parsed: ParsedDocument, cross: bool = True) -> CheckReport:
             findings.append(finding)
         else:
             by_requirement.setdefault(id(found.requirement), []).append(finding)
-    for requirement in parsed.requirements:
-        findings += check_requirement(requirement)
-        findings += by_requirement.get(id(requirement), [])
-    ears = [ears_template(r.body, r.language) for r in parsed.requirements]
-    report = CheckReport(parsed.requirements, findings, ears)
-    if cross:
-        report.cross = cross_findings(parsed.requirements)
+
+    def rules_on(requirements: list[Requirement]) -> list[Finding]:
+        found: list[Finding] = []
+        for requirement in requirements:
+            found += check_requirement(requirement)
+            found += by_requirement.get(id(requirement), [])
+        return found
+
+    requirements = parsed.requirements
+    if two_processes:
+        from reqstudio.check.parallel import check_on_two_processes, two_processes_help
+
+        two_processes = two_processes_help(len(requirements))
+    if two_processes:
+        per_requirement, across = check_on_two_processes(requirements, rules_on, cross)
+    else:
+        per_requirement = rules_on(requirements)
+        across = cross_findings(requirements) if cross else []
+    ears = [ears_template(r.body, r.language) for r in requirements]
+    report = CheckReport(requirements, findings + per_requirement, ears)
+    report.cross = across
     return report
 
 
@@ -240,13 +259,15 @@ def check_document(
     request: str | list[str] | None = None,
     cross: bool = True,
     verdicts: list[Verdict] | None = None,
+    two_processes: bool = False,
 ) -> CheckReport:
     """Every rule on every requirement found in `text` (Markdown or plain SRS text), and
     (unless `cross` is False) the checks across requirements; with `request` (the user's
     requirements text, or its sentences), also the sentences no requirement traces to; with
-    `verdicts`, the findings a user dismissed moved to `suppressed`."""
+    `verdicts`, the findings a user dismissed moved to `suppressed`; `two_processes`: see
+    `check_parsed`."""
     with _no_cycle_collection():
-        report = check_parsed(parse_requirements(text), cross=cross)
+        report = check_parsed(parse_requirements(text), cross, two_processes)
         if request if isinstance(request, list) else (request or "").strip():
             trace_findings(report, text, request)
         apply_verdicts(report, verdicts or [])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import io
 import locale
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -133,8 +134,12 @@ def load_reference(path: Path, name: str | None = None, max_mb: float = 10) -> R
     return ReferenceDocument(name=name, text=text, encoding=encoding, kind=kind)
 
 
+# the control characters a text file does not hold (tab, line breaks and form feeds it may)
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f]")
+
+
 def _looks_binary(text: str) -> bool:
-    control = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\f\v")
+    control = sum(1 for _ in _CONTROL.finditer(text))
     return "\x00" in text or control > max(2, len(text) // 100)
 
 
