@@ -82,3 +82,22 @@ def test_the_check_step_names_requirements_and_findings_for_the_buttons():
     assert (first.requirement_id, first.term, first.context) == ("FR-1", "quickly", CONTEXT)
     assert "含糊用语" in first.message  # in the user's language
     assert check.suppressed == 0 and "按判定隐藏" not in check.tables
+
+
+def test_a_long_term_is_cut_inside_its_quotes_at_a_word():
+    # the offline walk read "L3 · ISO29148-incomplete-reference “meet the following requi":
+    # the label cut at 60 characters left a word and the quote open
+    from reqstudio.web.check_findings import LABEL_CHARS, FindingRef, _label
+
+    def ref(term: str, rule: str = "ISO29148-incomplete-reference") -> FindingRef:
+        return FindingRef("L3", 3, rule, term, "", "")
+
+    long = _label(ref("meet the following requirements of the library staff"))
+    assert long == "L3 · ISO29148-incomplete-reference “meet the following…”"
+    assert len(long) <= LABEL_CHARS
+    assert _label(ref("fast", "INCOSE-R7")) == "L3 · INCOSE-R7 “fast”"  # short: as it was
+    chinese = _label(
+        ref("系统应当在高峰时段保持足够快的响应速度并且不出现明显的卡顿现象以及错误提示")
+    )
+    assert chinese.endswith("…”") and len(chinese) <= LABEL_CHARS
+    assert _label(ref("")) == "L3 · ISO29148-incomplete-reference"

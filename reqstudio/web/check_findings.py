@@ -17,6 +17,7 @@ import chainlit as cl
 from chainlit.data import get_data_layer
 
 from reqstudio.check.verdicts import Verdict
+from reqstudio.web.modes import shortened
 from reqstudio.web.session import LocalizedAskAction, button_action
 from reqstudio.web.texts import Catalog
 from reqstudio.web.verdict_store import save_verdict, thread_verdicts
@@ -74,9 +75,18 @@ async def current_verdicts() -> list[Verdict]:
         return []
 
 
+LABEL_CHARS = 60  # a finding's button label at most
+
+
 def _label(ref: FindingRef) -> str:
-    words = f" “{ref.term}”" if ref.term else ""
-    return f"{ref.requirement_id} · {ref.rule}{words}"[:60]
+    """The finding's requirement, rule and term; a long term is cut inside its quotes, at a
+    word, with an ellipsis (the label cut at its end left a word and a quote open: “meet the
+    following requi)."""
+    head = f"{ref.requirement_id} · {ref.rule}"
+    room = LABEL_CHARS - len(head) - 3  # the space and the two quotes
+    if not ref.term or room < 2:
+        return shortened(head, LABEL_CHARS)
+    return f"{head} “{shortened(ref.term, room)}”"
 
 
 async def offer_actions(
