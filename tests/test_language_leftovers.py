@@ -143,3 +143,14 @@ async def test_the_consensus_table_names_who_raised_an_issue_in_the_users_words(
     )
     shown = disagreement_tables(judge, {"sec-02": "2. 预约"})
     assert said in shown and "red_team" not in shown
+
+
+def test_a_long_section_title_is_cut_at_a_word_on_its_button():
+    from reqstudio.web.review.tables import BUTTON_CHARS, section_button
+
+    label = section_button(
+        "sec-03", "Functional requirements of the lending desk and the catalogue"
+    )
+    assert label == "sec-03 Functional requirements of the lending desk and the…"
+    assert len(label) <= BUTTON_CHARS
+    assert section_button("sec-01", "Scope") == "sec-01 Scope"

@@ -47,6 +47,7 @@ from reqstudio.web.review.tables import (
     reviewer_output,
     round_details,
     round_issue_table,
+    section_button,
     section_diff,
     section_label,
     table,
@@ -291,7 +292,7 @@ async def ask_for_decision(paused: Paused, refused: str = "") -> ReviewDecision:
         picked = await cl.AskActionMessage(
             content=tr("which_section"),
             actions=[
-                cl.Action(name=s.id, payload={"id": s.id}, label=f"{s.id} {s.title}"[:60])
+                cl.Action(name=s.id, payload={"id": s.id}, label=section_button(s.id, s.title))
                 for s in document.sections[:20]
             ],
             timeout=ASK_TIMEOUT,

@@ -21,6 +21,7 @@ from reqstudio.modes.review.tracking import issue_ledger
 from reqstudio.modes.review.verdict import failed_run_outcome
 from reqstudio.outcomes import Outcome
 from reqstudio.web.endings import with_mark
+from reqstudio.web.modes import shortened
 from reqstudio.web.rendering import cell as shared_cell
 from reqstudio.web.rendering import markdown_table
 from reqstudio.web.session import diff_block
@@ -52,6 +53,15 @@ def field_heading(key: str) -> str:
 
 def section_label(agent_id: str, titles: dict[str, str]) -> str:
     return f"{agent_id} {titles.get(agent_id, '')}".strip()
+
+
+BUTTON_CHARS = 60  # a section's button label at most
+
+
+def section_button(section_id: str, title: str) -> str:
+    """A section's button when the user picks one to edit: its id and title, a long title cut
+    at a word with an ellipsis (the label was cut mid-word at 60 characters)."""
+    return shortened(section_label(section_id, {section_id: title}), BUTTON_CHARS)
 
 
 def reviewer_output(review: Any, titles: dict[str, str]) -> str:
