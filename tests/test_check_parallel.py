@@ -74,3 +74,22 @@ def test_only_a_large_document_in_a_process_of_one_thread_is_forked(monkeypatch)
         other.join()
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     assert not parallel.two_processes_help(parallel.PARALLEL_FROM)
+
+
+def test_a_second_process_that_fails_prints_nothing_and_this_one_does_its_part(
+    document, monkeypatch, capfd
+):
+    text, _ = document
+    requirements = parse_requirements(text).requirements
+
+    def rules_failing_in_the_second(part):
+        if os.getpid() != parent:
+            raise RuntimeError("a rule failed")
+        return rules_on(part)
+
+    parent = os.getpid()
+    findings, _ = parallel.check_on_two_processes(
+        requirements, rules_failing_in_the_second, cross=False
+    )
+    assert findings == rules_on(requirements)
+    assert "Traceback" not in capfd.readouterr().err

@@ -84,10 +84,16 @@ def _second_part(
     rules_on: Callable[[list[Requirement]], list[Any]],
     cross: bool,
 ) -> None:
-    later = rules_on(requirements[split:])
-    across = _by_position(cross_findings(requirements), requirements) if cross else []
-    sending.send((later, across))
-    sending.close()
+    # Whatever stops it here (an error, Ctrl-C reaching both processes) ends it without a
+    # traceback of its own: this process then does its part, and says what went wrong, once.
+    try:
+        later = rules_on(requirements[split:])
+        across = _by_position(cross_findings(requirements), requirements) if cross else []
+        sending.send((later, across))
+    except BaseException:
+        os._exit(1)
+    finally:
+        sending.close()
 
 
 def _by_position(found: list[CrossFinding], requirements: list[Requirement]) -> list[Any]:
