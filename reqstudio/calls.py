@@ -225,8 +225,8 @@ async def stream_once(
     """One try: the streamed answer, whole, or `IncompleteAnswerError` saying why not. An
     answer with neither text nor tool calls is "empty"; with `text_required` (prose: an
     answer, a document) so is one that holds only tool calls. `watch` hears when the request
-    leaves and when its answer begins (the first chunk carrying something: a provider's empty
-    opening chunk is no answer yet).
+    leaves, when its answer begins (the first chunk carrying something: a provider's empty
+    opening chunk is no answer yet), and when a begun answer goes quiet and comes again.
     The chunks are joined once at the end (`chunk + chunk` per token copies the whole answer
     so far each time: a tenth of the app's CPU per streamed token)."""
     chunks: list[AIMessageChunk] = []
@@ -239,8 +239,8 @@ async def stream_once(
         async with contextlib.aclosing(model.astream(list(messages))) as stream:
             async for chunk in stream:
                 chunks.append(chunk)
-                if watch is not None and not watch.arrived and _carries_something(chunk):
-                    await watch.answer_arrived()
+                if watch is not None and _carries_something(chunk):
+                    await watch.chunk_came()
                 if on_reasoning is not None:
                     # A reasoning model's thinking (DeepSeek-R1, Qwen), kept by ChatDeepSeek.
                     thinking = chunk.additional_kwargs.get("reasoning_content")
@@ -253,6 +253,9 @@ async def stream_once(
         raise IncompleteAnswerError("length", _text_of(_joined(chunks)), label) from None
     except openai.ContentFilterFinishReasonError:
         raise IncompleteAnswerError("content_filter", _text_of(_joined(chunks)), label) from None
+    finally:
+        if watch is not None:
+            watch.try_over()  # a stream that is over is not "quiet"
     merged = _joined(chunks)
     if merged is None:
         raise IncompleteAnswerError("cut", "", label)

@@ -78,10 +78,21 @@ class RequestSent(_TryReport):
 
 @dataclass(frozen=True)
 class AnswerArrived(_TryReport):
-    """The first text, reasoning or tool call of try `attempt` came, `seconds` after it left."""
+    """Text, reasoning or a tool call of try `attempt` came, `seconds` after it left: its
+    first, or the first after the answer went quiet (`AnswerQuiet`)."""
 
     seconds: float
     type: Literal["arrived"] = "arrived"
+
+
+@dataclass(frozen=True)
+class AnswerQuiet(_TryReport):
+    """Try `attempt`'s answer began, then nothing more came for `QUIET_AFTER` seconds (a
+    provider that stalls mid-stream, a local model whose one slot is busy): it is waited for
+    again until the next chunk (`AnswerArrived`) or the try's end."""
+
+    seconds: float  # since the last chunk
+    type: Literal["quiet"] = "quiet"
 
 
 @dataclass(frozen=True)
@@ -109,7 +120,9 @@ class CallEnded(_CallReport):
     type: Literal["ended"] = "ended"
 
 
-CallEvent = RequestSent | AnswerArrived | TryFailed | CallEnded
+CallEvent = RequestSent | AnswerArrived | AnswerQuiet | TryFailed | CallEnded
+
+QUIET_AFTER = 10.0  # seconds without a chunk after an answer began before it is waited for again
 Observer = Callable[[CallEvent], Awaitable[None] | None]
 
 _OBSERVERS: ContextVar[tuple[Observer, ...]] = ContextVar("reqstudio_wait_observers", default=())
@@ -159,6 +172,12 @@ class CallWatch:
         self.attempt = 0
         self.sent_at = 0.0
         self.arrived = False  # something of the current try's answer came
+        self.last_chunk = 0.0  # when the current try's latest chunk came (loop time)
+        self.quiet = False  # the current try's answer was reported quiet (`AnswerQuiet`)
+        self._quiet_timer: asyncio.TimerHandle | None = None
+        self._quiet_check: asyncio.Task | None = None
+        self.streaming = False  # the current try's stream is open
+        self._order = asyncio.Lock()  # a quiet spell's report and the next chunk's, in turn
 
     async def report(self, event: CallEvent) -> None:
         for observer in self.observers:
@@ -172,9 +191,11 @@ class CallWatch:
                 log.exception("a wait observer failed on %s", event.type)
 
     async def sent(self) -> None:
+        self.try_over()
         self.attempt += 1
         self.sent_at = time.monotonic()
         self.arrived = False
+        self.streaming = True
         await self.report(
             RequestSent(self.call, self.label, self.attempt, self.attempts, self.streamed)
         )
@@ -183,6 +204,52 @@ class CallWatch:
         self.arrived = True
         seconds = time.monotonic() - self.sent_at
         await self.report(AnswerArrived(self.call, self.label, self.attempt, seconds))
+
+    async def chunk_came(self) -> None:
+        """A chunk carrying something came: the first is the answer's beginning, one after a
+        quiet spell its end; the others only move the quiet timer's mark (nothing per token
+        is reported, and the timer is set once per `QUIET_AFTER`, not per chunk)."""
+        loop = asyncio.get_running_loop()
+        self.last_chunk = loop.time()
+        if not self.arrived:
+            await self.answer_arrived()
+            self._quiet_timer = loop.call_at(self.last_chunk + QUIET_AFTER, self._quiet_due)
+        elif self.quiet:
+            async with self._order:
+                self.quiet = False
+                await self.answer_arrived()
+            self._quiet_timer = loop.call_at(self.last_chunk + QUIET_AFTER, self._quiet_due)
+
+    def _quiet_due(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._quiet_timer = None
+        due = self.last_chunk + QUIET_AFTER
+        if loop.time() < due:  # a chunk came meanwhile: look again then
+            self._quiet_timer = loop.call_at(due, self._quiet_due)
+            return
+        self._quiet_check = asyncio.ensure_future(self._report_quiet(self.attempt))
+
+    async def _report_quiet(self, attempt: int) -> None:
+        async with self._order:
+            loop = asyncio.get_running_loop()
+            if self.attempt != attempt or self.quiet or not self.streaming:
+                return
+            if loop.time() - self.last_chunk < QUIET_AFTER:  # the chunk came first
+                self._quiet_timer = loop.call_at(self.last_chunk + QUIET_AFTER, self._quiet_due)
+                return
+            self.quiet = True
+            seconds = loop.time() - self.last_chunk
+            await self.report(AnswerQuiet(self.call, self.label, attempt, seconds))
+
+    def try_over(self) -> None:
+        """The current try's stream is over (whole, failed or stopped): no quiet spell of it
+        is reported from now on (a report already under way says its try's number, which
+        the observers no longer wait for)."""
+        if self._quiet_timer is not None:
+            self._quiet_timer.cancel()
+            self._quiet_timer = None
+        self.streaming = False
+        self.quiet = False
 
     def cause(self, error: BaseException) -> Cause:
         return cause_of(error, time.monotonic() - self.sent_at, self.arrived)
@@ -212,12 +279,15 @@ async def watched_call(
     try:
         yield watch
     except asyncio.CancelledError:
+        watch.try_over()
         await watch.ended("stopped")
         raise
     except BaseException as error:
+        watch.try_over()
         await watch.ended("gave_up", error)
         raise
     else:
+        watch.try_over()
         await watch.ended("answered")
 
 

@@ -50,7 +50,9 @@ class Reply:
            | "malformed" (a body or SSE chunk that is not JSON)
     finish_reason: what the answer ends with (default "stop", or "tool_calls"); "length"
            plays an answer cut at the token limit.
-    delay: seconds before the first byte; chunk_delay: seconds between streamed chunks.
+    delay: seconds before the first byte; chunk_delay: seconds between streamed chunks;
+    stall: seconds of silence after the first piece of the content (a provider, or a local
+           model's busy slot, that stops mid-answer and then goes on).
     hold: the name of a gate: the reply waits before its first byte until the test opens it
            (`server.open_gate(name)`), so a test can look at the app while a run is surely
            still going; reset and stop open every gate.
@@ -65,6 +67,7 @@ class Reply:
     finish_reason: str | None = None
     delay: float = 0.0
     chunk_delay: float = 0.0
+    stall: float = 0.0
     chunk_chars: int = 8
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -362,6 +365,8 @@ class ScriptedLLMServer:
                 yield 'data: {"choices": [{"delta": {"content": "bro\n\n'
             if reply.chunk_delay:
                 await asyncio.sleep(reply.chunk_delay)
+            if reply.stall and index == 1:
+                await asyncio.sleep(reply.stall)
             yield chunk({"content": piece})
         if reply.fault == "cut":
             raise ConnectionResetError("scripted cut")

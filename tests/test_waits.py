@@ -12,6 +12,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
+from reqstudio import waits
 from reqstudio.answers import answer_model
 from reqstudio.calls import RetryPolicy, complete, complete_text
 from reqstudio.llm import ModelFactory
@@ -19,6 +20,7 @@ from reqstudio.modes.team.calling import agent_answer
 from reqstudio.structured import StructuredOutputError, ask_structured
 from reqstudio.waits import (
     AnswerArrived,
+    AnswerQuiet,
     CallEnded,
     CallEvent,
     Cause,
@@ -56,11 +58,29 @@ def shape(events: list[CallEvent]) -> list[tuple]:
             shaped.append(("sent", event.attempt, event.attempts, event.streamed))
         elif isinstance(event, AnswerArrived):
             shaped.append(("arrived", event.attempt))
+        elif isinstance(event, AnswerQuiet):
+            shaped.append(("quiet", event.attempt))
         elif isinstance(event, TryFailed):
             shaped.append(("retry", event.attempt, event.cause, event.wait))
         elif isinstance(event, CallEnded):
             shaped.append(("ended", event.outcome, event.attempts_used, event.cause))
     return shaped
+
+
+async def written_document(
+    factory: ModelFactory, after: float = 0.0
+) -> tuple[str, list[str], list[CallEvent]]:
+    """DocGenerate's document, streamed, watched: its text, the pieces shown and the events
+    (those reported up to `after` seconds after it ended too)."""
+    events: list[CallEvent] = []
+    shown: list[str] = []
+    with watching(events.append):
+        text = await complete_text(
+            factory.for_role("DocGenerate"), ASK, policy=FAST, on_token=shown.append,
+            label="DocGenerate",
+        )  # fmt: skip
+        await asyncio.sleep(after)
+    return text, shown, events
 
 
 async def test_a_first_try_without_an_answer_is_reported_then_its_retry_and_the_answer(
@@ -88,13 +108,7 @@ async def test_a_stream_that_opens_then_stays_silent_is_no_answer_not_an_arrival
     # nothing for LangChain's silence limit (StreamChunkTimeoutError), then a retry answered.
     monkeypatch.setenv("LANGCHAIN_OPENAI_STREAM_CHUNK_TIMEOUT_S", "1")
     llm_server.script(Reply(content="late answer", chunk_delay=3), Reply(content="可测试的需求"))
-    events: list[CallEvent] = []
-    shown: list[str] = []
-    with watching(events.append):
-        text = await complete_text(
-            factory.for_role("DocGenerate"), ASK, policy=FAST, on_token=shown.append,
-            label="DocGenerate",
-        )  # fmt: skip
+    text, shown, events = await written_document(factory)
     assert text == "可测试的需求" == "".join(shown)
     assert shape(events) == [
         ("sent", 1, 3, True),  # its text is shown as it comes
@@ -267,3 +281,60 @@ async def test_a_whole_answer_asked_for_again_is_said_as_a_retry_too(
     retries = [e for e in events if isinstance(e, TryFailed)]
     assert [(e.label, e.cause) for e in retries] == [("evaluation answer", Cause("out_of_range"))]
     assert retry_text(retries[0], "en") == "try 2 of 3 after an evaluation outside its ranges"
+
+
+async def test_an_answer_that_goes_quiet_midway_is_waited_for_again_until_it_goes_on(
+    factory: ModelFactory, llm_server: ScriptedLLMServer, monkeypatch
+):
+    # The offline walk's Agent: the answer began, then nothing came for half a minute, with
+    # nothing on screen. A quiet spell of QUIET_AFTER is reported, and the next chunk ends it;
+    # once the stream is over, no quiet spell is reported (its timer went with it).
+    monkeypatch.setattr(waits, "QUIET_AFTER", 0.3)
+    llm_server.script(
+        Reply(content="系统应当可测试，并且可以追溯到来源。", chunk_chars=6, stall=1.5)
+    )
+    # and for three quiet bounds after its end: nothing more comes
+    text, shown, events = await written_document(factory, after=1.0)
+    assert text == "系统应当可测试，并且可以追溯到来源。" == "".join(shown)
+    assert shape(events) == [
+        ("sent", 1, 3, True),
+        ("arrived", 1),
+        ("quiet", 1),
+        ("arrived", 1),
+        ("ended", "answered", 1, None),
+    ]
+    quiet = next(e for e in events if isinstance(e, AnswerQuiet))
+    assert 0.3 <= quiet.seconds < 1.5
+
+
+async def test_chunks_closer_than_the_quiet_bound_report_no_quiet_spell(
+    factory: ModelFactory, llm_server: ScriptedLLMServer, monkeypatch
+):
+    # Chunks 0.2 s apart for 1.4 s, the bound at 0.6 s: the timer looks again at each
+    # deadline and finds a newer chunk, so the answer is never called quiet.
+    monkeypatch.setattr(waits, "QUIET_AFTER", 0.6)
+    content = "系统应当可测试，" * 4
+    llm_server.script(Reply(content=content, chunk_chars=4, chunk_delay=0.2))
+    text, _, events = await written_document(factory)
+    assert text == content
+    assert [kind for kind, *_ in shape(events)] == ["sent", "arrived", "ended"]
+
+
+async def test_a_quiet_spell_of_a_try_that_failed_ends_with_it(
+    factory: ModelFactory, llm_server: ScriptedLLMServer, monkeypatch
+):
+    # The first try goes quiet, goes on, then its stream is cut (at its third of five pieces);
+    # the second try answers at once: its
+    # answer is not waited for again, and the first try's quiet spell ends with its retry.
+    monkeypatch.setattr(waits, "QUIET_AFTER", 0.3)
+    llm_server.script(
+        Reply(content="系统应当可测试，" * 4, chunk_chars=6, stall=1.0, fault="cut"),
+        Reply(content="可测试的需求"),
+    )
+    text, _, events = await written_document(factory)
+    assert text == "可测试的需求"
+    kinds = [item[:2] for item in shape(events)]
+    assert kinds == [
+        ("sent", 1), ("arrived", 1), ("quiet", 1), ("arrived", 1), ("retry", 1),
+        ("sent", 2), ("arrived", 2), ("ended", "answered"),
+    ]  # fmt: skip

@@ -308,3 +308,65 @@ async def test_team_shows_the_wait_and_the_retry_between_its_messages(app, serve
         check_waits(tab, steps, None)
         # the line names whose call it was
         assert any("root" in (s.get("output") or "") and "⟳" in s["output"] for s in steps)
+
+
+STALL = 13.0  # the answer's first piece comes at once, the rest after this: past QUIET_AFTER
+
+
+@pytest.fixture(scope="module")
+def patient_app(server: ScriptedLLMServer, tmp_path_factory) -> Iterator[AppProcess]:
+    """An app whose OPENAI_TIMEOUT (30 s) outlasts the stall: the try goes on after it."""
+    env = provider_env(server) | {"OPENAI_TIMEOUT": "30"}
+    with running_app(tmp_path_factory.mktemp("quiet") / "data", env) as process:
+        yield process
+
+
+QUIET_CHAT = "好的需求是可测试的，也是可以追溯到来源的。"
+QUIET_AGENT = "A good requirement is testable and can be traced to its source."
+
+
+async def test_an_answer_that_goes_quiet_midway_shows_the_wait_again_below_its_text(
+    patient_app, server
+):
+    # The offline walk's Agent: its answer began, then nothing came for 31 s, with nothing
+    # on screen that said the model was still being waited for. Chat (zh-CN; the line in the
+    # answer's message, below its text so far) and Agent (en-US; a line of its own below the
+    # answer) at once: the waiting line with its seconds comes back during the silence, goes
+    # when the answer goes on, and neither the shown answer nor the stored thread keeps it.
+    app = patient_app
+    chat = await WatchedTab(app, mode="Chat", language="zh-CN").open()
+    agent = await WatchedTab(app, mode="Agent", language="en-US").open()
+    try:
+        server.script(
+            Reply(match="QUIET-chat", content=QUIET_CHAT, chunk_chars=6, stall=STALL),
+            Reply(match="QUIET-agent", content="No tools are needed."),
+            Reply(match="QUIET-agent", content=QUIET_AGENT, chunk_chars=12, stall=STALL),
+        )
+        for tab in (chat, agent):
+            await tab.until(lambda tab=tab: bool(tab.messages), timeout=60)
+        await asyncio.gather(
+            chat.send("QUIET-chat 什么是好的需求？"), agent.send("QUIET-agent what is good?")
+        )
+        await asyncio.gather(*(tab.until(tab.run_ended, 90) for tab in (chat, agent)))
+        steps = {
+            tab.language: await stored_steps(app, tab, done)
+            for tab, done in ((chat, QUIET_CHAT), (agent, QUIET_AGENT))
+        }
+    finally:
+        for tab in (chat, agent):
+            await tab.close()
+
+    waiting_id, text, _ = chat.first_waiting_line()
+    reply = next(s for s in steps["zh-CN"] if QUIET_CHAT in (s.get("output") or ""))
+    assert waiting_id == reply["id"]  # in the answer's own message ...
+    assert text.startswith(QUIET_CHAT[:6] + "\n\n⏳ 模型正在回答"), text  # ... below its text
+    assert int(WAITING["zh-CN"].search(text).group(2)) >= 10
+    # then the answer went on after its text so far, without the line
+    assert chat.messages[reply["id"]]["output"].startswith(QUIET_CHAT)
+
+    waiting_id, text, _ = agent.first_waiting_line()
+    answer = next(s for s in steps["en-US"] if QUIET_AGENT in (s.get("output") or ""))
+    assert text.startswith("⏳ The model is answering") and waiting_id != answer["id"]
+    assert waiting_id in agent.deleted  # a line of its own, gone when the answer went on
+    for language, stored in steps.items():
+        assert not any("⏳" in (s.get("output") or "") for s in stored), language

@@ -5,7 +5,8 @@ reports to it (`reqstudio.waits`), and it shows
 
 - a waiting line ("⏳ 等待模型回答…") in the mode's current step or message while a request
   is out and nothing has streamed (for a call whose text is not shown as it comes, until its
-  answer is whole: "⏳ 模型正在回答…"), with the seconds since the call began once past
+  answer is whole, and for a streamed answer that went quiet for `waits.QUIET_AFTER` s, until
+  its next chunk: "⏳ 模型正在回答…"), with the seconds since the call began once past
   `SECONDS_FROM`, updated every `TICK` seconds. It shows `SHOW_AFTER` after the request left
   (a quicker answer shows none: nothing flickers, and a fast run sends nothing more) and goes
   when the answer starts streaming. It is never stored: the thread keeps what happened, not
@@ -48,7 +49,9 @@ TICK = 5.0  # ... and is updated this often
 class _Waited:
     started: float  # when the call's first try left (loop time)
     streamed: bool  # its text shows as it comes: once it does, it is not waited for
+    attempt: int = 1  # its current try
     arrived: bool = False  # something of the current try's answer came
+    quiet: bool = False  # ... and then nothing for `waits.QUIET_AFTER` s: waited for again
     retried: bool = False
     host: cl.Step | None = None  # the call's own step (`place`); None: the run's `where()`
 
@@ -114,28 +117,37 @@ class OwnLines:
 class ReplyLines:
     """Chat: the lines at the top of the answer's message, before the answer. A retry drops
     the broken try's text from the screen (the mode drops it from its own copy); `prefix()`
-    is what the message keeps above the answer when it is stored."""
+    is what the message keeps above the answer when it is stored. An answer that went quiet
+    has its waiting line below the text it has so far, until its next chunk."""
 
     def __init__(self, reply: cl.Message):
         self.reply = reply
         self.retries: list[str] = []
         self.waiting: str | None = None
+        self.above: str | None = None  # the answer so far, above a waiting line below it
 
     def prefix(self) -> str:
         return "".join(f"{line}\n\n" for line in self.retries)
 
-    async def _show(self) -> None:
-        await show_streamed(self.reply, self.prefix() + (self.waiting or ""))
-
     async def retry(self, line: str, host: cl.Step | None = None) -> None:
         self.retries.append(line)
-        await self._show()
+        self.above = None  # the broken try's text is gone
+        await show_streamed(self.reply, self.prefix() + (self.waiting or ""))
 
     async def show_waiting(self, text: str | None, host: cl.Step | None = None) -> None:
         if text == self.waiting:
             return
+        begun = len(self.reply.content) > len(self.prefix())  # the answer's text is shown
+        if self.above is None and self.waiting is None and begun:
+            self.above = self.reply.content
         self.waiting = text
-        await self._show()
+        if self.above is None:
+            await show_streamed(self.reply, self.prefix() + (text or ""))
+            return
+        above = self.above
+        if text is None:  # the answer goes on after its text so far
+            self.above = None
+        await show_streamed(self.reply, above + (f"\n\n{text}" if text else ""))
 
 
 class WaitLines:
@@ -198,19 +210,23 @@ class WaitLines:
                 waited.host = self.place(event.label) if self.place is not None else None
                 if waited.host is not None:
                     self.hosts[waited.host.id] = waited.host
-            waited.arrived = False
+            waited.attempt, waited.arrived, waited.quiet = event.attempt, False, False
             self.arm()
-        elif isinstance(event, waits.AnswerArrived) and event.call in self.calls:
-            self.calls[event.call].arrived = True
+        elif isinstance(event, waits.AnswerArrived) and self.current(event):
+            waited = self.calls[event.call]
+            waited.arrived, waited.quiet = True, False
             self.disarm_if_idle()
             if self.shown:
-                await self.render()  # before the first token reaches the screen
+                await self.render()  # before the first token (or the next) reaches the screen
+        elif isinstance(event, waits.AnswerQuiet) and self.current(event):
+            self.calls[event.call].quiet = True
+            await self.render()
         elif isinstance(event, waits.TryFailed):
             # (a call that never sent itself re-asks a whole answer: its line only)
             host = None
             if (waited := self.calls.get(event.call)) is not None:
                 waited.retried = True
-                waited.arrived = False
+                waited.arrived, waited.quiet = False, False
                 host = waited.host
             async with self.lock:
                 await self.lines.retry(self.retry_line(event), host)
@@ -223,6 +239,12 @@ class WaitLines:
             if ended is not None and self.shown:
                 await self.render()
 
+    def current(self, event: waits.AnswerArrived | waits.AnswerQuiet) -> bool:
+        """The report is about a call waited for, and its current try (a quiet spell's report
+        can come after its try ended)."""
+        waited = self.calls.get(event.call)
+        return waited is not None and waited.attempt == event.attempt
+
     def retry_line(self, event: waits.TryFailed) -> str:
         retry = waits.retry_text(event, lang())
         who = self.who(event.label) if self.who is not None else None
@@ -231,8 +253,13 @@ class WaitLines:
     # --- the waiting line ------------------------------------------------------------------
 
     def waited_for(self) -> list[_Waited]:
-        """The calls whose answer is not on screen: nothing came yet, or it is not streamed."""
-        return [call for call in self.calls.values() if not (call.streamed and call.arrived)]
+        """The calls whose answer is not on screen: nothing came yet, it is not streamed, or it
+        went quiet."""
+        return [
+            call
+            for call in self.calls.values()
+            if not (call.streamed and call.arrived and not call.quiet)
+        ]
 
     def waiting_text(self, now: float, calls: list[_Waited] | None = None) -> str | None:
         calls = self.waited_for() if calls is None else calls
