@@ -316,7 +316,10 @@ def test_the_json_is_written_as_json_dumps_writes_it():
 
     report = check_document((ROOT / "tests" / "data" / "check" / "zh-srs.md").read_text("utf-8"))
     data = {"file": "x.md", **report.as_dict()}
-    odd = {"a": [], "b": {}, "c": None, "d": 1.5, "e": [1, [2, {}]], "f": True, "g": '"\\\n\t'}
+    odd = {
+        "a": [], "b": {}, "c": None, "d": 1.5, "e": [1, [2, {}]], "f": True, "g": '"\\\n\t',
+        "h": "\u2028\x7f\x1f<", "i": 0.333, 7: -0.0, "j": 10**18, "k": "需求“引号”",
+    }  # fmt: skip
     for value in (data, odd, [], {}, "text", 3):
         assert dumps_indented(value) == json.dumps(value, ensure_ascii=False, indent=2)
 

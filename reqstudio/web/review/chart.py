@@ -36,8 +36,10 @@ def trajectory_figure(rounds: list[ReviewRound]) -> go.Figure:
         xaxis_title=tr("chart_round"),
         yaxis_title=tr("chart_count"),
         yaxis={"dtick": 1, "rangemode": "tozero"},
-        height=320,
-        margin={"l": 40, "r": 20, "t": 50, "b": 40},
+        height=340,
+        # under the axis, not in the top right corner where Plotly's tool bar covers it
+        legend={"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"},
+        margin={"l": 40, "r": 20, "t": 50, "b": 70},
         **THEME_NEUTRAL,
     )
     figure.update_xaxes(gridcolor=GRID, zerolinecolor=GRID)
