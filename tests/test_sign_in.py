@@ -424,3 +424,16 @@ async def test_a_sign_in_behind_too_many_others_is_told_to_retry_at_once(monkeyp
     assert answers["zh-CN,zh;q=0.9"].json()["detail"] == "此刻登录的人太多，请几秒后再试。"
     assert answers["en-US"].json()["detail"].startswith("Too many people are signing in")
     assert login_guard.ATTEMPTS.refusal("alice", "127.0.0.1") == 0  # not counted as a failure
+
+
+def test_the_hash_an_unknown_name_is_checked_against_costs_what_a_real_one_costs():
+    # The written-out hash must be one the hasher would make (its kind and parameters):
+    # else an unknown name answers faster than a wrong password and tells which names exist.
+    from pwdlib.hashers.argon2 import Argon2Hasher
+
+    from reqstudio import accounts
+
+    made = accounts._HASHER.hash("any password")
+    assert accounts._DUMMY_HASH.rsplit("$", 2)[0] == made.rsplit("$", 2)[0]  # argon2id, m, t, p
+    assert Argon2Hasher().identify(accounts._DUMMY_HASH)
+    assert accounts._HASHER.verify_and_update("not it", accounts._DUMMY_HASH) == (False, None)
