@@ -367,30 +367,19 @@ def _entity_changes(old: Meaning, new: Meaning) -> list[Change]:
 
 # --- saying it ---------------------------------------------------------------------------
 
-_KIND_NAMES = {
-    "modal": ("modal verb", "情态动词"),
-    "quantity": ("number or unit", "数值或单位"),
-    "negation": ("negation", "否定"),
-    "condition": ("condition", "条件"),
-    "actor": ("actor", "主体"),
-    "entity": ("named entity", "专有名称"),
-}
-_WHAT = {
-    "dropped": ("dropped", "被删去"),
-    "added": ("added", "被加入"),
-    "changed": ("changed", "被改变"),
-    "weaker": ("weakened", "被减弱"),
-    "stronger": ("strengthened", "被加强"),
-}
-
 
 def describe(change: Change, language: str = "en") -> str:
-    """One sentence: "modal verb weakened: 'shall' -> 'should'" / 情态动词被减弱：“应”→“宜”."""
-    zh = language == "zh"
-    kind = _KIND_NAMES[change.kind][1 if zh else 0]
-    what = _WHAT[change.what][1 if zh else 0]
-    if zh:
-        words = "→".join(f"“{w}”" for w in (change.before, change.after) if w)
-        return f"{kind}{what}：{words}"
-    words = " -> ".join(f"'{w}'" for w in (change.before, change.after) if w)
-    return f"{kind} {what}: {words}"
+    """One sentence: "modal verb weakened: 'shall' -> 'should'" / 情态动词被减弱：“应”→“宜”,
+    from the message catalogue (`meaning.*`)."""
+    from reqstudio.messages import text
+
+    words = text("meaning.arrow", language).join(
+        text("meaning.word", language, word=word) for word in (change.before, change.after) if word
+    )
+    return text(
+        "meaning.change",
+        language,
+        kind=text(f"meaning.kind.{change.kind}", language),
+        what=text(f"meaning.what.{change.what}", language),
+        words=words,
+    )

@@ -27,20 +27,9 @@ from reqstudio.check.worddiff import tokens
 # the author to fill, not a named entity the model made up.
 PLACEHOLDERS = frozenset({"TBD", "待定"})
 
-# why a rewrite that changes no meaning is still refused
-NOT_A_REWRITE = {
-    "empty": ("the rewrite is empty", "改写为空"),
-    "same": ("the rewrite is the original text", "改写与原文相同"),
-    "several": ("the rewrite is more than one line", "改写不止一行"),
-    "unflagged": (
-        "the rewrite removes words the checker did not flag: {words}",
-        "改写删去了检查器没有指出的词语：{words}",
-    ),
-    "unrelated": (
-        "the rewrite keeps too few of the requirement's words to be a rewording of it",
-        "改写保留的原文词语太少，不像是对原需求的改写",
-    ),
-}
+# why a rewrite that changes no meaning is still refused (`rewrite_guard.<problem>` in the
+# message catalogue)
+NOT_A_REWRITE = frozenset({"empty", "same", "several", "unflagged", "unrelated"})
 # words a rewording may drop or change besides the flagged ones: they carry grammar, not
 # meaning (English articles, forms of "be", "to", "of"; Chinese particles)
 FUNCTION_WORDS = frozenset(
@@ -103,14 +92,13 @@ class GuardedRewrite:
         return self.accepted and len(self.findings_after) < len(self.findings_before)
 
     def reasons(self, language: str = "en") -> list[str]:
-        """Why it was refused, one line per reason (empty when accepted)."""
-        zh = language == "zh"
+        """Why it was refused, one line per reason (empty when accepted), in `language`."""
+        from reqstudio.messages import join, text
+
         if self.problem:
-            words = ("、" if zh else ", ").join(
-                f"“{w}”" if zh else f"'{w}'" for w in self.unflagged
-            )
-            return [NOT_A_REWRITE[self.problem][1 if zh else 0].format(words=words)]
-        return [describe(c, "zh" if zh else "en") for c in self.changes]
+            words = join([text("meaning.word", language, word=w) for w in self.unflagged], language)
+            return [text(f"rewrite_guard.{self.problem}", language, words=words)]
+        return [describe(c, language) for c in self.changes]
 
     def as_dict(self) -> dict[str, Any]:
         return {
