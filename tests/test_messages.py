@@ -4,6 +4,7 @@ the same placeholders in each, and every key the code names present."""
 from __future__ import annotations
 
 import ast
+import re
 import string
 from pathlib import Path
 
@@ -162,14 +163,30 @@ NOT_YET_MOVED = {
 }
 
 
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _pair(node: ast.expr | None) -> bool:
+    """("modal verb", "情态动词"): an English text and its Chinese one, as a tuple literal."""
+    return (
+        isinstance(node, ast.Tuple)
+        and len(node.elts) == 2
+        and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)
+        and not _CJK.search(node.elts[0].value)
+        and bool(_CJK.search(node.elts[1].value))
+    )
+
+
 def bilingual_tables(paths: list[Path]) -> list[str]:
-    """`path:line` of every `{"zh": …, "en": …}` dict literal."""
+    """`path:line` of every `{"zh": …, "en": …}` dict literal, and of every dict whose values
+    are two or more (English, Chinese) pairs (`{"modal": ("modal verb", "情态动词"), …}`)."""
     found = []
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Dict):
                 keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
-                if {"zh", "en"} <= keys:
+                pairs = sum(1 for value in node.values if _pair(value))
+                if {"zh", "en"} <= keys or pairs >= 2:
                     found.append(f"{path.relative_to(ROOT).as_posix()}:{node.lineno}")
     return found
 
@@ -189,7 +206,10 @@ def test_no_bilingual_table_is_in_the_engines_the_checker_or_the_core():
 
 def test_a_bilingual_table_is_found():
     path = ROOT / "tests" / "data" / "bilingual_table.py"
-    assert bilingual_tables([path]) == ["tests/data/bilingual_table.py:3"]
+    assert bilingual_tables([path]) == [
+        "tests/data/bilingual_table.py:3",
+        "tests/data/bilingual_table.py:5",
+    ]
 
 
 def test_every_failure_code_is_said_in_every_language_from_the_catalogue():

@@ -113,11 +113,9 @@ def check_command(args: argparse.Namespace) -> int:
     else:
         print(render_text(report, language, show_suppressed=args.show_suppressed))
         if report.suppressed and not args.show_suppressed:
-            print(
-                "（--show-suppressed 列出被隐藏的问题）"
-                if language == "zh"
-                else "(--show-suppressed lists them)"
-            )
+            from reqstudio.messages import text
+
+            print(text("check_cli.show_suppressed_hint", language))
     return 0
 
 

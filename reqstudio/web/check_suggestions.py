@@ -9,6 +9,7 @@ import asyncio
 
 import chainlit as cl
 
+from reqstudio import messages
 from reqstudio.errors import describe_failure
 from reqstudio.web.session import finish_step, open_top_level_step
 from reqstudio.web.settings_panel import thread_factory
@@ -32,7 +33,7 @@ def suggestion_text(suggestion, language: str) -> str:
             after=len(guarded.findings_after),
         )
     else:
-        separator = "；" if language == "zh" else "; "
+        separator = messages.text("check_suggest.separator", language)
         head = tr(
             "suggest_refused",
             requirement=r.label,
