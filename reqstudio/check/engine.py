@@ -164,17 +164,22 @@ def cross_message(finding: CrossFinding, language: str = "en") -> str:
     """The message of a finding across requirements, from its rule's template: the
     requirements and the words involved ("FR-12 and FR-13 contradict each other: 'within 2
     seconds' / 'within 5 seconds'")."""
-    zh = language == "zh"
+    from reqstudio.messages import text
+
     ids = finding.requirement_ids
+
+    def quoted(word: str) -> str:
+        return text("meaning.word", language, word=word)
+
     if finding.rule in ("SRS-term-drift", "SRS-unit-drift"):
         words = " / ".join(
-            f"“{w}”（{i}）" if zh else f"'{w}' ({i})"
+            text("meaning.word_of", language, word=w, requirement=i)
             for w, i in zip(finding.words, ids, strict=False)
         )
     elif finding.rule == "SRS-conflict":  # both sides, "—" for a side without the word
-        words = " / ".join((f"“{w}”" if zh else f"'{w}'") if w else "—" for w in finding.words)
+        words = " / ".join(quoted(w) if w else "—" for w in finding.words)
     else:
-        words = " / ".join(f"“{w}”" if zh else f"'{w}'" for w in finding.words if w)
+        words = " / ".join(quoted(w) for w in finding.words if w)
     values = {"a": ids[0], "b": ids[-1], "words": words}
     return catalog()[finding.rule].message(language, **values)
 
