@@ -27,6 +27,7 @@ from reqstudio.check.structure import (
 )
 from reqstudio.check.trace import request_sentences, traced_sentences
 from reqstudio.check.verdicts import Suppressed, Verdict, apply_verdicts
+from reqstudio.messages import language_code
 
 
 @dataclass
@@ -39,6 +40,10 @@ class Finding:
     section: str = ""
     line: int = 0
     message_zh: str = ""
+
+    def message_in(self, language: str) -> str:
+        """Its words in `language` (a finding carries both, as its JSON does)."""
+        return self.message_zh if language_code(language) == "zh" else self.message
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON keys in the fields' order, as `dataclasses.asdict` gives them, written out:

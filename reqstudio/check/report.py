@@ -3,17 +3,12 @@ reader's language (`check_report.*` in the message catalogue)."""
 
 from __future__ import annotations
 
-from reqstudio.check.engine import CheckReport, Finding, cross_message
+from reqstudio.check.engine import CheckReport, cross_message
 from reqstudio.messages import language_code, text
 
 
 def _said(key: str, language: str, **values: object) -> str:
     return text(f"check_report.{key}", language, **values)
-
-
-def _message(finding: Finding, language: str) -> str:
-    """The finding's own words in `language` (each finding carries both, as its JSON does)."""
-    return finding.message_zh if language_code(language) == "zh" else finding.message
 
 
 def _trace_part(s: dict, language: str) -> str:
@@ -74,7 +69,7 @@ def _suppressed_rows(report: CheckReport, language: str) -> list[tuple[str, str,
     rows = []
     for s in report.suppressed:
         f, reason = s.finding, s.verdict.reason
-        message = _message(f, language)
+        message = f.message_in(language)
         if reason:
             message += _said("reason", language, reason=reason)
         rows.append((f.requirement_id or "-", str(f.line or "-"), f.rule, message))
@@ -89,7 +84,7 @@ def render_text(report: CheckReport, language: str = "en", show_suppressed: bool
     for f in report.findings:
         section = f.section or _said("whole_document_text", language)
         rows_by_section.setdefault(section, []).append(
-            (f.requirement_id or "-", str(f.line or "-"), f.rule, _message(f, language))
+            (f.requirement_id or "-", str(f.line or "-"), f.rule, f.message_in(language))
         )
     if report.cross:
         rows_by_section[_said("cross_section", language)] = _cross_rows(report, language)
@@ -124,7 +119,7 @@ def markdown_tables(
         section = f.section or _said("whole_document", language)
         sections.setdefault(section, []).append(
             f"| {_cell(f.requirement_id or '-')} | {f.line or '-'} | `{f.rule}` "
-            f"| {_cell(_message(f, language))} |"
+            f"| {_cell(f.message_in(language))} |"
         )
     if report.cross:
         sections[_said("cross_section", language)] = [

@@ -15,6 +15,8 @@ from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 
+from reqstudio.messages import language_code
+
 DATA = Path(str(resources.files(__package__) / "data"))  # package data: word lists, rules.toml
 LANGUAGES = ("en", "zh")
 
@@ -79,7 +81,7 @@ class Rule:
     definition: str = ""  # what a person would flag, in a sentence
 
     def message(self, language: str, **values: object) -> str:
-        template = self.zh if language == "zh" else self.en
+        template = self.zh if language_code(language) == "zh" else self.en
         return template.format_map({"term": "", "why": "", "count": "", **values})
 
 

@@ -52,18 +52,18 @@ def progress_line(event: BaseEvent) -> str | None:
 
 
 def failure_text(event: Failed, language: str) -> str:
-    """Why a run failed, in `language` where the engine says it in both."""
-    chinese = getattr(event, "message_zh", "") if language == "zh" else ""
-    error = getattr(event, "error", None)
-    said = chinese or getattr(event, "message", "") or (str(error) if error is not None else "")
-    if not said and event.code:
-        from reqstudio.failures import Failure, FailureCode, render
+    """Why a run failed, in `language`: its failure code rendered from the catalogue where it
+    has one the catalogue knows, else the engine's words or the error."""
+    from reqstudio.failures import Failure, FailureCode, render
 
+    if event.code:
         try:
-            said = render(Failure(FailureCode(event.code), event.values), language)
-        except ValueError:
-            said = event.code
-    return said or "the run failed"
+            return render(Failure(FailureCode(event.code), event.values), language)
+        except ValueError:  # a code of a mode's own, not a failure code
+            pass
+    error = getattr(event, "error", None)
+    said = getattr(event, "message", "") or (str(error) if error is not None else "")
+    return said or event.code or "the run failed"
 
 
 async def follow(stream: AsyncIterator[BaseEvent], ctx: Context, what: str, language: str) -> Any:

@@ -44,7 +44,6 @@ def check_tables(
 
     report = check_document(text, request=request_sentences, verdicts=verdicts)
     texts = {(r.label, r.line): r.text for r in report.requirements}
-    zh = language == "zh"
     findings = [
         FindingRef(
             f.requirement_id,
@@ -52,7 +51,7 @@ def check_tables(
             f.rule,
             f.term,
             texts[(f.requirement_id, f.line)],
-            f.message_zh if zh else f.message,
+            f.message_in(language),
         )
         for f in report.findings
         if (f.requirement_id, f.line) in texts
