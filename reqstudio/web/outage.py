@@ -19,14 +19,14 @@ from chainlit.server import GetThreadsRequest, UserParam
 from fastapi import APIRouter, HTTPException, Request
 
 from reqstudio.errors import describe_database_away, is_database_failure
+from reqstudio.messages import language_code
 
 log = logging.getLogger("reqstudio")
 
 
 def request_language(request: Request) -> str:
     """'zh' or 'en', from the browser's Accept-Language (its first language)."""
-    first = request.headers.get("accept-language", "").split(",")[0].strip().lower()
-    return "zh" if first.startswith("zh") else "en"
+    return language_code(request.headers.get("accept-language", "").split(",")[0].strip())
 
 
 def database_unavailable(request: Request, what: str) -> HTTPException:

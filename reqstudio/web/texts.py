@@ -31,15 +31,16 @@ def counted(number: int, noun: str) -> str:
 def sentences(*parts: str) -> str:
     """Sentences one after another in the user's language: each ends with a full stop (a
     reason may come without one), joined by a space in English and by nothing in Chinese."""
-    zh = lang() == "zh"
+    language = lang()
+    full_stop = text("words.full_stop", language)
     ended = []
     for part in (p.strip() for p in parts):
         if not part:
             continue
         if part[-1] not in ".。!！?？":
-            part += "。" if zh else "."
+            part += full_stop
         ended.append(part)
-    return ("" if zh else " ").join(ended)
+    return text("words.sentence_separator", language).join(ended)
 
 
 def token_figure(total: int, known: bool = True) -> str:
