@@ -61,7 +61,7 @@ from reqstudio.web.srs.flow import closing_mark as srs_mark
 from reqstudio.web.team import end_text
 
 # What a mark promises a script that reads the exit code (the table in docs/command-line.md).
-AGREED = {"✅": {0}, "⚠️": {4}, "❌": {1, 3}, "⏹": {130}}
+AGREED = {"✅": {0}, "⚠️": {4}, "❌": {1, 3}, "⏹": {130}, "🧪": {0}}
 
 
 def mark_of(text: str) -> str:
@@ -77,7 +77,31 @@ def agree(mark: str, code: int, what: str) -> None:
 
 def test_every_outcome_has_a_mark_and_every_mark_one_meaning():
     assert set(MARKS) == set(Outcome)
-    assert set(MARKS.values()) == set(AGREED)
+    assert set(MARKS.values()) == set(AGREED) - {"🧪"}
+
+
+def test_a_pass_of_the_offline_demo_model_is_marked_as_its_result_never_ticked(monkeypatch):
+    # The 135M model's document is for trying the app out: a pass shows 🧪 and says whose
+    # result it is; every other ending keeps its mark. Exit code 0 all the same.
+    from types import SimpleNamespace
+
+    from reqstudio.web import session
+    from reqstudio.web.endings import ending_mark
+
+    monkeypatch.setattr(
+        session, "_runtime", SimpleNamespace(endpoint=SimpleNamespace(embedded=True))
+    )
+    demo = ending_mark(Outcome.PASSED)
+    assert demo.startswith("🧪") and "demo model" in demo
+    agree(mark_of(demo), 0, "the demo model's pass")
+    assert [ending_mark(o) for o in Outcome if o is not Outcome.PASSED] == [
+        MARKS[o] for o in Outcome if o is not Outcome.PASSED
+    ]
+    assert srs_mark("done").startswith("🧪")
+    monkeypatch.setattr(
+        session, "_runtime", SimpleNamespace(endpoint=SimpleNamespace(embedded=False))
+    )
+    assert ending_mark(Outcome.PASSED) == "✅"
 
 
 # --- Review ---------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 The 135M model, asked for documents, gives back its prompts ("IEEE Std 830-1998 [JSON] [FR-01,
 …]", "Title of the new document", "你是一位资深的技术文档作者…"). The run must end
 with a failure line naming the stage and why, never "✅" over such junk; a real document may
-come instead (the model varies): then it must not be the prompt given back."""
+come instead (the model varies): then it must not be the prompt given back, and it is marked
+as the demo model's result, never ticked."""
 
 from __future__ import annotations
 
@@ -51,13 +52,14 @@ def go_on_without(page: Page, button: str, first_step: str) -> None:
 
 def ends_honestly(page: Page, done: str, failed: str, why: str, screenshot: Path) -> None:
     """The run's last word is the done line or the failure line, whichever comes: done, the
-    page holds no junk; failed, it says why and shows no done line."""
+    page holds no junk and no tick; failed, it says why and shows no done line."""
     either = page.get_by_text(done, exact=False).or_(page.get_by_text(failed, exact=False))
     expect(either.first).to_be_visible(timeout=600_000)
     page.screenshot(path=screenshot, full_page=True)
     if page.get_by_text(done, exact=False).count() > 0:
         body = page.locator("body").inner_text()
         assert not any(junk in body for junk in JUNK), body[-3000:]
+        assert "✅" not in body, body[-3000:]
     else:
         expect(page.get_by_text(why, exact=False).first).to_be_visible()
         expect(page.get_by_text(done, exact=False)).to_have_count(0)
@@ -72,7 +74,7 @@ def test_srs_with_the_offline_model_never_ticks_junk(
     send(page, "一个网上书店：顾客浏览图书、下单并在线支付。")
     go_on_without(page, "不用参考，继续", "ReqParse")
     ends_honestly(
-        page, "✅ 完成", "SRS 生成失败", "DocGenerate：模型的回答不是 SRS 文档",
+        page, "🧪 离线演示模型的结果", "SRS 生成失败", "DocGenerate：模型的回答不是 SRS 文档",
         output_dir / "srs-offline-model-end.png",
     )  # fmt: skip
 
@@ -90,6 +92,6 @@ def test_rewrite_with_the_offline_model_never_ticks_junk(
     expect(page.get_by_text("Original document “clinic.md” read", exact=False)).to_be_visible()
     go_on_without(page, "Rewrite without", "Outline")
     ends_honestly(
-        page, "✅ Rewrite done", "❌ The rewrite failed", "is not a document",
+        page, "🧪 The offline demo model's result", "❌ The rewrite failed", "is not a document",
         output_dir / "rewrite-offline-model-end.png",
     )  # fmt: skip
