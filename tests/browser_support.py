@@ -227,6 +227,14 @@ def bring_into_view(target: Locator) -> None:
                 raise
 
 
+def top_of(target: Locator) -> float:
+    """Where `target`'s top is on the page now, found and measured in one step in the page: a
+    message the app draws anew (a reconnect's replay, a run's end) may be replaced between
+    finding it and measuring it, and `bounding_box()` of the one gone is None (seen in CI).
+    Playwright waits for an element to measure."""
+    return target.evaluate("e => e.getBoundingClientRect().top + window.scrollY")
+
+
 def attach(page: Page, files: Any) -> None:
     """Attach files as a user does, and see them taken: the browser uploads each one to the
     session (`POST /project/file`). A file set on the upload input while a new chat replaces

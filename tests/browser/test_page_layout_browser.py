@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, expect
 
 from tests.apps import AppProcess
-from tests.browser_support import THREAD_PAGE, open_page, send, wait_until_idle
+from tests.browser_support import THREAD_PAGE, open_page, send, top_of, wait_until_idle
 from tests.scripted_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.browser
@@ -18,7 +18,8 @@ USER_TEXT = '.step[data-step-type="user_message"] .message-content'
 
 
 def height(locator: Locator) -> float:
-    return locator.bounding_box()["height"]
+    # measured in one step in the page (see `top_of`)
+    return locator.evaluate("e => e.getBoundingClientRect().height")
 
 
 def after_label(locator: Locator) -> str:
@@ -32,12 +33,12 @@ def test_the_mode_notice_reads_above_the_composer_and_its_starters(
     notice = page.get_by_text("已启用 Chat 对话 模式")
     expect(notice).to_be_visible()
     expect(page.locator("#starters")).to_be_visible()
-    top_of = {
-        "notice": notice.bounding_box()["y"],
-        "composer": page.locator("#message-composer").bounding_box()["y"],
-        "starters": page.locator("#starters").bounding_box()["y"],
+    tops = {
+        "notice": top_of(notice),
+        "composer": top_of(page.locator("#message-composer")),
+        "starters": top_of(page.locator("#starters")),
     }
-    assert top_of["notice"] < top_of["composer"] < top_of["starters"], top_of
+    assert tops["notice"] < tops["composer"] < tops["starters"], tops
 
 
 def test_a_pasted_200_kb_message_folds_and_opens_on_a_click(

@@ -219,7 +219,7 @@ def test_srs_model_answering_garbage_fails_clearly_and_app_goes_on(
     expect(failure).to_contain_text("还没有完成任何步骤，没有可继续的内容")
     expect(failure).not_to_contain_text("已完成的步骤已保存")
     step = page.get_by_text(re.compile(r"ReqParse · 失败$"))
-    assert step.bounding_box()["y"] < failure.bounding_box()["y"]  # reads top to bottom
+    assert web.top_of(step) < web.top_of(failure)  # reads top to bottom
     page.screenshot(path=output_dir / "srs-model-garbage.png")
 
     llm_server.script(

@@ -24,6 +24,7 @@ from tests.browser_support import (
     reopen_thread,
     send,
     switch_to_mode,
+    top_of,
     wait_until_idle,
 )
 from tests.scripted_server import Reply, ScriptedLLMServer
@@ -106,7 +107,7 @@ def below_the_step(line: Locator, step: Locator) -> None:
     """The line shows right under the step it belongs to (the browser draws a step's own
     messages after it, also when the step is folded)."""
     bring_into_view(line)
-    assert line.bounding_box()["y"] > step.bounding_box()["y"]
+    assert top_of(line) > top_of(step)
 
 
 def test_chat_shows_the_wait_and_keeps_the_retry_line(
@@ -138,8 +139,8 @@ def test_chat_shows_the_wait_and_keeps_the_retry_line(
 def between(line: Locator, above: Locator, below: Locator) -> None:
     """The line shows under the step `above` and before the step `below`."""
     bring_into_view(line)
-    y = line.bounding_box()["y"]
-    assert above.bounding_box()["y"] < y < below.bounding_box()["y"]
+    y = top_of(line)
+    assert top_of(above) < y < top_of(below)
 
 
 def test_review_shows_the_wait_in_the_reviewers_step_and_keeps_the_retry_line(
