@@ -316,3 +316,13 @@ def test_a_rewrite_may_drop_only_the_flagged_words(original, rewrite, words):
     assert not judged.accepted and judged.problem == "unflagged"
     assert judged.unflagged == words
     assert judged.reasons("en")[0].startswith("the rewrite removes words the checker did not flag")
+
+
+def test_every_reason_a_rewrite_is_refused_is_said_in_both_languages():
+    from reqstudio import messages
+    from reqstudio.check.rewrite_guard import NOT_A_REWRITE
+
+    for problem in NOT_A_REWRITE:
+        en = messages.text(f"rewrite_guard.{problem}", "en", words="'x'")
+        zh = messages.text(f"rewrite_guard.{problem}", "zh", words="“x”")
+        assert en and zh and en != zh, problem

@@ -5,7 +5,7 @@ JSON): on a document of 10,000 requirements that was half a second of `reqstudio
 --json`, and a hand-written encoder still 0.4 s; orjson writes the same 13 MB in 0.04 s. The
 text is the standard library's for every value the check writes (strings, integers, floats
 rounded to three places, lists, dicts with string keys); orjson writes a float below 1e-4 in
-plain decimals (0.00001, not 1e-05) and refuses NaN and infinities, which are not JSON."""
+plain decimals (0.00001, not 1e-05) and NaN and infinities, which are not JSON, as null."""
 
 from __future__ import annotations
 
