@@ -191,3 +191,41 @@ def test_review_shows_the_wait_in_the_reviewers_step_and_keeps_the_retry_line(
         between(retry, red, blue)
         expect(page.get_by_text(TEXTS[language]["waiting"])).to_have_count(0)
         page.screenshot(path=output_dir / f"waits-review-{language}-reopened.png")
+
+
+QUIET = {
+    "zh-CN": ("好的需求可以测试，", "并且只说一件事。"),
+    "en-US": ("A good requirement is testable ", "and says one thing."),
+}
+
+
+def test_an_answer_that_goes_quiet_shows_the_wait_below_its_text_and_then_goes_on(
+    browser: Browser, app: AppProcess, llm_server: ScriptedLLMServer, output_dir: Path
+):
+    # The offline walk's silence: an answer began, then nothing came for half a minute. Its
+    # first piece shows at once; 13 s of silence follow (the app's OPENAI_TIMEOUT is 60 s):
+    # the waiting line with its seconds shows below the text so far, then the answer goes on
+    # and the line goes; the thread reopened after a restart has the whole answer only.
+    pages = {}
+    for language, (first, rest) in QUIET.items():
+        token = f"QUIET-{language}"
+        chunks = len(first)  # the first piece is the first part, whole
+        llm_server.script(Reply(match=token, content=first + rest, chunk_chars=chunks, stall=13))
+        page = open_page(browser, app.url, language)
+        send(page, f"{token}: what makes a requirement good?")
+        pages[language] = page
+    for language, page in pages.items():
+        first, rest = QUIET[language]
+        waiting = page.get_by_text(TEXTS[language]["waiting"])
+        expect(waiting.first).to_be_visible(timeout=30_000)
+        answer = page.get_by_text(first.strip(), exact=False).last
+        assert top_of(answer) < top_of(waiting.first)  # below the text it has so far
+        page.screenshot(path=output_dir / f"waits-quiet-{language}.png")
+        expect(page.get_by_text(first + rest, exact=False).first).to_be_visible(timeout=30_000)
+        wait_until_idle(page)
+        expect(waiting).to_have_count(0)
+    for language, page in reopened_after_a_restart(browser, app, pages):
+        first, rest = QUIET[language]
+        expect(page.get_by_text(first + rest, exact=False).first).to_be_visible()
+        expect(page.get_by_text("⏳")).to_have_count(0)
+        page.screenshot(path=output_dir / f"waits-quiet-{language}-reopened.png")
