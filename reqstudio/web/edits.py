@@ -8,7 +8,8 @@ answer's question, unchanged. Either way the mode's memory rewinds to that messa
 user discarded.
 
 Chainlit adds a reopened thread's messages to the session's list, so an old message can be
-edited, and an old answer regenerated, after a restart too.
+edited after a restart too. An answer's Regenerate button is not stored with the thread
+(Chainlit keeps no actions): a reopened thread shows it only under the answers given since.
 """
 
 from __future__ import annotations
