@@ -28,20 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.human_labels import (  # noqa: E402
-    ARTA_SETS,
-    LABELS,
-    SEVEN,
-    ArtaItem,
-    SmellScore,
-    arta_path,
-    check_json,
-    in_half,
-    load_arta,
-    prf,
-    score_arta,
-    show_report,
-)
+from benchmarks import human_labels as labels  # noqa: E402
 from reqstudio.check.rules import label_rules  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "check_verdicts.md"
@@ -50,7 +37,7 @@ DIRECTIONS = (("dev", "check"), ("check", "dev"))
 
 
 def judgements(
-    items: list[ArtaItem], data: dict, mapping: dict[str, tuple[str, ...]], scope: str
+    items: list[labels.ArtaItem], data: dict, mapping: dict[str, tuple[str, ...]], scope: str
 ) -> list[dict]:
     """The verdicts a person holding the labels of `items` gives on their findings."""
     by_id = {item.id: item for item in items}
@@ -60,7 +47,7 @@ def judgements(
         if item is None:
             continue
         rules = {finding["rule"], *finding["also"]}
-        answered = {label for label in LABELS if rules & set(mapping.get(label, ()))}
+        answered = {label for label in labels.LABELS if rules & set(mapping.get(label, ()))}
         if not answered:
             continue
         entry = {
@@ -77,33 +64,33 @@ def judgements(
     return verdicts
 
 
-def micro(score: SmellScore) -> tuple[float, float, float]:
+def micro(score: labels.SmellScore) -> tuple[float, float, float]:
     total: Counter = Counter()
-    for label in SEVEN:
+    for label in labels.SEVEN:
         total.update(score.by_label[label])
-    return prf(total)
+    return labels.prf(total)
 
 
 def replay(name: str) -> tuple[list[str], list[str]]:
     """The rows of the summary table and the per-label rows (dev -> check, "words")."""
     mapping = label_rules()
-    items = load_arta(name)
-    path = arta_path(name)
-    before = check_json(path)
+    items = labels.load_arta(name)
+    path = labels.arta_path(name)
+    before = labels.check_json(path)
     rows, per_label = [], []
     for judged, scored in DIRECTIONS:
-        judged_items = [i for i in items if i.id in in_half(name, judged)]
-        scored_items = [i for i in items if i.id in in_half(name, scored)]
-        base = score_arta(scored_items, before, mapping)
+        judged_items = [i for i in items if i.id in labels.in_half(name, judged)]
+        scored_items = [i for i in items if i.id in labels.in_half(name, scored)]
+        base = labels.score_arta(scored_items, before, mapping)
         for scope in SCOPES:
             verdicts = judgements(judged_items, before, mapping, scope)
             with tempfile.NamedTemporaryFile(
                 "w", suffix=".json", delete=False, encoding="utf-8", prefix="verdicts-"
             ) as handle:
                 json.dump({"verdicts": verdicts}, handle, ensure_ascii=False)
-            after_data = check_json(path, "--verdicts", handle.name)
+            after_data = labels.check_json(path, "--verdicts", handle.name)
             Path(handle.name).unlink()
-            after = score_arta(scored_items, after_data, mapping)
+            after = labels.score_arta(scored_items, after_data, mapping)
             scored_ids = {i.id for i in scored_items}
             hidden = sum(1 for s in after_data["suppressed"] if s["requirement_id"] in scored_ids)
             kinds = Counter(v["verdict"] for v in verdicts)
@@ -115,8 +102,8 @@ def replay(name: str) -> tuple[list[str], list[str]]:
                 f"| {p0:.2f} / {r0:.2f} / {f0:.3f} | {p1:.2f} / {r1:.2f} / {f1:.3f} |"
             )
             if (judged, scope) == ("dev", "words"):
-                for label in LABELS:
-                    b, a = prf(base.by_label[label]), prf(after.by_label[label])
+                for label in labels.LABELS:
+                    b, a = labels.prf(base.by_label[label]), labels.prf(after.by_label[label])
                     per_label.append(
                         f"| {name} | {label} | {b[0]:.2f} / {b[1]:.2f} / {b[2]:.2f} "
                         f"| {a[0]:.2f} / {a[1]:.2f} / {a[2]:.2f} |"
@@ -126,7 +113,7 @@ def replay(name: str) -> tuple[list[str], list[str]]:
 
 def report() -> str:
     rows, per_label = [], []
-    for name in ARTA_SETS:
+    for name in labels.ARTA_SETS:
         r, p = replay(name)
         rows += r
         per_label += p
@@ -166,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--save", action="store_true", help=f"write {RESULTS.name}")
     args = parser.parse_args(argv)
-    show_report(report(), RESULTS, args.save)
+    labels.show_report(report(), RESULTS, args.save)
     return 0
 
 

@@ -128,6 +128,17 @@ def check_password(password: str) -> str:
     return password
 
 
+# A new account's columns unless `_insert` is given them: never an administrator by being
+# first (whoever reached the app first), never pending unless the sign-in needs approval.
+_NEW_ACCOUNT: dict[str, Any] = {
+    "displayName": None,
+    "subject": None,
+    "passwordHash": None,
+    "isAdmin": False,
+    "disabled": False,
+    "lastSignIn": None,
+    "pending": False,
+}
 _COLUMNS = (
     '"identifier", "displayName", "provider", "subject", "passwordHash", "isAdmin", '
     '"disabled", "createdAt", "lastSignIn", "pending"'
@@ -187,39 +198,21 @@ class AccountStore(OnDataEngine):
             ).one()
         return int(row[0]), int(row[1])
 
-    async def _insert(
-        self,
-        identifier: str,
-        *,
-        provider: str,
-        display_name: str | None = None,
-        subject: str | None = None,
-        password_hash: str | None = None,
-        admin: bool = False,
-        pending: bool = False,
-    ) -> Account:
+    async def _insert(self, identifier: str, provider: str, **columns: Any) -> Account:
+        """A new account: `columns` by their names, as `_update` takes them; the others as
+        `_NEW_ACCOUNT` has them."""
+        values = {**_NEW_ACCOUNT, **columns, "identifier": identifier, "provider": provider}
+        values["createdAt"] = now()
         async with self.engine.begin() as connection:
             taken = await first_row(
                 connection, 'SELECT 1 FROM accounts WHERE "identifier" = :i', {"i": identifier}
             )
             if taken:
                 raise AccountError(f"the user {identifier!r} exists already")
+            names = ", ".join(f'"{column}"' for column in values)
+            holes = ", ".join(f":{column}" for column in values)
             await connection.execute(
-                text(
-                    f"INSERT INTO accounts ({_COLUMNS}) VALUES (:identifier, :display, "
-                    ":provider, :subject, :hash, :admin, :disabled, :created, NULL, :pending)"
-                ),
-                {
-                    "identifier": identifier,
-                    "display": display_name,
-                    "provider": provider,
-                    "subject": subject,
-                    "hash": password_hash,
-                    "admin": admin,  # never by being first: whoever reached the app first
-                    "disabled": False,
-                    "created": now(),
-                    "pending": pending,
-                },
+                text(f"INSERT INTO accounts ({names}) VALUES ({holes})"), values
             )
         account = await self.get(identifier)
         assert account is not None
@@ -234,7 +227,7 @@ class AccountStore(OnDataEngine):
             moved: dict[str, Any] = {"provider": PASSWORD, "passwordHash": hashed}
             await self._update(name, **moved, **({"isAdmin": True} if admin else {}))
             return await self.get(name)  # type: ignore[return-value]
-        return await self._insert(name, provider=PASSWORD, password_hash=hashed, admin=admin)
+        return await self._insert(name, PASSWORD, passwordHash=hashed, isAdmin=admin)
 
     async def approve(self, name: str, *, admin: bool = False) -> Account:
         """Let a pending account sign in (and with `admin`, administer)."""
@@ -307,9 +300,9 @@ class AccountStore(OnDataEngine):
             try:
                 account = await self._insert(
                     identifier,
-                    provider=provider,
+                    provider,
                     subject=subject,
-                    display_name=display_name,
+                    displayName=display_name,
                     pending=needs_approval,
                 )
             except AccountError:  # added by a sign-in on another instance meanwhile

@@ -46,16 +46,13 @@ OUT_NAMES = {"csv": "acceptance-tests.csv", "reqif": "acceptance-tests.reqif",
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(
-        subparsers,
-        "tests",
-        description="Acceptance tests traced to requirements: a model writes Given/When/Then "
-        "scenarios for a document's or a project's requirements (`generate`); each is a test "
-        "item that verifies one requirement. A project's tests: `list`, `export`, the "
-        "traceability `matrix`, and `confirm` for a test marked suspect because its "
-        "requirement changed in a new baseline. Exit codes: 0 complete, 1 no test written, "
-        "2 bad input, 3 some requirements got no tests (named on stderr).",
-    )
+    """Acceptance tests traced to requirements: a model writes Given/When/Then scenarios for
+    a document's or a project's requirements (`generate`); each is a test item that verifies
+    one requirement. A project's tests: `list`, `export`, the traceability `matrix`, and
+    `confirm` for a test marked suspect because its requirement changed in a new baseline.
+    Exit codes: 0 complete, 1 no test written, 2 bad input, 3 some requirements got no tests
+    (named on stderr)."""
+    parser = add_command(subparsers, "tests", description=register.__doc__)
     actions = parser.add_subparsers(dest="tests_command", metavar="ACTION", required=True)
 
     generate = actions.add_parser("generate", help="write acceptance tests with the model")

@@ -50,16 +50,13 @@ def _say_skipped(path: Path, skipped: list[str]) -> None:
 
 
 def register_import(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(
-        subparsers,
-        "import",
-        description="Read a ReqIF file or a document into requirement items: human id, "
-        "machine id (uid), text, section path, kind, attributes and links. Every element "
-        "that could not be read is a line of its own (stderr, or `skipped` in the JSON). "
-        "With --project NAME the items are stored in that project of yours, keeping the ids "
-        "it gave them before; without it nothing is stored. Exit code 0 when the whole file was read, 4 when some of it was "
-        "skipped, 2 when it cannot be read.",
-    )
+    """Read a ReqIF file or a document into requirement items: human id, machine id (uid),
+    text, section path, kind, attributes and links. Every element that could not be read is
+    a line of its own (stderr, or `skipped` in the JSON). With --project NAME the items are
+    stored in that project of yours, keeping the ids it gave them before; without it nothing
+    is stored. Exit code 0 when the whole file was read, 4 when some of it was skipped, 2
+    when it cannot be read."""
+    parser = add_command(subparsers, "import", description=register_import.__doc__)
     parser.add_argument("file", type=Path, help=f"the file ({DOCUMENTS})")
     parser.add_argument(
         "--json", action="store_true", help='{"items": [...], "skipped": [...]} on stdout'
@@ -102,16 +99,13 @@ def import_command(args: argparse.Namespace) -> int:
 
 
 def register_export(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(
-        subparsers,
-        "export",
-        description="Write a document's or a ReqIF file's requirement items as ReqIF 1.2 "
-        "(valid against the OMG schema): ReqIF.ForeignID the human id, ReqIF.Text the text "
-        "(XHTML), ReqIF.ChapterName the headings, the sections as SPEC-HIERARCHY, links as "
-        "SPEC-RELATIONs. Exit code 0 when written from the whole input, 4 when written but "
-        "elements of the input were skipped (each named on stderr), 2 for bad input or an "
-        "output path that cannot be written.",
-    )
+    """Write a document's or a ReqIF file's requirement items as ReqIF 1.2 (valid against
+    the OMG schema): ReqIF.ForeignID the human id, ReqIF.Text the text (XHTML),
+    ReqIF.ChapterName the headings, the sections as SPEC-HIERARCHY, links as SPEC-RELATIONs.
+    Exit code 0 when written from the whole input, 4 when written but elements of the input
+    were skipped (each named on stderr), 2 for bad input or an output path that cannot be
+    written."""
+    parser = add_command(subparsers, "export", description=register_export.__doc__)
     parser.add_argument("file", type=Path, help=f"the input ({DOCUMENTS})")
     parser.add_argument(
         "--format",
@@ -150,16 +144,12 @@ def export_command(args: argparse.Namespace) -> int:
 
 
 def register_diff(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(
-        subparsers,
-        "diff",
-        description="Compare two versions of requirements (documents or ReqIF files): the "
-        "requirements added, removed, changed and moved, matched by id, then by text; the "
-        "words that changed, and whether a change touches the meaning (a modal verb, a number "
-        "or unit, a negation, a condition, an actor, a named entity) or is rewording. Exit "
-        "code 0 (with --exit-code: 0 when they are the same, 1 when they differ), 2 when a "
-        "file cannot be read.",
-    )
+    """Compare two versions of requirements (documents or ReqIF files): the requirements
+    added, removed, changed and moved, matched by id, then by text; the words that changed,
+    and whether a change touches the meaning (a modal verb, a number or unit, a negation, a
+    condition, an actor, a named entity) or is rewording. Exit code 0 (with --exit-code: 0
+    when they are the same, 1 when they differ), 2 when a file cannot be read."""
+    parser = add_command(subparsers, "diff", description=register_diff.__doc__)
     parser.add_argument(
         "old", help=f"the old version ({DOCUMENTS}), or baseline:NAME (a project's baseline)"
     )

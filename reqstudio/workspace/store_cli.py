@@ -93,12 +93,9 @@ def print_items(items: list[Any]) -> None:
 
 
 def register_items(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(
-        subparsers,
-        "items",
-        description="The requirement items stored in one of your projects (by `reqstudio "
-        "import FILE --project NAME`), with the ids the project keeps for them.",
-    )
+    """The requirement items stored in one of your projects (by `reqstudio import FILE
+    --project NAME`), with the ids the project keeps for them."""
+    parser = add_command(subparsers, "items", description=register_items.__doc__)
     actions = parser.add_subparsers(dest="items_command", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="list a project's current items")
     add_project_options(listing, "the project (default: your default project)")
@@ -128,13 +125,9 @@ def items_command(args: argparse.Namespace) -> int:
 
 
 def register_baseline(subparsers: argparse._SubParsersAction) -> None:
-    parser = add_command(
-        subparsers,
-        "baseline",
-        description="Freeze a project's current items as a named baseline, or list the "
-        "baselines. A baseline never changes; compare it with `reqstudio diff "
-        "baseline:NAME NEW --project P`.",
-    )
+    """Freeze a project's current items as a named baseline, or list the baselines. A
+    baseline never changes; compare it with `reqstudio diff baseline:NAME NEW --project P`."""
+    parser = add_command(subparsers, "baseline", description=register_baseline.__doc__)
     actions = parser.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="freeze the project's current items as NAME")
     create.add_argument("name", help="the baseline's name (used once in a project)")

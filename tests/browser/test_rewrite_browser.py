@@ -9,16 +9,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
+from tests import browser_support as web
 from tests.apps import AppProcess
-from tests.browser_support import (
-    answer_when_asked,
-    attach,
-    bring_into_view,
-    click_until,
-    open_page,
-    send,
-    switch_mode,
-)
 from tests.rewrite_support import (
     BODIES_ZH,
     FILL,
@@ -64,21 +56,21 @@ def test_rewrite_end_to_end(
         patch_reply(PATCHED, match=PATCH_ZH),
         review_reply(match="文档评审专家"),
     )
-    page = open_page(browser, app.url, "zh-CN")
-    switch_mode(page, "重写")
+    page = web.open_page(browser, app.url, "zh-CN")
+    web.switch_mode(page, "重写")
     expect(page.get_by_text("已启用 Rewrite 重写 模式")).to_be_visible()
     expect(page.get_by_text("请上传要重写的原始文档")).to_be_visible()
 
-    attach(page, str(original))
-    send(page, "请重写这份文档")
+    web.attach(page, str(original))
+    web.send(page, "请重写这份文档")
     expect(page.get_by_text("已读取原始文档《宠物医院.md》", exact=False)).to_be_visible()
-    click_until(
+    web.click_until(
         page.get_by_role("button", name="请向我提问"), page.get_by_text("问题 1/3", exact=False)
     )
 
     def answer(index: int, text: str) -> None:
         expect(page.get_by_text(f"问题 {index}/3", exact=False)).to_be_visible()
-        answer_when_asked(
+        web.answer_when_asked(
             page.get_by_role("button", name="回答"),
             page.get_by_text(f"请输入你对问题 {index} 的回答"),
             text,
@@ -86,7 +78,9 @@ def test_rewrite_end_to_end(
 
     answer(1, "仅到店刷卡支付。")
     expect(page.get_by_text("问题 2/3", exact=False)).to_be_visible()
-    click_until(page.get_by_role("button", name="跳过"), page.get_by_text("问题 3/3", exact=False))
+    web.click_until(
+        page.get_by_role("button", name="跳过"), page.get_by_text("问题 3/3", exact=False)
+    )
     answer(3, "可以，兽医每周调整一次排班。")
     expect(page.get_by_text("收集到 2 条回答，跳过 1 个问题", exact=False)).to_be_visible()
 
@@ -103,14 +97,14 @@ def test_rewrite_end_to_end(
     page.get_by_text("① 大纲规划").click()
     goal_cell = page.get_by_role("cell", name="写清支付方式与提醒规则。")
     expect(goal_cell).to_be_visible()
-    bring_into_view(goal_cell)
+    web.bring_into_view(goal_cell)
     page.screenshot(path=output_dir / "rewrite-questions-outline-zh-CN.png")
     page.get_by_text("③ 评审 · 第 1 轮").click()
     expect(page.get_by_text("改约规则与澄清不一致。")).to_be_visible()
     expect(page.get_by_text("修订「预约流程」")).to_be_visible()
     diff = page.locator("code").filter(has_text="sec-02 修改后").first
     expect(diff).to_contain_text("+主人选择兽医与空闲时段完成预约；就诊前 2 小时以前可改约或取消。")
-    bring_into_view(summary)
+    web.bring_into_view(summary)
     page.screenshot(path=output_dir / "rewrite-review-zh-CN.png")
 
     with page.expect_download() as md_download:
@@ -148,21 +142,21 @@ def test_rewrite_refuses_bad_files_and_stop_keeps_what_was_written(
 ):
     def fresh_page():
         # A new chat per upload: the composer takes one set of files per page reliably.
-        page = open_page(browser, app.url, "en-US")
-        switch_mode(page, "Rewrite")
+        page = web.open_page(browser, app.url, "en-US")
+        web.switch_mode(page, "Rewrite")
         expect(page.get_by_text("Rewrite mode is on")).to_be_visible()
         return page
 
     bad = tmp_path / "answers.json"
     bad.write_text('[{"question": "How to pay?"}]', encoding="utf-8")
     page = fresh_page()
-    attach(page, bad)
-    send(page, "Rewrite this")
+    web.attach(page, bad)
+    web.send(page, "Rewrite this")
     expect(page.get_by_text("entry 1: field 'answer' is missing", exact=False)).to_be_visible()
     page.context.close()
     page = fresh_page()
-    attach(page, UPLOADS / "corrupt.pdf")
-    send(page, "Rewrite this")
+    web.attach(page, UPLOADS / "corrupt.pdf")
+    web.send(page, "Rewrite this")
     refusal = "corrupt.pdf: the PDF could not be read (damaged or not a PDF)"
     expect(page.get_by_text(refusal, exact=False)).to_be_visible()
     page.context.close()
@@ -176,14 +170,14 @@ def test_rewrite_refuses_bad_files_and_stop_keeps_what_was_written(
     )
     original = tmp_path / "clinic.md"
     original.write_text(ORIGINAL_EN, encoding="utf-8")
-    attach(page, original)
-    send(page, "Rewrite this")
-    click_until(
+    web.attach(page, original)
+    web.send(page, "Rewrite this")
+    web.click_until(
         page.get_by_role("button", name="Rewrite without"),
         page.get_by_text("Owners book visits online; vets see their day.").first,
         timeout=30_000,
     )
-    click_until(
+    web.click_until(
         page.locator("#stop-button"), page.get_by_text("⏹ Stopped. What was written is kept.").first
     )
     expect(page.get_by_text("Owners book visits online; vets see their day.").first).to_be_visible()

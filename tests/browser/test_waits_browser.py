@@ -114,7 +114,6 @@ def test_chat_shows_the_wait_and_keeps_the_retry_line(
     browser: Browser,
     waits_app: AppProcess,
     llm_server: ScriptedLLMServer,
-    tmp_path: Path,
     output_dir: Path,
 ):
     pages = {}
