@@ -98,6 +98,28 @@ async def test_history_round_trip_and_each_user_sees_only_their_threads(postgres
     await reader.engine.dispose()
 
 
+async def test_the_steps_an_edit_discards_are_those_made_after_its_message(postgres_url):
+    await create_schema(postgres_url)
+    layer = await new_layer(postgres_url)
+    await layer.update_thread("thread-e", name="edited")
+    earlier, question, thought, answer = (
+        step("thread-e", "第一轮"),
+        step("thread-e", "哪个标准定义了 SRS？"),
+        step("thread-e", "不需要工具。", kind="llm"),
+        step("thread-e", "IEEE 830", kind="assistant_message"),
+    )
+    other = step("thread-f", "another thread's step, made later", kind="llm")
+    for each in (earlier, question, thought, answer, other):
+        await layer.create_step(each)
+    after = await layer.steps_after("thread-e", question["id"])
+    assert [(s["id"], s["type"]) for s in after] == [
+        (thought["id"], "llm"),
+        (answer["id"], "assistant_message"),
+    ]
+    assert await layer.steps_after("thread-f", question["id"]) == []  # not that thread's
+    await layer.engine.dispose()
+
+
 async def test_srs_run_stopped_on_one_instance_resumes_on_another(
     postgres_url, settings, llm_server, factory
 ):

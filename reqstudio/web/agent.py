@@ -34,7 +34,13 @@ from reqstudio.web.agent_tools import (
     readable_result,
     shortened,
 )
-from reqstudio.web.edits import regenerate_action
+from reqstudio.web.edits import (
+    ANSWERED,
+    drop_discarded_steps,
+    note_answer,
+    regenerate_action,
+    was_answered,
+)
 from reqstudio.web.endings import ending_mark
 from reqstudio.web.modes import catalog_mode
 from reqstudio.web.session import (
@@ -400,7 +406,9 @@ async def on_agent_message(message: cl.Message) -> None:
     except (SettingsError, ValueError) as error:
         await cl.Message(content=tr("config_error", error=error)).send()
         return
-    agent.memory.rewind_to(message.id)  # an edited or regenerated question: what followed goes
+    # an edited or regenerated question: what followed goes, from the memory and the page
+    if agent.memory.rewind_to(message.id) or was_answered(message.id):
+        await drop_discarded_steps(message.id)
     asked_before = len(agent.memory.turns)
     view = AgentRunView()
     try:
@@ -423,12 +431,12 @@ async def on_agent_message(message: cl.Message) -> None:
         await send_top_level(f"{closing_mark('failed')} {describe_failure(exc, lang())}")
     finally:
         agent.memory.tag_turns_since(asked_before, message.id)
+        merging = {MEMORY_KEY: turns_added_again(agent.memory, asked_before, message.id)}
         if view.answer is not None and view.answer.id:
-            await regenerate_action(message).send(for_id=view.answer.id)
+            await regenerate_action(message.id).send(for_id=view.answer.id)
+            merging[ANSWERED] = note_answer(view.answer.id, message.id)
         cl.user_session.set(MEMORY_KEY, agent.memory.dump())
-        await persist_thread_state(
-            {MEMORY_KEY: turns_added_again(agent.memory, asked_before, message.id)}
-        )
+        await persist_thread_state(merging)
 
 
 def turns_added_again(

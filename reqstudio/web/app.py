@@ -43,6 +43,7 @@ from reqstudio.web.agent import (
     on_mcp_disconnect,
 )
 from reqstudio.web.chat import CHAT_MODE
+from reqstudio.web.edits import restore_regenerate_buttons
 from reqstudio.web.history import HistoryDataLayer
 from reqstudio.web.mcp_limits import cap_user_mcp_servers
 from reqstudio.web.modes import chat_profiles, current_mode, mode_title, register_mode, thread_name
@@ -182,12 +183,18 @@ async def start_chat() -> None:
 
 @cl.on_chat_resume
 async def resume_chat(thread: cl.types.ThreadDict) -> None:
-    # Chainlit restores the session (mode, settings, memory) from the thread's metadata.
+    # Chainlit restores the session (mode, settings, memory) from the thread's metadata, and
+    # after this adds the thread's messages to the session's list, on every resume of the
+    # session: a thread restored on two connections had each message twice, and an edit or a
+    # regeneration (which remove the messages after one) removed the copies of earlier ones.
+    cl.chat_context.clear()
     mode = current_mode()
     if not startup_problem():
         await send_settings(mode)  # with the thread's model, temperature and mode settings
     if mode.on_resume is not None:
         await mode.on_resume(thread)
+    if mode.editable:
+        await restore_regenerate_buttons(thread)
 
 
 @cl.on_settings_update

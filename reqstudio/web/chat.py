@@ -13,7 +13,13 @@ from reqstudio.llm import embedded_max_tokens
 from reqstudio.modes.chat import ChatEngine, ChatMemory
 from reqstudio.modes.chat.outcome import ChatEnding, chat_outcome, failed_ending
 from reqstudio.usage import UsageTracker
-from reqstudio.web.edits import regenerate_action
+from reqstudio.web.edits import (
+    ANSWERED,
+    drop_discarded_steps,
+    note_answer,
+    regenerate_action,
+    was_answered,
+)
 from reqstudio.web.endings import ending_mark
 from reqstudio.web.modes import catalog_mode
 from reqstudio.web.session import runtime
@@ -54,7 +60,9 @@ async def on_chat_message(message: cl.Message) -> None:
         return
     await refresh_thread_state()  # the turns another tab took meanwhile reach the model too
     memory = ChatMemory.load(cl.user_session.get(MEMORY_KEY))
-    memory.rewind_to(message.id)  # an edited or regenerated message: what followed goes
+    # an edited or regenerated message: what followed goes, from the memory and the page
+    if memory.rewind_to(message.id) or was_answered(message.id):
+        await drop_discarded_steps(message.id)
     tracker = UsageTracker()
     engine = ChatEngine(thread_factory(), callbacks=[tracker])
     # Its button is added once the answer is over: an update on a retry (Chainlit sends a
@@ -99,7 +107,7 @@ async def on_chat_message(message: cl.Message) -> None:
     footer = stats_line(tracker, time.perf_counter() - started)
     body = answer if not notice else f"{answer}\n\n{notice}".strip()
     reply.content = f"{waits.prefix()}{body}\n\n*{footer}*"
-    reply.actions = [regenerate_action(message)]
+    reply.actions = [regenerate_action(message.id)]
     await reply.send()
 
     def with_this_turn(stored: list[dict] | None) -> list[dict]:
@@ -112,7 +120,8 @@ async def on_chat_message(message: cl.Message) -> None:
         return memory.dump()
 
     cl.user_session.set(MEMORY_KEY, with_this_turn(cl.user_session.get(MEMORY_KEY)))
-    await persist_thread_state({MEMORY_KEY: with_this_turn})
+    answered = note_answer(reply.id, message.id)
+    await persist_thread_state({MEMORY_KEY: with_this_turn, ANSWERED: answered})
     if cancelled:
         raise asyncio.CancelledError
 

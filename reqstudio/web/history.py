@@ -498,6 +498,17 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
         self.available = True
         return stored
 
+    async def steps_after(self, thread_id: str, step_id: str) -> list[dict]:
+        """The thread's steps made after the step `step_id` (id, type, parent), oldest first;
+        none when that step is not the thread's."""
+        rows = await self.execute_sql(
+            'SELECT "id", "type", "parentId" FROM steps WHERE "threadId" = :thread AND '
+            '"createdAt" > (SELECT "createdAt" FROM steps WHERE "id" = :step AND '
+            '"threadId" = :thread) ORDER BY "createdAt"',
+            {"thread": thread_id, "step": step_id},
+        )
+        return rows if isinstance(rows, list) else []
+
     async def get_thread_author(self, thread_id: str) -> str:
         """The thread's author, or "" for an unknown thread (Chainlit then answers 404;
         its own raises, which answered 500)."""

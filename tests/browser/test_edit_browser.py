@@ -1,5 +1,6 @@
-"""Edit a sent message and regenerate an answer, in Chat: the later turns go from the page,
-from the history and from the model's memory alike, after a restart too."""
+"""Edit a sent message and regenerate an answer, in Chat and Agent: the later turns go from the
+page, from the history and from the model's memory alike, after a restart too (a reopened
+thread's answers have their Regenerate button again)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tests.browser_support import (
     click_until,
     open_page,
     provider_env,
+    reopen_thread,
     send,
     wait_until_idle,
     wait_until_loaded,
@@ -87,12 +89,23 @@ def test_edit_and_regenerate_rewind_the_memory(
                      "改后的回答：系统叫 Library。"):  # fmt: skip
             expect(page.get_by_text(gone)).to_have_count(0)
         llm_server.script(
-            Reply(content="Edited after the restart."), Reply(content="It is Library.")
+            Reply(content="Regenerated after the restart."),
+            Reply(content="Edited after the restart."),
+            Reply(content="It is Library."),
         )
+        # the old answer has its Regenerate button again, once (the thread is restored on two
+        # connections), and it asks the old question again
+        wait_until_idle(page)
+        regenerate = page.get_by_role("button", name="Regenerate")
+        expect(regenerate).to_have_count(1)
+        page.screenshot(path=output_dir / "chat-reopened-regenerate-en-US.png")
+        click_until(regenerate, page.get_by_text("Regenerated after the restart."))
+        expect(page.get_by_text("重新生成的回答：系统名为 Library。")).to_have_count(0)
+        assert sent_contents(llm_server) == ["系统叫 Library"]
         # an old message of the reopened thread can be edited too
         edit(page, "系统叫 Library", "The system is called Library")
         expect(page.get_by_text("Edited after the restart.")).to_be_visible()
-        expect(page.get_by_text("重新生成的回答：系统名为 Library。")).to_have_count(0)
+        expect(page.get_by_text("Regenerated after the restart.")).to_have_count(0)
         assert sent_contents(llm_server) == ["The system is called Library"]
         send(page, "What is it called?")
         expect(page.get_by_text("It is Library.")).to_be_visible()
@@ -109,10 +122,12 @@ def test_edit_and_regenerate_rewind_the_memory(
 
 REASONING = "research agent"  # reqstudio/prompts/agent/react_system.md
 ANSWER = "Write the final answer now"  # reqstudio/prompts/agent/answer_context.md
+THOUGHT_ZH = '[id^="step-思考 · 第 1 轮"]'  # a reasoning step, by its title
+THOUGHT_EN = '[id^="step-Reasoning · round 1"]'
 
 
 def test_agent_answer_regenerated_and_question_edited(
-    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path
+    browser: Browser, llm_server: ScriptedLLMServer, tmp_path: Path, output_dir: Path
 ):
     env = provider_env(llm_server) | {"REQSTUDIO_MCP_CONFIG": "off"}
     app = AppProcess(tmp_path / "data", env).start()
@@ -137,12 +152,47 @@ def test_agent_answer_regenerated_and_question_edited(
             page.get_by_text("答案二：IEEE 29148。"),
         )
         expect(page.get_by_text("答案一：IEEE 830。")).to_have_count(0)
+        # the discarded turn's steps went with its answer: one reasoning step, this turn's
+        expect(page.locator(THOUGHT_ZH)).to_have_count(1)
         edit(page, "哪个标准定义了 SRS？", "哪个标准讲测试？")
         expect(page.get_by_text("答案三：关于测试。")).to_be_visible()
         expect(page.get_by_text("答案二：IEEE 29148。")).to_have_count(0)
+        expect(page.locator(THOUGHT_ZH)).to_have_count(1)
         sent = json.dumps(llm_server.requests[-1]["messages"], ensure_ascii=False)
         assert "哪个标准讲测试？" in sent
         for discarded in ("答案一", "答案二", "哪个标准定义了 SRS？"):
             assert discarded not in sent
+        wait_until_idle(page)
+        thread_url = page.url
+        page.context.close()
+
+        # after a restart, the reopened thread's answer has its Regenerate button again
+        app.stop()
+        app.start()
+        llm_server.script(
+            Reply(match=REASONING, content="No tool needed."),
+            Reply(match=ANSWER, content="Answer four: about testing."),
+        )
+        page = reopen_thread(browser, app.url, thread_url, "en-US")
+        expect(page.get_by_text("答案三：关于测试。")).to_be_visible()
+        regenerate = page.get_by_role("button", name="Regenerate")
+        expect(regenerate).to_have_count(1)
+        click_until(regenerate, page.get_by_text("Answer four: about testing."))
+        expect(page.get_by_text("答案三：关于测试。")).to_have_count(0)
+        sent = json.dumps(llm_server.requests[-1]["messages"], ensure_ascii=False)
+        assert "哪个标准讲测试？" in sent and "答案三" not in sent
+        # the question stays; of the steps, only the new turn's
+        expect(page.get_by_text("哪个标准讲测试？")).to_be_visible()
+        expect(page.locator(THOUGHT_ZH)).to_have_count(0)
+        expect(page.locator(THOUGHT_EN)).to_have_count(1)
+        page.context.close()
+        page = reopen_thread(browser, app.url, thread_url, "en-US")  # as the thread is stored
+        expect(page.get_by_text("Answer four: about testing.")).to_be_visible()
+        expect(page.get_by_text("哪个标准讲测试？")).to_be_visible()
+        expect(page.locator(THOUGHT_ZH)).to_have_count(0)
+        expect(page.locator(THOUGHT_EN)).to_have_count(1)
+        expect(page.get_by_role("button", name="Regenerate")).to_have_count(1)
+        wait_until_idle(page)
+        page.screenshot(path=output_dir / "agent-reopened-regenerated-en-US.png")
     finally:
         app.stop()
