@@ -185,14 +185,17 @@ def test_agent_answer_regenerated_and_question_edited(
         expect(page.get_by_text("哪个标准讲测试？")).to_be_visible()
         expect(page.locator(THOUGHT_ZH)).to_have_count(0)
         expect(page.locator(THOUGHT_EN)).to_have_count(1)
+        wait_until_idle(page)
+        page.screenshot(path=output_dir / "agent-reopened-regenerated-en-US.png")
         page.context.close()
-        page = reopen_thread(browser, app.url, thread_url, "en-US")  # as the thread is stored
+        # as the thread is stored, in the other language: the button is worded for this page
+        page = reopen_thread(browser, app.url, thread_url, "zh-CN")
         expect(page.get_by_text("Answer four: about testing.")).to_be_visible()
         expect(page.get_by_text("哪个标准讲测试？")).to_be_visible()
         expect(page.locator(THOUGHT_ZH)).to_have_count(0)
         expect(page.locator(THOUGHT_EN)).to_have_count(1)
-        expect(page.get_by_role("button", name="Regenerate")).to_have_count(1)
+        expect(page.get_by_role("button", name="重新生成")).to_have_count(1)
         wait_until_idle(page)
-        page.screenshot(path=output_dir / "agent-reopened-regenerated-en-US.png")
+        page.screenshot(path=output_dir / "agent-reopened-zh-CN.png")
     finally:
         app.stop()
