@@ -9,7 +9,6 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import chainlit as cl
 
@@ -90,24 +89,23 @@ def downloads(contents: dict[str, bytes]) -> list[cl.File]:
     ]
 
 
-# What each browser session was offered already (runs to resume, answers' buttons): restoring
-# a thread reconnects the browser, which runs on_chat_resume a second time. Kept for as long
-# as the session lives (Chainlit drops a closed tab's session after its timeout).
-OFFERED: WeakKeyDictionary[Any, set[str]] = WeakKeyDictionary()
+# (browser session, run) pairs already offered: restoring a thread reconnects the browser,
+# which runs on_chat_resume a second time.
+OFFERED: set[tuple[str, str]] = set()
 
 
 def first_offer(key: str) -> bool:
     """True the first time this browser session asks about `key`; then False."""
-    offered = OFFERED.setdefault(cl.context.session, set())
-    if key in offered:
+    offer_key = (cl.context.session.id, key)
+    if offer_key in OFFERED:
         return False
-    offered.add(key)
+    OFFERED.add(offer_key)
     return True
 
 
 def forget_offer(key: str) -> None:
     """Ask again next time (the offer could not be made)."""
-    OFFERED.get(cl.context.session, set()).discard(key)
+    OFFERED.discard((cl.context.session.id, key))
 
 
 async def offer_resume(
