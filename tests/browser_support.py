@@ -403,6 +403,17 @@ def click_until(button: Locator, effect: Locator, timeout: float = 10_000) -> No
                 return
 
 
+def open_step(step: Locator, shows: Locator) -> None:
+    """Open a folded step and see what is in it (`shows`), once the run is over.
+
+    As a run ends Chainlit draws the chat anew (it fetches the thread list again after a new
+    thread's first message, the answer gets its buttons), and a step opened just before is
+    folded again: seen in CI, the click landed and the step showed nothing. So the chat is
+    idle first, and the step is clicked again if it shows nothing, as `click_until` does."""
+    wait_until_idle(step.page)
+    click_until(step, shows)
+
+
 def answer_when_asked(button: Locator, asked: Locator, text: str) -> None:
     """Click a button that asks for a line of text (a pause's changes, an answer to a
     question, a name), see the question (`asked`, as click_until does) and send the text. Not

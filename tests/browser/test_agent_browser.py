@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, expect
 
 from tests.agent_support import ANSWER, REASONING, one_call_then_answer
 from tests.apps import ROOT, AppProcess, running_app
-from tests.browser_support import bring_into_view, open_page, provider_env, send
+from tests.browser_support import bring_into_view, open_page, open_step, provider_env, send
 from tests.scripted_server import Reply, ScriptedLLMServer, ToolCallScript
 
 pytestmark = pytest.mark.browser
@@ -79,22 +79,20 @@ def test_agent_mode_shows_each_step_and_statistics(
         timeout=60_000
     )
     expect(page.get_by_text("🔁 切换到回答生成阶段", exact=False)).to_be_visible()
-    page.get_by_text("思考 · 第 1 轮", exact=False).first.click()
-    expect(page.get_by_text("推理：用户想知道此刻的 UTC 时间", exact=False).first).to_be_visible()
+    open_step(
+        page.get_by_text("思考 · 第 1 轮", exact=False).first,
+        page.get_by_text("推理：用户想知道此刻的 UTC 时间", exact=False).first,
+    )
     expect(page.get_by_text("MCP · get_current_time", exact=False)).to_be_visible()
     search_step = page.get_by_text(re.compile(r"搜索 · 完成$")).first
     expect(search_step).to_be_visible()
-    search_step.click()
-    expect(page.get_by_text("query: UTC 时间 标准", exact=False).first).to_be_visible()
+    open_step(search_step, page.get_by_text("query: UTC 时间 标准", exact=False).first)
     results_step = page.get_by_text(re.compile(r"搜索结果 · 完成$")).first
-    results_step.click()
-    expect(page.get_by_text("找到 5 条结果", exact=False).first).to_be_visible()
+    open_step(results_step, page.get_by_text("找到 5 条结果", exact=False).first)
     expect(page.get_by_text("UTC 时间 标准 — source 1", exact=False).first).to_be_visible()
 
     mcp_step = page.get_by_text("MCP · get_current_time", exact=False).first
-    mcp_step.click()
-    expect(page.get_by_text("完成", exact=False).first).to_be_visible()
-    expect(page.get_by_text("timezone: UTC", exact=False).first).to_be_visible()
+    open_step(mcp_step, page.get_by_text("timezone: UTC", exact=False).first)
 
     # statistics per model: the scripted usage, summed per role
     expect(page.get_by_role("cell", name="320")).to_be_visible()  # function-call input tokens
@@ -133,9 +131,10 @@ def test_mcp_server_connected_from_the_ui_joins_the_agent(
         )
         send(page, "现在 UTC 几点？")
         expect(page.get_by_text("时间已由界面连接的 MCP 工具给出。")).to_be_visible(timeout=60_000)
-        step = page.get_by_text("MCP · get_current_time", exact=False).first
-        step.click()
-        expect(page.get_by_text("timezone: UTC", exact=False).first).to_be_visible()
+        open_step(
+            page.get_by_text("MCP · get_current_time", exact=False).first,
+            page.get_by_text("timezone: UTC", exact=False).first,
+        )
         page.screenshot(path=output_dir / "agent-mcp-from-ui.png")
     finally:
         app.stop()
@@ -173,9 +172,10 @@ def test_a_tool_step_reads_as_words_not_json(
     expect(page.get_by_text(texts["on"])).to_be_visible()
     send(page, f"What time is it in UTC? ({language})")
     expect(page.get_by_text("It is the time the tool gave.")).to_be_visible(timeout=60_000)
-    step = page.get_by_text(re.compile(rf"MCP · get_current_time · {texts['done']}$")).first
-    step.click()
-    expect(page.get_by_text(texts["arguments"], exact=True).first).to_be_visible()
+    open_step(
+        page.get_by_text(re.compile(rf"MCP · get_current_time · {texts['done']}$")).first,
+        page.get_by_text(texts["arguments"], exact=True).first,
+    )
     expect(page.get_by_text("timezone: UTC", exact=False).first).to_be_visible()
     expect(page.get_by_text(texts["result"], exact=True).first).to_be_visible()
     expect(page.get_by_text(re.compile(r"datetime: \d{4}-\d\d-\d\d")).first).to_be_visible()

@@ -150,8 +150,7 @@ def test_a_doors_export_is_read_checked_and_stored(
         page.get_by_role("button", name="AMR-REF-5 · ISO29148-loophole", exact=False),
     )
     expect(steps).to_have_count(before + 1)
-    steps.last.click()
-    expect(page.get_by_text(words["summary"], exact=False).last).to_be_visible()
+    web.open_step(steps.last, page.get_by_text(words["summary"], exact=False).last)
     expect(page.get_by_role("cell", name="AMR-REF-5").first).to_be_visible()
     web.wait_until_idle(page)
     page.screenshot(path=output_dir / f"doors-check-{locale}.png")

@@ -94,13 +94,11 @@ def test_rewrite_end_to_end(
     expect(summary).to_be_visible(timeout=60_000)
     expect(page.get_by_text("就诊前 2 小时以前可改约或取消", exact=False).first).to_be_visible()
     expect(page.get_by_text("① 大纲规划 · 完成")).to_be_visible()  # how it ended
-    page.get_by_text("① 大纲规划").click()
     goal_cell = page.get_by_role("cell", name="写清支付方式与提醒规则。")
-    expect(goal_cell).to_be_visible()
+    web.open_step(page.get_by_text("① 大纲规划"), goal_cell)
     web.bring_into_view(goal_cell)
     page.screenshot(path=output_dir / "rewrite-questions-outline-zh-CN.png")
-    page.get_by_text("③ 评审 · 第 1 轮").click()
-    expect(page.get_by_text("改约规则与澄清不一致。")).to_be_visible()
+    web.open_step(page.get_by_text("③ 评审 · 第 1 轮"), page.get_by_text("改约规则与澄清不一致。"))
     expect(page.get_by_text("修订「预约流程」")).to_be_visible()
     diff = page.locator("code").filter(has_text="sec-02 修改后").first
     expect(diff).to_contain_text("+主人选择兽医与空闲时段完成预约；就诊前 2 小时以前可改约或取消。")

@@ -60,8 +60,7 @@ def test_srs_mode_end_to_end(
     expect(page.get_by_text(re.compile(r"ReqParse · 完成$"))).to_be_visible()  # no round
     step = page.get_by_text("ReqClarify · 第 1 轮")
     expect(step).to_be_visible()
-    step.click()
-    expect(page.get_by_text("本轮冻结：FR-01")).to_be_visible()
+    web.open_step(step, page.get_by_text("本轮冻结：FR-01"))
     expect(page.get_by_text("顾客可以按类别浏览商品目录").first).to_be_visible()
     page.screenshot(path=output_dir / "srs-steps-zh-CN.png")
 
@@ -105,8 +104,10 @@ def test_srs_mode_end_to_end(
     assert ids(load_items(exported)) == ids(items_from_text(downloaded))
 
     # the requirements check, no model needed: a table per section
-    page.get_by_text("需求检查（规则，无需模型） · 完成").click()
-    expect(page.get_by_role("cell", name="SRS-no-shall").first).to_be_visible()
+    web.open_step(
+        page.get_by_text("需求检查（规则，无需模型） · 完成"),
+        page.get_by_role("cell", name="SRS-no-shall").first,
+    )
     expect(page.get_by_text("1 条需求，1 条有问题", exact=False).first).to_be_visible()
 
     web.wait_until_idle(page)  # action buttons are disabled while a run goes on
