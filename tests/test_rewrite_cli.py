@@ -376,19 +376,19 @@ def test_an_output_folder_removed_during_the_run_falls_back(
 ):
     import shutil
 
-    from reqstudio.modes.rewrite.callbacks import CLICallbackHandler
+    from reqstudio.modes.rewrite.callbacks import RewriteWords
 
     script_rewrite(llm_server)
     folder = tmp_path / "out"
     folder.mkdir()
-    real_start = CLICallbackHandler.on_stage_start
+    real_lines = RewriteWords.lines
 
-    def remove_folder_at_review(self, stage_name, **kwargs):
-        if stage_name == "review_revision":
+    def remove_folder_at_review(self, event):
+        if event.type == "step_started" and event.step == "review_revision":
             shutil.rmtree(folder)  # someone cleans up while the rewrite runs
-        real_start(self, stage_name, **kwargs)
+        return real_lines(self, event)
 
-    monkeypatch.setattr(CLICallbackHandler, "on_stage_start", remove_folder_at_review)
+    monkeypatch.setattr(RewriteWords, "lines", remove_folder_at_review)
     done = run_in_process(
         "--original-doc", inputs[0], "--clarifications", inputs[1],
         "--output-json", folder / "a.json",

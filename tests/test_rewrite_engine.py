@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -106,27 +108,24 @@ async def test_a_review_issue_patches_only_its_section(factory, llm_server):
 
 
 async def test_independent_sections_are_patched_concurrently(factory, llm_server):
+    """Both patch replies wait at a gate the test opens only once both patch requests have
+    reached the server: patched one after the other, the second request never comes."""
     llm_server.script(
         rewrite.outline_reply(),
         *rewrite.fill_replies(),
         rewrite.review_reply(("sec-01", "Too vague."), ("sec-03", "SMS provider unnamed.")),
-        rewrite.patch_reply("Overview, sharper.\n", delay=0.3),
-        rewrite.patch_reply("Payment by card; SMS via the clinic's provider.\n", delay=0.3),
+        rewrite.patch_reply("Overview, sharper.\n", hold="patches"),
+        rewrite.patch_reply("Payment by card; SMS via the clinic's provider.\n", hold="patches"),
         rewrite.review_reply(),
     )
-    patch_requests_when_first_done: list[int] = []
-
-    class Handler(rewrite.RecordingHandler):
-        def on_stage_progress(self, stage_name, message, **kwargs):
-            if "patch" in kwargs and not patch_requests_when_first_done:
-                patch_requests_when_first_done.append(
-                    len(rewrite.prompts_for(llm_server, rewrite.PATCH))
-                )
-            super().on_stage_progress(stage_name, message, **kwargs)
-
-    result = await chain(factory).ainvoke(REQUEST, Handler())
-    # Both patch requests had reached the server before the first patch came back.
-    assert patch_requests_when_first_done == [2]
+    run = asyncio.create_task(chain(factory).ainvoke(REQUEST, rewrite.RecordingHandler()))
+    deadline = time.monotonic() + 30
+    while len(rewrite.prompts_for(llm_server, rewrite.PATCH)) < 2:
+        assert not run.done(), run.result()
+        assert time.monotonic() < deadline, "no second patch request while the first waited"
+        await asyncio.sleep(0.02)
+    llm_server.open_gate("patches")
+    result = await run
     contents = [s.content for s in result.structured_document.sections]
     assert contents[1] == rewrite.BODIES[1]
     assert contents[0] == "Overview, sharper.\n"

@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from reqstudio.cli import (
     UsageError,
@@ -23,9 +23,10 @@ from reqstudio.cli import (
     process_started,
     run_mode,
 )
-from reqstudio.events import payload
+from reqstudio.events import BaseEvent, payload
 from reqstudio.kept_runs import keep_and_say
 from reqstudio.modes.agent import events
+from reqstudio.progress import Inline, Progress, Said, Words
 
 if TYPE_CHECKING:
     from reqstudio.modes.agent.outcome import AgentEnding
@@ -96,6 +97,7 @@ async def ask(
     runtime: AppRuntime, config: AgentConfig, args: argparse.Namespace, mcp_path: Path | None
 ) -> int:
     from reqstudio.modes.agent.engine import ReactAgent
+    from reqstudio.modes.agent.outcome import ending_of
     from reqstudio.tools.confirmation import always, guard_side_effects
     from reqstudio.tools.mcp_tools import McpConfigError, McpToolbox, read_mcp_config
     from reqstudio.tools.web_search import WebSearch, load_backend
@@ -116,22 +118,27 @@ async def ask(
             toolbox.tools, always(args.yes), runtime.settings.mcp_read_only_names
         )
         agent = ReactAgent(runtime.factory(), [*tools, *mcp_tools], config)
-        printer = StepPrinter(sys.stderr, sys.stdout)
+        words = AgentWords()
+        progress = Progress(words)
+        stats: events.Stats | None = None
         # The time limit counts from the process start: the user waits from launch.
         async for event in agent.run(args.question, started=process_started()):
-            printer.show(event)
-        if args.stats_json and printer.stats is not None:
+            progress.show(event)
+            if isinstance(event, events.Stats):
+                stats = event
+        failure: events.Failed | None = progress.failed
+        if args.stats_json and stats is not None:
             report: dict[str, Any] = {
                 "question": args.question,
-                "ok": not printer.failed,
-                **payload(printer.stats),
+                "ok": failure is None and not words.echoed,
+                **payload(stats),
                 "mcp_servers": [vars(s) for s in toolbox.statuses],
             }
             args.stats_json.parent.mkdir(parents=True, exist_ok=True)
             args.stats_json.write_text(json.dumps(report, ensure_ascii=False, indent=2))
-        if printer.failure is not None:
-            keep_failure(runtime.settings.data_dir, args.question, printer)
-    return agent_exit_code(printer.ending)
+        if failure is not None:
+            keep_failure(runtime.settings.data_dir, args.question, failure, stats)
+    return agent_exit_code(ending_of(failure, echoed=words.echoed))
 
 
 def agent_exit_code(ending: AgentEnding) -> int:
@@ -143,10 +150,10 @@ def agent_exit_code(ending: AgentEnding) -> int:
     return exit_code(agent_outcome(ending))
 
 
-def keep_failure(data_dir: Path, question: str, printer: StepPrinter) -> None:
+def keep_failure(
+    data_dir: Path, question: str, failure: events.Failed, stats: events.Stats | None
+) -> None:
     """A failed run's partial answer and gathered tool results, in a file named on stderr."""
-    failure = printer.failure
-    assert failure is not None
     if not failure.partial_answer and not failure.kept_results:
         return  # nothing was produced: nothing to keep
     record = {
@@ -154,7 +161,7 @@ def keep_failure(data_dir: Path, question: str, printer: StepPrinter) -> None:
         "error": failure.message,
         "partial_answer": failure.partial_answer,
         "kept_results": [r.model_dump() for r in failure.kept_results],
-        "stats": payload(printer.stats) if printer.stats else None,
+        "stats": payload(stats) if stats else None,
     }
     keep_and_say(data_dir, "agent", record)
 
@@ -167,100 +174,87 @@ def _echoes_instructions(text: str) -> bool:
     return echoes_instructions(text)
 
 
-class StepPrinter:
-    """Writes events as readable lines: steps to `steps`, the answer to `answer`."""
+class AgentWords(Words):
+    """The Agent's events in words: the steps on stderr, the answer on stdout once it is whole.
+    `echoed`: the "answer" only gave back the app's instructions (and was not printed)."""
 
-    def __init__(self, steps: TextIO, answer: TextIO):
-        self.steps = steps
-        self.answer = answer
-        self.failed = False
-        self.echoed = False  # the "answer" only gave back the app's instructions
-        self.failure: events.Failed | None = None
-        self.stats: events.Stats | None = None
+    def __init__(self) -> None:
+        self.echoed = False
 
-    def _line(self, text: str) -> None:
-        print(text, file=self.steps, flush=True)
+    def answer(self, event: BaseEvent) -> str | None:
+        if not isinstance(event, events.AnswerFinished):
+            return None  # the answer's tokens are not written: the whole answer is
+        if _echoes_instructions(event.text):
+            # As in the app: the model gave back the app's own instructions (a small model
+            # may repeat the hand-over text); that is no answer and is not printed as one.
+            self.echoed = True
+            return None
+        return event.text + "\n"
 
-    @property
-    def ending(self) -> AgentEnding:
-        from reqstudio.modes.agent.outcome import ending_of
-
-        return ending_of(self.failure, echoed=self.echoed)
-
-    def show(self, event: events.AgentEvent) -> None:
+    def lines(self, event: BaseEvent) -> Said:
         match event:
             case events.ThinkingStarted(model=model, round=number):
-                self.steps.write(f"\n[thinking · {model} · round {number}] ")
+                return Inline(f"\n[thinking · {model} · round {number}] ")
             case events.ThinkingToken(text=text):
-                self.steps.write(text)
-                self.steps.flush()
+                return Inline(text)
             case events.ThinkingFinished():
-                self._line("")
+                return ""
             case events.ToolCallStarted(tool=tool, arguments=arguments, kind=kind):
-                self._line(f"→ {tool} ({kind}) {json.dumps(arguments, ensure_ascii=False)}")
+                return f"→ {tool} ({kind}) {json.dumps(arguments, ensure_ascii=False)}"
             case events.ToolCallFinished() as done:
-                self._show_result(done)
+                return result_lines(done)
             case events.Decision(continue_=go_on, reason=reason):
-                self._line(f"[{'continue' if go_on else 'stop'}] {reason}")
+                return f"[{'continue' if go_on else 'stop'}] {reason}"
             case events.LoopDetected(message=message):
-                self._line(f"[loop] {message}")
+                return f"[loop] {message}"
             case events.HandOver(answer_model=model, limit=limit):
                 note = f" (limit: {limit})" if limit else ""
-                self._line(f"[answer · {model}]{note}")
-            case events.AnswerToken():
-                pass  # the whole answer is written at AnswerFinished
+                return f"[answer · {model}]{note}"
             case events.AnswerRestarted(attempt=attempt):
-                self._line(f"[answer] try {attempt}: the broken try is dropped")
-            case events.AnswerFinished(text=text) if _echoes_instructions(text):
-                # As in the app: the model gave back the app's own instructions (a small model
-                # may repeat the hand-over text); that is no answer and is not printed as one.
-                self.failed = self.echoed = True
-                self._line(
+                return f"[answer] try {attempt}: the broken try is dropped"
+            case events.AnswerFinished() if self.echoed:
+                return (
                     "reqstudio: the answer model gave back the app's own instructions instead "
                     "of an answer; nothing was printed"
                 )
-            case events.AnswerFinished(text=text):
-                self.answer.write(text + "\n")
-                self.answer.flush()
             case events.Failed(message=message, kept_results=kept, partial_answer=partial):
-                self.failed = True
-                self.failure = event
-                self._line(f"reqstudio: {message}")
+                said = [f"reqstudio: {message}"]
                 if partial:
-                    self._line(f"  partial answer (not complete): {partial}")
-                for result in kept:
-                    self._line(f"  kept: {result.tool} {json.dumps(result.arguments)}")
+                    said.append(f"  partial answer (not complete): {partial}")
+                said += [f"  kept: {r.tool} {json.dumps(r.arguments)}" for r in kept]
+                return said
             case events.Stats() as stats:
-                self.stats = stats
-                self._show_stats(stats)
+                return stats_line(stats)
+        return None
 
-    def _show_result(self, done: events.ToolCallFinished) -> None:
-        if not done.ok:
-            first_line = (done.result_text.strip().splitlines() or [""])[0]
-            self._line(f"✗ {done.tool} failed: {first_line[:200]}")
-            return
-        if done.result_count is not None:
-            cached = ", cached" if done.cached else ""
-            self._line(f"← {done.tool}: {done.result_count} result(s){cached}")
-            for number, hit in enumerate(done.top_results, start=1):
-                self._line(f"   [{number}] {hit.title} <{hit.url}>")
-            return
-        preview = " ".join(done.result_text.split())[:200]
-        self._line(f"← {done.tool}: {preview}")
 
-    def _show_stats(self, stats: events.Stats) -> None:
-        parts = []
-        for role, usage in stats.per_model.items():
-            unfinished = f" + {usage.unfinished} stopped unfinished" if usage.unfinished else ""
-            tokens = f"{usage.input_tokens}+{usage.output_tokens}"
-            parts.append(
-                f"{role} {usage.model}: {usage.calls} call(s){unfinished}, "
-                f"{tokens if usage.tokens_known else 'unknown'} tokens, {usage.seconds:.1f} s"
-            )
-        cost = "" if stats.estimated_cost is None else f", ~{stats.estimated_cost:.4f}"
-        phases = stats.phase_seconds
-        total = stats.total_tokens if stats.tokens_known else "unknown"
-        self._line(
-            f"[stats] {'; '.join(parts) or 'no model calls'}; total {total} "
-            f"tokens{cost}; tools {phases['tools']:.1f} s, answer {phases['answer']:.1f} s"
+def result_lines(done: events.ToolCallFinished) -> list[str]:
+    if not done.ok:
+        first_line = (done.result_text.strip().splitlines() or [""])[0]
+        return [f"✗ {done.tool} failed: {first_line[:200]}"]
+    if done.result_count is not None:
+        cached = ", cached" if done.cached else ""
+        return [f"← {done.tool}: {done.result_count} result(s){cached}"] + [
+            f"   [{number}] {hit.title} <{hit.url}>"
+            for number, hit in enumerate(done.top_results, start=1)
+        ]
+    preview = " ".join(done.result_text.split())[:200]
+    return [f"← {done.tool}: {preview}"]
+
+
+def stats_line(stats: events.Stats) -> str:
+    parts = []
+    for role, usage in stats.per_model.items():
+        unfinished = f" + {usage.unfinished} stopped unfinished" if usage.unfinished else ""
+        tokens = f"{usage.input_tokens}+{usage.output_tokens}"
+        parts.append(
+            f"{role} {usage.model}: {usage.calls} call(s){unfinished}, "
+            f"{tokens if usage.tokens_known else 'unknown'} tokens, {usage.seconds:.1f} s"
         )
+    cost = "" if stats.estimated_cost is None else f", ~{stats.estimated_cost:.4f}"
+    phases = stats.phase_seconds
+    total = stats.total_tokens if stats.tokens_known else "unknown"
+    return (
+        f"[stats] {'; '.join(parts) or 'no model calls'}; total {total} "
+        f"tokens{cost}; tools {phases['tools']:.1f} s, answer {phases['answer']:.1f} s"
+    )

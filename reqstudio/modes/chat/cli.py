@@ -17,7 +17,9 @@ import sys
 from typing import TYPE_CHECKING
 
 from reqstudio.cli import add_command, exit_code, run_mode
+from reqstudio.events import BaseEvent
 from reqstudio.kept_runs import keep_and_say
+from reqstudio.progress import Progress, Said, Words
 
 if TYPE_CHECKING:
     from reqstudio.modes.chat.outcome import ChatEnding
@@ -34,44 +36,65 @@ def run(args: argparse.Namespace) -> int:
     return run_mode(lambda runtime: _answer(runtime, args.message))
 
 
+class ChatWords(Words):
+    """A chat answer in words: the answer streams (when `live`); a try that breaks off is
+    followed by the line saying the text after the next line (the retry's, from the harness)
+    replaces the text above."""
+
+    def __init__(self, live: bool):
+        self.live = live
+
+    def streams(self, event: BaseEvent) -> bool:
+        return event.name in ("answer_token", "answer_restarted")
+
+    def lines(self, event: BaseEvent) -> Said:
+        if event.name == "answer_restarted" and self.live:
+            from reqstudio.cli import user_language
+            from reqstudio.messages import text
+
+            return "\n" + text("waits.cli_replaces", user_language())
+        return None
+
+
 async def _answer(runtime: AppRuntime, message: str) -> int:
     from reqstudio.calls import IncompleteAnswerError
-    from reqstudio.cli import user_language
     from reqstudio.errors import describe_failure
-    from reqstudio.messages import text
     from reqstudio.modes.chat.engine import ChatEngine, ChatMemory
+    from reqstudio.modes.chat.entry import (
+        AnswerFailed,
+        AnswerFinished,
+        AnswerRestarted,
+        AnswerToken,
+    )
     from reqstudio.modes.chat.outcome import failed_ending
     from reqstudio.usage import UsageTracker, token_count_text
 
     tracker = UsageTracker()
     engine = ChatEngine(runtime.factory(), callbacks=[tracker])
-    live = sys.stdout.isatty()  # a pipe or a file gets the finished answer only
-    attempt_text: list[str] = []  # what the current try has written so far
+    # a pipe or a file gets the finished answer only
+    progress = Progress(ChatWords(live=sys.stdout.isatty()), live=sys.stdout.isatty())
 
+    # The chat's events are shown as the engine reports them, in its own order: a retry's
+    # "replaces" line comes before the harness's line for the retry.
     def show(token: str) -> None:
-        attempt_text.append(token)
-        if live:
-            sys.stdout.write(token)
-            sys.stdout.flush()
+        progress.show(AnswerToken(text=token))
 
     def retrying(attempt: int, error: BaseException, wait: float) -> None:
-        # The retry's own line (why, which try) follows on stderr, from the harness.
-        attempt_text.clear()
-        if live:
-            print("\n" + text("waits.cli_replaces", user_language()), file=sys.stderr)
+        progress.show(AnswerRestarted(attempt=attempt))
 
     try:
         answer = await engine.reply(ChatMemory(), message, on_token=show, on_retry=retrying)
     except Exception as exc:
-        partial = exc.partial if isinstance(exc, IncompleteAnswerError) else "".join(attempt_text)
+        partial = exc.partial if isinstance(exc, IncompleteAnswerError) else progress.text
+        progress.show(AnswerFailed(code=type(exc).__name__, error=exc, partial=partial))
         # The bundled model's bound ends its answer without a pass (4); anything else fails (1).
         code = chat_exit_code(failed_ending(exc, runtime.endpoint.embedded))
-        if live and attempt_text:
-            sys.stdout.write("\n")
-        print(f"reqstudio: {describe_failure(exc, 'en')}", file=sys.stderr)
+        if progress.live and progress.text:
+            progress.write_out("\n")
+        progress.say(f"reqstudio: {describe_failure(exc, 'en')}")
         if not partial:
             return code  # nothing arrived: nothing to keep
-        print(f"  partial answer (not complete): {partial}", file=sys.stderr)
+        progress.say(f"  partial answer (not complete): {partial}")
         record = {
             "question": message,
             "error": describe_failure(exc, "en"),
@@ -83,12 +106,9 @@ async def _answer(runtime: AppRuntime, message: str) -> int:
         }
         keep_and_say(runtime.settings.data_dir, "chat", record, what="the partial answer")
         return code
-    if live:
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(answer + "\n")
-    sys.stdout.flush()
-    print(f"[{token_count_text(tracker)} tokens, {tracker.calls} call(s)]", file=sys.stderr)
+    progress.show(AnswerFinished(result=answer))
+    progress.write_out("\n" if progress.live else answer + "\n")
+    progress.say(f"[{token_count_text(tracker)} tokens, {tracker.calls} call(s)]")
     return chat_exit_code("answered")
 
 

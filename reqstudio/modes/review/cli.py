@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reqstudio import cli as harness
+from reqstudio.events import BaseEvent
 from reqstudio.outcomes import Outcome
+from reqstudio.progress import Progress, Said, Words
 
 if TYPE_CHECKING:
     from reqstudio.llm import ModelFactory
@@ -57,53 +59,54 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def review_with_progress(request: ReviewRequest, factory: ModelFactory) -> ReviewResult:
+    """The review, its progress on stderr (`ReviewWords`); raises `ReviewFailed` when it
+    failed or ended without a result."""
     from reqstudio.modes.review.engine import run_review
-    from reqstudio.modes.review.events import (
-        AuthorStarted,
-        DecisionMade,
-        ReviewerFailed,
-        ReviewerFinished,
-        RoundStarted,
-        RunFailed,
-        RunFinished,
-        SectionRevised,
-    )
 
+    progress = Progress(ReviewWords())
     async for event in run_review(request, factory):
-        if isinstance(event, RoundStarted):
-            harness.say(f"INFO: Round {event.round}: red team, blue team and client reviewing...")
-        elif isinstance(event, ReviewerFinished):
-            harness.say(f"INFO: Round {event.round}: {event.reviewer} done")
-        elif isinstance(event, ReviewerFailed):
-            harness.say(
-                f"WARNING: Round {event.round}: {event.reviewer} unreadable: {event.reason}"
-            )
-        elif isinstance(event, DecisionMade):
-            decision = event.decision
-            verdict = (
-                f"revise {', '.join(decision.focus_on)}"
-                if decision.action == "iterate"
-                else f"stop ({decision.reason}{': ' + decision.detail if decision.detail else ''})"
-            )
-            harness.say(
-                f"INFO: Round {event.round}: {len(decision.improvements)} issue(s); {verdict}"
-            )
-            if event.record is not None:
-                for line in tracking_lines(event.record):
-                    harness.say(line)
-        elif isinstance(event, AuthorStarted):
-            harness.say(f"INFO: Round {event.round}: revising {event.agent_id} {event.title}")
-        elif isinstance(event, SectionRevised) and event.revision.outcome != "changed":
-            revision = event.revision
-            why = revision.failed or revision.rejected or "the author returned it unchanged"
-            harness.say(
-                f"WARNING: Round {event.round}: {revision.agent_id} {revision.outcome}: {why}"
-            )
-        elif isinstance(event, RunFailed):
-            raise ReviewFailed(event.message, event.partial, event)
-        elif isinstance(event, RunFinished):
-            return event.result
+        progress.show(event)
+        if progress.failed is not None or progress.finished is not None:
+            break
+    if progress.failed is not None:
+        failed = progress.failed
+        raise ReviewFailed(failed.message, failed.partial, failed)
+    if progress.finished is not None:
+        return progress.finished.result
     raise ReviewFailed("the review ended without a result", None)
+
+
+class ReviewWords(Words):
+    """The review's events in words on stderr; the improved document is written by the
+    command once the run is over."""
+
+    def lines(self, event: BaseEvent) -> Said:
+        from reqstudio.modes.review import events
+
+        match event:
+            case events.RoundStarted(round=number):
+                return f"INFO: Round {number}: red team, blue team and client reviewing..."
+            case events.ReviewerFinished(round=number, reviewer=reviewer):
+                return f"INFO: Round {number}: {reviewer} done"
+            case events.ReviewerFailed(round=number, reviewer=reviewer, reason=reason):
+                return f"WARNING: Round {number}: {reviewer} unreadable: {reason}"
+            case events.DecisionMade(round=number, decision=decision, record=record):
+                verdict = (
+                    f"revise {', '.join(decision.focus_on)}"
+                    if decision.action == "iterate"
+                    else f"stop ({decision.reason}"
+                    f"{': ' + decision.detail if decision.detail else ''})"
+                )
+                said = [f"INFO: Round {number}: {len(decision.improvements)} issue(s); {verdict}"]
+                return said + (tracking_lines(record) if record is not None else [])
+            case events.AuthorStarted(round=number, agent_id=agent_id, title=title):
+                return f"INFO: Round {number}: revising {agent_id} {title}"
+            case events.SectionRevised(round=number, revision=revision) if (
+                revision.outcome != "changed"
+            ):
+                why = revision.failed or revision.rejected or "the author returned it unchanged"
+                return f"WARNING: Round {number}: {revision.agent_id} {revision.outcome}: {why}"
+        return None
 
 
 def tracking_lines(record: ReviewRound) -> list[str]:

@@ -20,7 +20,6 @@ import sys
 from typing import Any, Protocol, TextIO, runtime_checkable
 
 from reqstudio.events import BaseEvent
-from reqstudio.failures import said_or
 from reqstudio.messages import language_code, messages_under
 from reqstudio.modes.rewrite.events import (
     SectionReset,
@@ -30,6 +29,7 @@ from reqstudio.modes.rewrite.events import (
     StageProgress,
     StageStarted,
 )
+from reqstudio.progress import Progress, Said, Words
 
 STAGES = ("outline_generation", "content_filling", "review_revision")
 
@@ -48,34 +48,56 @@ class ProgressCallbackHandler(Protocol):
         """Finer progress inside a stage, e.g. "正在生成第 2/5 节..."."""
 
 
-class CLICallbackHandler:
-    """Seed 003 section 5.3: every report on stderr, the document alone on stdout.
+class RewriteWords(Words):
+    """The run's stages in words on stderr (seed 003 section 5.3): `language` "en" (the
+    default) gives the seed's lines, "zh" the same in Chinese. The progress messages come
+    from the engine in the language the run was given."""
 
-    `language` "en" (the default) prints the seed's lines; "zh" prints them in Chinese. The
-    progress messages come from the engine in the language the run was given."""
+    def __init__(self, language: str = "en"):
+        self.language = language_code(language)
+        self.said = messages_under("cli.rewrite.stage", self.language)
+
+    def lines(self, event: BaseEvent) -> Said:
+        match event:
+            case StageStarted(step=stage):
+                return self.said["start"].format(stage=stage)
+            case StageFinished(step=stage):
+                return self.said["end"].format(stage=stage)
+            case StageFailed(step=stage, section_id=section):
+                where = self.said["where"].format(section_id=section) if section else ""
+                reason = event.text(self.language)
+                return self.said["error"].format(stage=stage, where=where, reason=reason)
+            case StageProgress(step=stage, message=message):
+                return f"INFO: [{stage}] {message}"
+        return None
+
+
+class CLICallbackHandler:
+    """Seed 003 section 5.3: every report on stderr (in `RewriteWords`), the document alone
+    on stdout; for a caller of `RewriteChain.invoke`, as the seed's handler."""
 
     def __init__(self, stream: TextIO | None = None, language: str = "en"):
         self.stream = stream
-        self.language = language_code(language)
-        self.lines = messages_under("cli.rewrite.stage", self.language)
+        self.words = RewriteWords(language)
 
-    def _print(self, text: str) -> None:
-        print(text, file=self.stream or sys.stderr, flush=True)
+    def _print(self, event: BaseEvent) -> None:
+        Progress(self.words, log=self.stream or sys.stderr).show(event)
 
     def on_stage_start(self, stage_name: str, **kwargs: Any) -> None:
-        self._print(self.lines["start"].format(stage=stage_name))
+        self._print(StageStarted(step=stage_name, values=kwargs))
 
     def on_stage_end(self, stage_name: str, **kwargs: Any) -> None:
-        self._print(self.lines["end"].format(stage=stage_name))
+        self._print(StageFinished(step=stage_name, values=kwargs))
 
     def on_stage_error(self, stage_name: str, reason: str = "", **kwargs: Any) -> None:
+        failure = kwargs.get("failure") or {}
         section = kwargs.get("section_id")
-        where = self.lines["where"].format(section_id=section) if section else ""
-        reason = said_or(kwargs.get("failure") or {}, reason, self.language)
-        self._print(self.lines["error"].format(stage=stage_name, where=where, reason=reason))
+        self._print(
+            StageFailed(step=stage_name, reason=reason, failure=failure, section_id=section)
+        )
 
     def on_stage_progress(self, stage_name: str, message: str, **kwargs: Any) -> None:
-        self._print(f"INFO: [{stage_name}] {message}")
+        self._print(StageProgress(step=stage_name, message=message, values=kwargs))
 
 
 async def notify(handler: Any, method: str, *args: Any, **kwargs: Any) -> None:

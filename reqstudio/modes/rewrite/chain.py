@@ -158,17 +158,23 @@ class RewriteChain:
         async def emit(event: BaseEvent) -> None:
             await deliver(callback_handler, event)
 
-        return await self._run(request, emit, tracker, checkpointer, run_id, resume)
+        return await self.arun(
+            request, emit, tracker=tracker, checkpointer=checkpointer, run_id=run_id,
+            resume=resume,
+        )  # fmt: skip
 
-    async def _run(
+    async def arun(
         self,
         request: RewriteRequest | None,
         emit: Callable[[BaseEvent], Awaitable[None]],
-        tracker: UsageTracker | None,
-        checkpointer: BaseCheckpointSaver | None,
-        run_id: str | None,
-        resume: bool,
+        *,
+        tracker: UsageTracker | None = None,
+        checkpointer: BaseCheckpointSaver | None = None,
+        run_id: str | None = None,
+        resume: bool = False,
     ) -> RewriteResult:
+        """As `ainvoke`, each of the run's events awaited by `emit` as it happens (the events
+        of a stage that a cancellation ends too, which a closed `astream` cannot yield)."""
         tracker = tracker if tracker is not None else UsageTracker()
         started = time.perf_counter()
         context = RewriteContext(
@@ -281,7 +287,10 @@ class RewriteChain:
 
         async def work() -> None:
             try:
-                result = await self._run(request, queue.put, tracker, checkpointer, run_id, resume)
+                result = await self.arun(
+                    request, queue.put, tracker=tracker, checkpointer=checkpointer,
+                    run_id=run_id, resume=resume,
+                )  # fmt: skip
                 await queue.put(RunFinished(result=result))
             except Exception as error:
                 await queue.put(_failed(error))

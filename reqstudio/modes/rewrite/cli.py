@@ -38,11 +38,12 @@ from reqstudio.cli import (
     user_language,
     write_with_fallback,
 )
+from reqstudio.events import BaseEvent
 from reqstudio.messages import messages_under
 from reqstudio.outcomes import Outcome
+from reqstudio.progress import Progress
 
 if TYPE_CHECKING:  # the chain, LangGraph and the model client load when the command runs
-    from reqstudio.modes.rewrite.callbacks import CLICallbackHandler
     from reqstudio.modes.rewrite.chain import RewriteChain
     from reqstudio.modes.rewrite.models import ClarificationItem, RewriteRequest, RewriteResult
     from reqstudio.runtime import AppRuntime
@@ -167,23 +168,26 @@ def read_request(args: argparse.Namespace, settings: Settings) -> RewriteRequest
 async def run_checkpointed(
     chain: RewriteChain,
     request: RewriteRequest | None,
-    handler: CLICallbackHandler,
+    progress: Progress,
     settings: Settings,
     run_id: str,
     resume: bool,
 ) -> RewriteResult:
+    """The run, each event shown by `progress` as it happens (a stage that Ctrl-C ends says
+    so); raises what the run failed with."""
     from reqstudio.persistence import open_checkpointer, prepare_checkpoints
+
+    async def show(event: BaseEvent) -> None:
+        progress.show(event)
 
     await prepare_checkpoints(settings)
     async with open_checkpointer(settings) as saver:
-        return await chain.ainvoke(
-            request, handler, checkpointer=saver, run_id=run_id, resume=resume
-        )
+        return await chain.arun(request, show, checkpointer=saver, run_id=run_id, resume=resume)
 
 
 def rewrite_command(args: argparse.Namespace) -> int:
     # The chain, LangGraph and the model client: imported only when the command runs.
-    from reqstudio.modes.rewrite.callbacks import CLICallbackHandler
+    from reqstudio.modes.rewrite.callbacks import RewriteWords
     from reqstudio.modes.rewrite.chain import RewriteChain, RewriteResumeError, run_sync
     from reqstudio.modes.rewrite.errors import RewriteStageError
     from reqstudio.modes.rewrite.sizes import context_sizes
@@ -204,7 +208,7 @@ def rewrite_command(args: argparse.Namespace) -> int:
         request = read_request(args, settings)
     check_distinct(args.output_md, args.output_json)
     run_id = args.resume or f"rewrite-{uuid.uuid4().hex[:12]}"
-    handler = CLICallbackHandler(language=language)
+    progress = Progress(RewriteWords(language))
     options = RewriteOptions(
         max_review_rounds=settings.rewrite_max_review_rounds, language=language
     )
@@ -224,7 +228,7 @@ def rewrite_command(args: argparse.Namespace) -> int:
             print(say["resuming"].format(run_id=run_id), file=sys.stderr, flush=True)
         try:
             result = run_sync(
-                run_checkpointed(chain, request, handler, settings, run_id, bool(args.resume))
+                run_checkpointed(chain, request, progress, settings, run_id, bool(args.resume))
             )
         except RewriteResumeError as error:
             raise UsageError(f"--resume: {error}") from None

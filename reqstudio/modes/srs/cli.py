@@ -11,7 +11,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +33,7 @@ from reqstudio.cli import (
     user_language,
     write_with_fallback,
 )
+from reqstudio.events import BaseEvent
 from reqstudio.kept_runs import keep_and_say
 from reqstudio.modes.srs.cli_pause import describe_decision, pause_table, read_decision
 from reqstudio.modes.srs.documents import ReferenceDocumentError, load_reference
@@ -46,7 +46,6 @@ from reqstudio.modes.srs.events import (
     NodeStarted,
     NodeToken,
     Notice,
-    Paused,
     RunFailed,
     RunFinished,
     SrsResult,
@@ -55,6 +54,7 @@ from reqstudio.modes.srs.events import (
 from reqstudio.modes.srs.experiment_cli import add_arguments as add_experiment_arguments
 from reqstudio.modes.srs.outcome import SrsEnding, srs_outcome
 from reqstudio.modes.srs.state import ABLATIONS
+from reqstudio.progress import Progress, Said, Words
 
 if TYPE_CHECKING:
     from reqstudio.llm import ModelFactory
@@ -194,6 +194,37 @@ def _save(path: Path, text: str, fallback_dir: Path, suffix: str) -> tuple[Path,
     return where, why
 
 
+class SrsWords(Words):
+    """The SRS run's events in words on stderr, in the run's `language` (the trail, notes);
+    the document streams as DocGenerate writes it."""
+
+    def __init__(self, language: str):
+        self.language = language
+
+    def streams(self, event: BaseEvent) -> bool:
+        return isinstance(event, DocumentToken | DocumentReset)
+
+    def lines(self, event: BaseEvent) -> Said:
+        match event:
+            case Trail():
+                return event.text(self.language)
+            case Notice():
+                return f"note: {event.text(self.language)}"
+            case NodeStarted(agent=agent, round=number):
+                looping = agent in ("ReqExplore", "ReqClarify")
+                return f"[{agent}]" + (f" round {number}" if looping else "") + " ..."
+            case NodeFinished():
+                return _describe_node(event)
+            case DocumentReset(attempt=attempt):
+                return f"[DocGenerate] the stream broke; writing the document again ({attempt})"
+            case DocumentContinued(count=count):
+                return (
+                    "[DocGenerate] the document hit the model's length limit; asking the "
+                    f"model to continue it ({count})"
+                )
+        return None
+
+
 def _describe_node(event: NodeFinished) -> str:
     c = event.counts
     looping = event.agent in ("ReqExplore", "ReqClarify")
@@ -296,12 +327,8 @@ async def _generate(
     language: str = "en",
     fallback_dir: Path = Path("."),
 ) -> int:
-    live = out is None and sys.stdout.isatty()  # a pipe gets the finished document only
-
-    def progress(text: str) -> None:
-        if not quiet:
-            _progress(text)
-
+    # a pipe gets the finished document only
+    progress = Progress(SrsWords(language), live=out is None and sys.stdout.isatty(), quiet=quiet)
     from reqstudio.usage import UsageTracker
 
     # Work the run needs later (the checker for the log's summary, the reference's sections)
@@ -327,8 +354,8 @@ async def _generate(
             "log_dir": Path(scratch.name),
         }
         if request.ablation != "none" or not request.reference_srs.strip():
-            progress("note: --interactive pauses after ReqClarify rounds; this run has none")
-    delivery = _Delivery(out, log_path, trace_path, fallback_dir, language, live, progress)
+            progress.note("note: --interactive pauses after ReqClarify rounds; this run has none")
+    delivery = _Delivery(out, log_path, trace_path, fallback_dir, language, progress)
     try:
         return await _generate_rounds(
             factory, request, delivery, tracker=tracker, run_options=run_options, warm_up=warm_up
@@ -341,15 +368,15 @@ async def _generate(
 @dataclass(frozen=True)
 class _Delivery:
     """Where a run's document, log and trace go (`fallback_dir` when a path fails), and how
-    its progress is told; `live`: the document streams to the terminal as it is written."""
+    its progress is told (`progress.live`: the document streams to the terminal as it is
+    written)."""
 
     out: Path | None
     log_path: Path | None
     trace_path: Path | None
     fallback_dir: Path
     language: str
-    live: bool
-    progress: Callable[[str], None]
+    progress: Progress
 
 
 async def _generate_rounds(
@@ -369,8 +396,7 @@ async def _generate_rounds(
     resume = False
     decision = None
     while True:
-        paused: Paused | None = None
-        document: list[str] = []  # the document of the current DocGenerate try, as it streams
+        progress.begin()
         try:
             async for event in run_srs(
                 request, factory, tracker=tracker, resume=resume, decision=decision, **run_options
@@ -380,56 +406,29 @@ async def _generate_rounds(
                     # earlier, the warm-up's imports held the interpreter while the request
                     # was being built and sent.
                     warm_up.start()
-                if isinstance(event, Trail):
-                    progress(event.text(language))
-                elif isinstance(event, Notice):
-                    progress(f"note: {event.text(language)}")
-                elif isinstance(event, NodeStarted):
-                    looping = event.agent in ("ReqExplore", "ReqClarify")
-                    progress(
-                        f"[{event.agent}]" + (f" round {event.round}" if looping else "") + " ..."
-                    )
-                elif isinstance(event, NodeFinished):
-                    progress(_describe_node(event))
-                elif isinstance(event, DecisionApplied):
-                    _progress(describe_decision(event))
-                elif isinstance(event, Paused):
-                    paused = event
-                elif isinstance(event, DocumentToken):
-                    document.append(event.text)
-                    if delivery.live:
-                        sys.stdout.write(event.text)
-                        sys.stdout.flush()
-                elif isinstance(event, DocumentReset):
-                    document.clear()
-                    progress(
-                        "[DocGenerate] the stream broke; writing the document again "
-                        f"({event.attempt})"
-                    )
-                elif isinstance(event, DocumentContinued):
-                    progress(
-                        "[DocGenerate] the document hit the model's length limit; asking the "
-                        f"model to continue it ({event.count})"
-                    )
+                progress.show(event)
+                if isinstance(event, DecisionApplied):
+                    # said even with --quiet: it answers the user's own decision
+                    progress.say(describe_decision(event))
                 elif isinstance(event, RunFailed):
                     logged = delivery.log_path is not None and _write_log(
                         delivery.log_path, event.partial, delivery.fallback_dir, request.user_input
                     )
                     where = f"{event.agent} failed: " if event.agent else ""
-                    _progress(f"reqstudio: {where}{event.text(language)}")
+                    progress.say(f"reqstudio: {where}{event.text(language)}")
                     _keep_failed_run(
-                        event, "".join(document), delivery.fallback_dir, log_written=logged
+                        event, progress.text, delivery.fallback_dir, log_written=logged
                     )
                     return srs_exit_code("failed")
                 elif isinstance(event, RunFinished):
                     return _finish(event.result, delivery, request.user_input)
         except DecisionError as refused:  # nothing was applied: the same pause, asked again
-            _progress(f"reqstudio: {refused.message(language)}")
+            progress.say(f"reqstudio: {refused.message(language)}")
             decision = await read_decision(language)
             continue
-        if paused is None:
+        if progress.paused is None:
             return EXIT_OK
-        _progress(pause_table(paused, language))
+        progress.say(pause_table(progress.paused, language))
         decision = await read_decision(language)
         resume = True
 
@@ -445,7 +444,7 @@ def _finish(result: SrsResult, delivery: _Delivery, request: str) -> int:
                 f"reqstudio: --out: could not write {out} ({problem}); the SRS is saved in {where}"
             )
             written = False
-    elif delivery.live:  # the document was streamed; the matrix follows it
+    elif delivery.progress.live:  # the document was streamed; the matrix follows it
         matrix = final[len(result.srs_markdown.rstrip("\n")) :]
         sys.stdout.write(matrix.rstrip("\n") + "\n")
     else:
@@ -455,7 +454,7 @@ def _finish(result: SrsResult, delivery: _Delivery, request: str) -> int:
     from reqstudio.usage import token_count_text
 
     usage = result.usage
-    delivery.progress(
+    delivery.progress.note(
         f"done: {len(result.requirements)} requirements, {result.rounds} "
         f"ReqExplore/ReqClarify round(s), {usage['calls']} model calls, "
         f"{token_count_text(usage)} tokens, {result.seconds:.1f} s"

@@ -10,10 +10,12 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from reqstudio import cli as harness
+from reqstudio.events import BaseEvent
 from reqstudio.modes.team import events
+from reqstudio.progress import Progress, Said, Words
 
 if TYPE_CHECKING:
     from reqstudio.modes.team.runner import TeamRun
@@ -76,23 +78,20 @@ async def work(team: TeamRun, args: argparse.Namespace) -> int:
     line, keeps the record in the store and writes `--log`. Exit 0 only when root's answer
     reached the user; 4 when a limit, a loop or idleness ended the run without it; 1 when root
     failed; 130 after Ctrl-C."""
-    printer = EventPrinter(sys.stderr, sys.stdout)
+    progress = Progress(TeamWords())
     if team.store is not None:
-        printer.line(f"[run] {team.run_id} · saved as it happens in {team.store.path}")
+        progress.say(f"[run] {team.run_id} · saved as it happens in {team.store.path}")
     interrupted = on_ctrl_c(team)
-    finished: events.RunFinished | None = None
     try:
         async for event in team.events(args.task):
-            printer.show(event)
-            if isinstance(event, events.RunFinished):
-                finished = event
+            progress.show(event)
     finally:
         restore_ctrl_c()
         if args.log is not None:
             await write_log(team, args.log)
     if interrupted.is_set():
         return harness.EXIT_INTERRUPTED
-    return team_exit_code(finished)
+    return team_exit_code(progress.finished)
 
 
 def team_exit_code(finished: events.RunFinished | None) -> int:
@@ -144,72 +143,69 @@ def one_line(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-class EventPrinter:
-    """Events as readable lines on `log`; root's answer streams to `answer`."""
+class TeamWords(Words):
+    """The team's events in words on stderr; root's answer to stdout, each delivered message
+    whole, a line between them."""
 
-    def __init__(self, log: TextIO, answer: TextIO):
-        self.log = log
-        self.answer = answer
-        self.streamed = ""
-        self.answers: list[int | None] = []
+    def __init__(self) -> None:
+        self.answered = False  # a message of root's reached the user
 
-    def line(self, text: str) -> None:
-        print(text, file=self.log, flush=True)
+    def answer(self, event: BaseEvent) -> str | None:
+        match event:
+            case events.AnswerToken(text=text):
+                separator = "\n" if self.answered else ""
+                self.answered = True
+                return separator + text
+            case events.RunFinished(answer=answer):
+                if answer and not self.answered:  # a record replayed without its tokens
+                    self.answered = True
+                    return answer + "\n"
+                return "\n" if self.answered else None
+        return None
 
-    def show(self, event: events.TeamEvent) -> None:
+    def lines(self, event: BaseEvent) -> Said:
         match event:
             case events.RoleCreated(by=by, role_name=name, interface_spec=spec):
-                self.line(f"[role] {by} created {name}{' (with interface spec)' if spec else ''}")
+                return f"[role] {by} created {name}{' (with interface spec)' if spec else ''}"
             case events.AgentSpawned(parent=parent, agent_id=agent_id, role_name=name, brief=brief):
                 if parent is None:
-                    self.line(f"[spawn] {agent_id} ({name})")
-                else:
-                    constraints = "; ".join((brief or {}).get("constraints", []))
-                    self.line(
-                        f"[spawn] {parent} → {agent_id} ({name}): "
-                        f"{one_line((brief or {}).get('objective', ''))} | constraints: {constraints}"
-                    )
+                    return f"[spawn] {agent_id} ({name})"
+                constraints = "; ".join((brief or {}).get("constraints", []))
+                return (
+                    f"[spawn] {parent} → {agent_id} ({name}): "
+                    f"{one_line((brief or {}).get('objective', ''))} | constraints: {constraints}"
+                )
             case events.MessageDelivered(message=m, first_contact=first):
                 new = " (first contact)" if first else ""
-                self.line(
+                return (
                     f"[message] {m['from']} → {m['to']} {m['message_type']}{new}: "
                     f"{one_line(m['content'] or json.dumps(m['payload'], ensure_ascii=False))}"
                 )
             case events.Introduced(requester=who, target=target, introducer=by, forwarded_from=via):
                 hop = f" (forwarded from {via})" if via else ""
-                self.line(f"[introduction] {by} introduced {target} to {who}{hop}")
+                return f"[introduction] {by} introduced {target} to {who}{hop}"
             case events.Refused(agent_id=agent_id, tool=tool, code=code, message=message):
-                self.line(f"[refused] {agent_id} {tool}: {code}: {one_line(message)}")
+                return f"[refused] {agent_id} {tool}: {code}: {one_line(message)}"
             case events.LimitReached(limit=limit, detail=detail):
-                self.line(f"[limit] {limit}: {detail}")
+                return f"[limit] {limit}: {detail}"
             case events.AgentFailed(agent_id=agent_id, error=error):
-                self.line(f"[failed] {agent_id}: {error}")
+                return f"[failed] {agent_id}: {error}"
             case events.TurnFinished(agent_id=agent_id, model_calls=calls, tool_calls=tools):
-                self.line(f"[turn] {agent_id}: {calls} model call(s), {tools} tool call(s)")
-            case events.AnswerToken(text=text, message_id=message_id):
-                # one delivered message to the user, whole; answers are separated by a line
-                if self.answers:
-                    self.answer.write("\n")
-                self.answers.append(message_id)
-                self.streamed += text
-                self.answer.write(text)
-                self.answer.flush()
+                return f"[turn] {agent_id}: {calls} model call(s), {tools} tool call(s)"
             case events.RunFinished() as done:
-                self.finish(done)
+                return ending_lines(done)
+        return None
 
-    def finish(self, done: events.RunFinished) -> None:
-        if done.answer and not self.answers:  # a record replayed without its tokens
-            self.answer.write(done.answer)
-            self.answers.append(None)
-        if self.answers:
-            self.answer.write("\n")
-            self.answer.flush()
-        if done.root_note:
-            self.line(f"[root said, without answering the user] {one_line(done.root_note, 400)}")
-        self.line(f"[end] {done.reason}: {done.detail} ({done.seconds:.1f} s)")
-        for s in done.agents:
-            self.line(
-                f"[stats] {s.agent_id} {s.role_name}: {s.messages_sent} sent, "
-                f"{s.messages_received} received, {s.tool_calls} tool calls, "
-                f"{s.input_tokens}+{s.output_tokens} tokens, {s.seconds:.1f} s"
-            )
+
+def ending_lines(done: events.RunFinished) -> list[str]:
+    said = []
+    if done.root_note:
+        said.append(f"[root said, without answering the user] {one_line(done.root_note, 400)}")
+    said.append(f"[end] {done.reason}: {done.detail} ({done.seconds:.1f} s)")
+    said += [
+        f"[stats] {s.agent_id} {s.role_name}: {s.messages_sent} sent, "
+        f"{s.messages_received} received, {s.tool_calls} tool calls, "
+        f"{s.input_tokens}+{s.output_tokens} tokens, {s.seconds:.1f} s"
+        for s in done.agents
+    ]
+    return said
