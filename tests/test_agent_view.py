@@ -1,5 +1,5 @@
 """Agent mode's view: what the browser shows when an answer try breaks off and is retried, or
-fails for good. Real engine events (scripted server, real HTTP) go through `AgentRunView` into
+fails for good. Real engine events (scripted server, real HTTP) go through `LiveRun` and `AgentViews` into
 a screen that applies Chainlit's messages as its browser client does (a message id sent again
 replaces the message; tokens append)."""
 
@@ -13,7 +13,8 @@ from chainlit.emitter import BaseChainlitEmitter
 from chainlit.session import HTTPSession
 
 from reqstudio.modes.agent import AgentConfig, Failed, ReactAgent
-from reqstudio.web.agent import AgentRunView
+from reqstudio.web.agent import AgentViews
+from reqstudio.web.live import LiveRun
 from tests.scripted_server import Reply
 
 ANSWER = "Write the final answer now"  # reqstudio/prompts/agent/answer_context.md
@@ -62,11 +63,11 @@ def on_screen() -> Screen:
 async def show_run(factory) -> tuple[list[Any], Screen]:
     screen = on_screen()
     agent = ReactAgent(factory, [], AgentConfig(language="en", max_execution_time=20))
-    view = AgentRunView()
+    live = LiveRun(AgentViews())
     events = []
     async for event in agent.run("Which standard replaced IEEE 830?"):
         events.append(event)
-        await view.show(event)
+        await live.show(event)
     return events, screen
 
 

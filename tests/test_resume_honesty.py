@@ -23,7 +23,7 @@ from reqstudio.web.resume_advice import resume_advice
 from reqstudio.web.review.tables import failure_note
 from reqstudio.web.rewrite.flow import failure_note as rewrite_failure_note
 from reqstudio.web.rewrite.flow import written
-from reqstudio.web.rewrite.progress import ChainlitProgress
+from reqstudio.web.rewrite.progress import RewriteViews
 from tests.review_support import DOCUMENT, RED, panel
 from tests.scripted_server import Reply
 
@@ -139,7 +139,7 @@ async def test_a_later_round_failing_says_its_finished_rounds_are_kept(
 
 async def test_a_rewrite_that_wrote_nothing_does_not_claim_it_kept_something(language):
     outline = parse_markdown("# T\n\n## A\n\n## B\n")
-    progress = ChainlitProgress.__new__(ChainlitProgress)
+    progress = RewriteViews.__new__(RewriteViews)
     progress.written, progress.document = {}, outline
     assert written(progress, outline) == "" and written(progress, None) == ""
     language("zh-CN")

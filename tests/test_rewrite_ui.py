@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import reqstudio.web.live as live_ui
 import reqstudio.web.rewrite.flow as rewrite_ui
 import reqstudio.web.rewrite.progress as progress_ui
 from reqstudio.modes.rewrite import (
@@ -69,7 +70,8 @@ def page(monkeypatch):
         return None
 
     monkeypatch.setattr(progress_ui, "open_top_level_step", open_step)
-    monkeypatch.setattr(progress_ui, "top_level_message", ShownMessage)
+    monkeypatch.setattr(live_ui, "open_top_level_step", open_step)
+    monkeypatch.setattr(live_ui, "top_level_message", ShownMessage)
     monkeypatch.setattr(rewrite_ui, "top_level_message", ShownMessage)
     monkeypatch.setattr(rewrite_ui, "persist_thread_state", nothing)
 
@@ -88,8 +90,9 @@ async def test_an_incomplete_rewrite_names_the_sections_not_patched(factory, llm
         Reply(content=sharper, match="[sec-01] Overview (heading"),
         *[Reply(content="", match="[sec-03] Payment and reminders (heading") for _ in range(5)],
     )
-    progress = rewrite_ui.ChainlitProgress()
-    result = await RewriteChain(factory).ainvoke(REQUEST, progress)
+    live = progress_ui.rewrite_live()
+    progress = live.views
+    result = await RewriteChain(factory).arun(REQUEST, live.show)
     await rewrite_ui.finish(progress, result, 1.0)
     review_step = steps[-1]
     assert review_step.name == "③ Review · round 1 · failed"  # a patch failed: says so
@@ -116,9 +119,10 @@ async def test_a_failed_section_closes_its_step_as_an_error_naming_the_finish_re
             for _ in range(5)
         ],
     )
-    progress = rewrite_ui.ChainlitProgress()
+    live = progress_ui.rewrite_live()
+    progress = live.views
     with pytest.raises(RewriteStageError):
-        await RewriteChain(factory).ainvoke(REQUEST, progress)
+        await RewriteChain(factory).arun(REQUEST, live.show)
     filling = steps[-1]
     assert filling.name == "② Sections · failed"
     assert filling.is_error
@@ -153,9 +157,10 @@ async def test_a_review_a_reviewer_failed_in_is_never_no_issues_found(factory, l
         ),
         Reply(content=fenced(judge_low), match=JUDGE),
     )
-    progress = rewrite_ui.ChainlitProgress()
-    result = await RewriteChain(factory, reviewer=panel_reviewer(factory)).ainvoke(
-        REQUEST, progress
+    live = progress_ui.rewrite_live()
+    progress = live.views
+    result = await RewriteChain(factory, reviewer=panel_reviewer(factory)).arun(
+        REQUEST, live.show
     )
     await rewrite_ui.finish(progress, result, 1.0)
     review_step = steps[-1]

@@ -13,6 +13,7 @@ from chainlit.utils import utc_now
 from mcp import ClientSession
 
 from reqstudio.errors import describe_failure
+from reqstudio.events import BaseEvent
 from reqstudio.modes.agent import events
 from reqstudio.modes.agent.checks import could_become_instructions, echoes_instructions
 from reqstudio.modes.agent.engine import ReactAgent
@@ -42,6 +43,7 @@ from reqstudio.web.edits import (
     was_answered,
 )
 from reqstudio.web.endings import ending_mark
+from reqstudio.web.live import LiveRun, Look, Views
 from reqstudio.web.modes import catalog_mode
 from reqstudio.web.session import (
     finish_step,
@@ -199,11 +201,12 @@ async def fold_full_result(step: cl.Step, text: str) -> None:
     await child.send()
 
 
-class AgentRunView:
-    """Turns one run's events into Chainlit steps and messages."""
+class AgentViews(Views):
+    """One run's events as Chainlit steps and messages: the function-call model's reasoning in
+    the run's open step (`LiveRun.step`), each tool call in a step of its own, the answer in
+    its message."""
 
     def __init__(self):
-        self.thinking: cl.Step | None = None
         self.tool_steps: dict[str, cl.Step] = {}
         self.tool_arguments: dict[str, dict[str, Any]] = {}  # by call id
         self.answer: cl.Message | None = None
@@ -245,25 +248,30 @@ class AgentRunView:
         self.answer.content = f"{closing_mark('no_answer')} {text}"
         await self.answer.send()
 
-    async def show(self, event: Any) -> None:
+    @property
+    def thinking(self) -> cl.Step | None:
+        return self.live.step
+
+    def look(self, event: BaseEvent) -> Look | None:
         if isinstance(event, events.ThinkingStarted):
-            self.thinking = await open_top_level_step(
-                tr("thinking", round=event.round, model=event.model), "llm"
-            )
+            return Look(tr("thinking", round=event.round, model=event.model), "llm")
+        return None
+
+    def into_step(self, event: BaseEvent) -> bool:
+        return isinstance(event, events.ThinkingToken)
+
+    async def show(self, event: Any) -> None:
+        if isinstance(event, events.ThinkingStarted) and self.thinking is not None:
             self.thinking.metadata = {"model": event.model, "round": event.round}
-        elif isinstance(event, events.ThinkingToken) and self.thinking is not None:
-            await self.thinking.stream_token(event.text)
         elif isinstance(event, events.ThinkingFinished) and self.thinking is not None:
             model = (self.thinking.metadata or {}).get("model", "")
             plans = [
                 tr("plan", tool=c.tool, args=plain_arguments(c.arguments)) for c in event.tool_calls
             ] or [tr("no_tools")]
-            await finish_step(
-                self.thinking,
+            await self.live.close_step(
                 name=tr("thought", round=event.round, model=model),
                 output="\n\n".join([event.text.strip(), *plans]).strip(),
             )
-            self.thinking = None
         elif isinstance(event, events.ToolCallStarted):
             name = (
                 tr("search") if event.kind == "search" else f"{event.kind.upper()} · {event.tool}"
@@ -345,9 +353,9 @@ class AgentRunView:
 
     async def close_open_steps(self, outcome: str, note: str) -> None:
         """Every ending (answer, failure, stop) leaves no step running."""
-        for step in [self.thinking, *self.tool_steps.values()]:
+        await self.live.close_step(outcome, note=note)
+        for step in self.tool_steps.values():
             await finish_step(step, outcome, note=note)
-        self.thinking = None
         self.tool_steps.clear()
 
 
@@ -410,12 +418,13 @@ async def on_agent_message(message: cl.Message) -> None:
     if agent.memory.rewind_to(message.id) or was_answered(message.id):
         await drop_discarded_steps(message.id)
     asked_before = len(agent.memory.turns)
-    view = AgentRunView()
+    view = AgentViews()
+    live = LiveRun(view)
     try:
         # the function-call model's waits in its round's step; the answer model's at the top
-        async with WaitLines(where=lambda: view.thinking):
+        async with WaitLines(where=lambda: live.step):
             async for event in agent.run(question):
-                await view.show(event)
+                await live.show(event)
         await view.close_open_steps("done", "")
     except asyncio.CancelledError:
         await view.close_open_steps("stopped", tr("stopped"))

@@ -9,8 +9,10 @@ import time
 import chainlit as cl
 
 from reqstudio.errors import describe_failure
+from reqstudio.events import BaseEvent
 from reqstudio.llm import embedded_max_tokens
 from reqstudio.modes.chat import ChatEngine, ChatMemory
+from reqstudio.modes.chat.entry import AnswerRestarted, AnswerToken
 from reqstudio.modes.chat.outcome import ChatEnding, chat_outcome, failed_ending
 from reqstudio.usage import UsageTracker
 from reqstudio.web.edits import (
@@ -21,6 +23,7 @@ from reqstudio.web.edits import (
     was_answered,
 )
 from reqstudio.web.endings import ending_mark
+from reqstudio.web.live import LiveRun, Views
 from reqstudio.web.modes import catalog_mode
 from reqstudio.web.session import runtime
 from reqstudio.web.settings_panel import thread_factory
@@ -53,6 +56,24 @@ def stats_line(tracker: UsageTracker, seconds: float) -> str:
     )
 
 
+class ChatViews(Views):
+    """A chat answer as it streams: one message, the answer's tokens in it. A broken try's
+    text is dropped: the answer shown is always one whole answer. The message then shows the
+    retry's line (`WaitLines`), and the next try's text below it."""
+
+    def __init__(self) -> None:
+        self.reply = cl.Message(content="")
+        self.answer = ""  # the current try's text
+
+    async def show(self, event: BaseEvent) -> None:
+        if isinstance(event, AnswerToken):
+            self.answer += event.text
+            await self.reply.stream_token(event.text)
+        elif isinstance(event, AnswerRestarted):
+            self.answer = ""
+            self.reply.content = ""
+
+
 async def on_chat_message(message: cl.Message) -> None:
     text = (message.content or "").strip()
     if not text:
@@ -67,30 +88,25 @@ async def on_chat_message(message: cl.Message) -> None:
     engine = ChatEngine(thread_factory(), callbacks=[tracker])
     # Its button is added once the answer is over: an update on a retry (Chainlit sends a
     # message's actions with every update) showed it twice under the answer.
-    reply = cl.Message(content="")
+    views = ChatViews()
+    live = LiveRun(views)
+    reply = views.reply
     started = time.perf_counter()
-    answer = ""
     notice = ""
     cancelled = False
 
     async def show(token: str) -> None:
-        nonlocal answer
-        answer += token
-        await reply.stream_token(token)
+        await live.show(AnswerToken(text=token))
 
-    def start_again(attempt: int, error: BaseException, wait: float) -> None:
-        # The broken try's text is dropped: the answer shown is always one whole answer. The
-        # message then shows the retry's line (`waits`), and the next try's text below it.
-        nonlocal answer
-        answer = ""
-        reply.content = ""
+    async def start_again(attempt: int, error: BaseException, wait: float) -> None:
+        await live.show(AnswerRestarted(attempt=attempt))
 
     waits = WaitLines(reply=reply)
     try:
         async with waits:
             await engine.reply(memory, text, on_token=show, on_retry=start_again)
     except asyncio.CancelledError:
-        log.info("chat answer stopped after %d characters", len(answer))
+        log.info("chat answer stopped after %d characters", len(views.answer))
         cancelled = True
         notice = t("stopped")
     except Exception as exc:  # provider failures are reported in the chat, the app goes on
@@ -104,6 +120,7 @@ async def on_chat_message(message: cl.Message) -> None:
             log.warning("chat answer failed: %s", type(exc).__name__)
             notice = t("failed_kept", reason=describe_failure(exc, lang()))
         notice = f"{closing_mark(ending)} {notice}"
+    answer = views.answer
     footer = stats_line(tracker, time.perf_counter() - started)
     body = answer if not notice else f"{answer}\n\n{notice}".strip()
     reply.content = f"{waits.prefix()}{body}\n\n*{footer}*"

@@ -36,6 +36,7 @@ from reqstudio.modes.team.store import EventStore
 from reqstudio.outcomes import Outcome
 from reqstudio.persistence import record_target
 from reqstudio.web.endings import with_mark
+from reqstudio.web.live import LiveRun, Views
 from reqstudio.web.modes import catalog_mode
 from reqstudio.web.session import (
     persist_thread_state,
@@ -206,8 +207,9 @@ def stats_markdown(done: RunFinished) -> str:
     return "\n".join(rows)
 
 
-class TeamRunView:
-    """Turns one run's events into Chainlit messages."""
+class TeamViews(Views):
+    """One run's events as Chainlit messages: who said what to whom, the society's live
+    picture, root's answer, and the closing summary with the run's record."""
 
     def __init__(self, run: TeamRun):
         self.run = run
@@ -245,7 +247,9 @@ class TeamRunView:
         await message.send()
 
     async def show(self, event: TeamEvent) -> None:
-        if isinstance(event, MessageDelivered):
+        if isinstance(event, RunFinished):
+            await self.finish(event)
+        elif isinstance(event, MessageDelivered):
             await self.delivered(event)
         elif isinstance(event, AgentSpawned):
             if event.parent is not None:
@@ -374,14 +378,12 @@ async def on_team_message(message: cl.Message) -> None:
     settings = runtime().settings
     store = EventStore.at(record_target(settings))
     run = TeamRun(thread_factory(), TeamConfig.from_settings(settings), store=store)
-    view = TeamRunView(run)
+    view = TeamViews(run)
+    live = LiveRun(view)
     try:
         async with WaitLines(who=view.speaker):  # between the messages, at the top level
             async for event in run.events(task):
-                if isinstance(event, RunFinished):
-                    await view.finish(event)
-                else:
-                    await view.show(event)
+                await live.show(event)
     except asyncio.CancelledError:
         # the stop button: the run's generator stopped every agent; show what was kept
         if run.finished is not None:

@@ -13,6 +13,7 @@ import chainlit as cl
 
 from reqstudio.document_model import parse_markdown
 from reqstudio.errors import describe_failure, remedy_for
+from reqstudio.events import BaseEvent
 from reqstudio.modes.review import ReviewRequest, ReviewResult, run_review, saved_review
 from reqstudio.modes.review.documents import document_too_large
 from reqstudio.modes.review.events import (
@@ -38,6 +39,7 @@ from reqstudio.modes.review.user_decision import (
 )
 from reqstudio.persistence import open_checkpointer
 from reqstudio.usage import UsageTracker
+from reqstudio.web.live import LiveRun, Views
 from reqstudio.web.resume_advice import remember_ending, resume_advice
 from reqstudio.web.review.results import resume_action, show_partial, show_result
 from reqstudio.web.review.tables import (
@@ -63,6 +65,72 @@ log = logging.getLogger("reqstudio.review")
 ASK_TIMEOUT = 1800
 
 tr = Catalog("review")
+
+
+class ReviewViews(Views):
+    """A review run's rounds in the browser: a step per round with a step per reviewer and
+    per author in it (`RoundView`), the round's summary and its issues' table."""
+
+    def __init__(self, titles: dict[str, str]):
+        self.titles = titles  # section id -> title, as the rounds revise them
+        self.finished: list[ReviewRound] = []  # the rounds so far, for the issues' statuses
+        self.round: RoundView | None = None
+
+    @property
+    def open_round(self) -> RoundView | None:
+        return self.round if self.round is not None and not self.round.closed else None
+
+    async def show(self, event: BaseEvent) -> None:
+        view, titles = self.round, self.titles
+        if isinstance(event, RoundStarted):
+            self.round = RoundView(event.round, titles)
+            await self.round.open()
+        elif isinstance(event, RoundFinished):
+            self.finished.append(event.record)
+            titles.update({s.id: s.title for s in event.document.sections})
+            if view is not None:
+                details = round_details(event.record, titles)
+                await view.close(f"{view.step.output}\n\n{details}" if details else None)
+        elif view is not None:
+            await self.in_round(view, event)
+
+    async def in_round(self, view: RoundView, event: BaseEvent) -> None:
+        titles = self.titles
+        if isinstance(event, ReviewerFinished):
+            await view.reviewer_done(event.reviewer, reviewer_output(event.review, titles))
+        elif isinstance(event, ReviewerFailed):
+            reason = event.text(lang())
+            note = tr("unreadable", reviewer=tr(event.reviewer), reason=reason)
+            await view.reviewer_done(event.reviewer, note, error=True)
+        elif isinstance(event, DecisionMade):
+            counts = {
+                p: sum(1 for i in event.decision.improvements if i.priority == p)
+                for p in ("high", "medium", "low")
+            }
+            summary = tr(
+                "round_summary",
+                total=counted(len(event.decision.improvements), "issue"),
+                decision=decision_text(event.decision, titles),
+                **counts,
+            )
+            if event.record is not None:
+                tracked = round_issue_table(event.record, self.finished, titles)
+                summary = f"{summary}\n\n{tracked}".rstrip()
+            view.step.output = summary
+            await view.step.update()
+        elif isinstance(event, AuthorStarted):
+            await view.author_started(event.agent_id, event.title)
+        elif isinstance(event, AuthorToken):
+            await view.authors[event.agent_id].stream_token(event.text)
+        elif isinstance(event, AuthorReset):
+            view.authors[event.agent_id].output = ""
+            await view.authors[event.agent_id].update()
+        elif isinstance(event, SectionRevised):
+            await view.author_done(
+                event.revision.agent_id,
+                section_diff(event.revision),
+                failed=event.revision.outcome in ("failed", "rejected"),
+            )
 
 
 async def render_review(
@@ -92,29 +160,28 @@ async def render_review(
     else:
         run_key = resume_key
     tracker = UsageTracker()
-    titles = {s.id: s.title for s in parse_markdown(document).sections}
-    view: RoundView | None = None
-    finished: list[ReviewRound] = []  # the rounds so far, for the issues' statuses
+    views = ReviewViews({s.id: s.title for s in parse_markdown(document).sections})
+    live = LiveRun(views)
     decision: ReviewDecision | None = None
     paused: Paused | None = None
     resume_now = resume_key is not None
 
     def current_round() -> cl.Step | None:
-        return view.step if view is not None and not view.closed else None
+        return views.open_round.step if views.open_round is not None else None
 
     def reviewer_step(label: str) -> cl.Step | None:
         """A reviewer's call waits in that reviewer's own step, while it runs."""
-        return view.running_reviewer(label) if view is not None and not view.closed else None
+        view = views.open_round
+        return view.running_reviewer(label) if view is not None else None
 
     waits = WaitLines(where=current_round, place=reviewer_step)
     try:
         async with open_checkpointer(runtime().settings) as saver, waits:
             if resume_now:
                 saved = await saved_review(saver, run_key)
-                titles = {s.id: s.title for s in saved.document.sections} if saved else {}
-                finished = list(saved.rounds) if saved else []
+                views.titles = {s.id: s.title for s in saved.document.sections} if saved else {}
+                views.finished = list(saved.rounds) if saved else []
             while True:
-                outcome: Any = None
                 events = run_review(
                     None if resume_now else request,
                     thread_factory(),
@@ -131,59 +198,12 @@ async def render_review(
                         raise
                     decision = await ask_for_decision(paused, error.message(lang()))
                     continue
+                live.begin()
                 async for event in _prepend(first, events):
-                    if isinstance(event, RoundStarted):
-                        view = RoundView(event.round, titles)
-                        await view.open()
-                    elif isinstance(event, ReviewerFinished) and view is not None:
-                        await view.reviewer_done(
-                            event.reviewer, reviewer_output(event.review, titles)
-                        )
-                    elif isinstance(event, ReviewerFailed) and view is not None:
-                        reason = event.text(lang())
-                        note = tr("unreadable", reviewer=tr(event.reviewer), reason=reason)
-                        await view.reviewer_done(event.reviewer, note, error=True)
-                    elif isinstance(event, DecisionMade) and view is not None:
-                        counts = {
-                            p: sum(1 for i in event.decision.improvements if i.priority == p)
-                            for p in ("high", "medium", "low")
-                        }
-                        summary = tr(
-                            "round_summary",
-                            total=counted(len(event.decision.improvements), "issue"),
-                            decision=decision_text(event.decision, titles),
-                            **counts,
-                        )
-                        if event.record is not None:
-                            tracked = round_issue_table(event.record, finished, titles)
-                            summary = f"{summary}\n\n{tracked}".rstrip()
-                        view.step.output = summary
-                        await view.step.update()
-                    elif isinstance(event, AuthorStarted) and view is not None:
-                        await view.author_started(event.agent_id, event.title)
-                    elif isinstance(event, AuthorToken) and view is not None:
-                        await view.authors[event.agent_id].stream_token(event.text)
-                    elif isinstance(event, AuthorReset) and view is not None:
-                        view.authors[event.agent_id].output = ""
-                        await view.authors[event.agent_id].update()
-                    elif isinstance(event, SectionRevised) and view is not None:
-                        await view.author_done(
-                            event.revision.agent_id,
-                            section_diff(event.revision),
-                            failed=event.revision.outcome in ("failed", "rejected"),
-                        )
-                    elif isinstance(event, RoundFinished):
-                        finished.append(event.record)
-                        titles.update({s.id: s.title for s in event.document.sections})
-                        if view is not None:
-                            details = round_details(event.record, titles)
-                            await view.close(
-                                f"{view.step.output}\n\n{details}" if details else None
-                            )
-                    elif isinstance(event, Paused | RunFinished | RunFailed):
-                        outcome = event
-                        if isinstance(event, Paused):
-                            paused = event
+                    await live.show(event)
+                outcome = live.paused or live.finished or live.failed
+                if isinstance(outcome, Paused):
+                    paused = outcome
                 if isinstance(outcome, Paused):
                     decision = await ask_for_decision(outcome)
                     resume_now = True
@@ -195,15 +215,15 @@ async def render_review(
                     reason = outcome.text(lang())
                     advice = resume_advice(outcome.remedy)
                     note = failure_note(reason, outcome.partial, advice.text)
-                    if view is not None:
-                        await view.close(note, error=True)
+                    if views.round is not None:
+                        await views.round.close(note, error=True)
                     await show_partial(outcome.partial, note, run_key, reason, advice.offer)
                     await remember_ending(run_key, outcome.remedy, advice.offer)
                 return None
     except asyncio.CancelledError:
-        said = tr("stopped") if finished else tr("stopped_none")
-        if view is not None:
-            await view.close(said, error=True, outcome="stopped")
+        said = tr("stopped") if views.finished else tr("stopped_none")
+        if views.round is not None:
+            await views.round.close(said, error=True, outcome="stopped")
         stopped = top_level_message(said)
         stopped.actions = [resume_action(run_key)]
         await stopped.send()
@@ -213,10 +233,10 @@ async def render_review(
         remedy = remedy_for(error)
         advice = resume_advice(remedy)
         note = failure_note(
-            describe_failure(error, lang()), None, advice.text, rounds=len(finished)
+            describe_failure(error, lang()), None, advice.text, rounds=len(views.finished)
         )
-        if view is not None:
-            await view.close(note, error=True)
+        if views.round is not None:
+            await views.round.close(note, error=True)
         failed = top_level_message(note)
         failed.actions = [resume_action(run_key)] if advice.offer else []
         await failed.send()

@@ -1,4 +1,4 @@
-"""Rewrite mode's run in the browser: the size check, the run drawn by `progress`, the result
+"""Rewrite mode's run in the browser: the size check, the run drawn by its views, the result
 as .md and .json, and for a failed or stopped run what was written and the Resume button."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from reqstudio.web.endings import with_mark
 from reqstudio.web.rendering import downloads as files
 from reqstudio.web.rendering import json_bytes, with_document_copies
 from reqstudio.web.resume_advice import remember_ending, resume_advice
-from reqstudio.web.rewrite.progress import ChainlitProgress
+from reqstudio.web.rewrite.progress import RewriteViews, rewrite_live
 from reqstudio.web.rewrite.tables import reviewer_name, stage_label
 from reqstudio.web.session import (
     persist_thread_state,
@@ -57,9 +57,9 @@ def rewrite_chain() -> RewriteChain:
 async def render_rewrite(request: RewriteRequest | None, *, resume_key: str | None = None) -> None:
     """Run a rewrite and show it; with `resume_key`, continue that saved run instead."""
     tracker = UsageTracker()
-    progress = ChainlitProgress()
     chain = rewrite_chain()
-    progress.max_rounds = chain.options.max_review_rounds
+    live = rewrite_live(chain.options.max_review_rounds)
+    progress: RewriteViews = live.views  # type: ignore[assignment]
     started = time.perf_counter()
     if resume_key is None:
         assert request is not None
@@ -76,14 +76,14 @@ async def render_rewrite(request: RewriteRequest | None, *, resume_key: str | No
     try:
         async with (
             open_checkpointer(runtime().settings) as saver,
-            WaitLines(where=lambda: progress.step),
+            WaitLines(where=lambda: live.step),
         ):
             if resume_key is not None:
                 waits_at = await chain.pending(saver, run_key)
                 earlier = bool(waits_at) and waits_at not in NOTHING_WRITTEN_BEFORE
-            result = await chain.ainvoke(
+            result = await chain.arun(
                 request,
-                progress,
+                live.show,
                 tracker=tracker,
                 checkpointer=saver,
                 run_id=run_key,
@@ -138,7 +138,7 @@ async def downloads(
     return files(await with_document_copies(contents))
 
 
-async def finish(progress: ChainlitProgress, result: RewriteResult, seconds: float) -> None:
+async def finish(progress: RewriteViews, result: RewriteResult, seconds: float) -> None:
     progress.draft.content = result.rewritten_content
     await progress.draft.update()
     summary = top_level_message(closing_text(result, seconds))
@@ -189,7 +189,7 @@ def failure_note(stage: str, where: str, reason: str, kept: bool, advice: str = 
     return with_mark(Outcome.FAILED, text)
 
 
-def written(progress: ChainlitProgress, partial: DocumentStructure | None) -> str:
+def written(progress: RewriteViews, partial: DocumentStructure | None) -> str:
     """The document as far as the run wrote it ("" before any section was: an outline alone
     is headings, not writing)."""
     if partial is not None:
@@ -198,7 +198,7 @@ def written(progress: ChainlitProgress, partial: DocumentStructure | None) -> st
 
 
 async def keep_partial(
-    progress: ChainlitProgress,
+    progress: RewriteViews,
     partial: DocumentStructure | None,
     note: str,
     run_key: str,

@@ -1,5 +1,5 @@
-"""Rewrite mode's rendering of the engine's progress in the browser: a Step per stage (the
-outline as a table, the sections streaming into one message, each review round with its
+"""Rewrite mode's views of its run in the browser (`reqstudio.web.live`): a Step per stage
+(the outline as a table, the sections streaming into one message, each review round with its
 issues, per-section diffs, failed patches and unplaced issues)."""
 
 from __future__ import annotations
@@ -8,30 +8,83 @@ from typing import Any
 
 import chainlit as cl
 
+from reqstudio.events import BaseEvent
 from reqstudio.failures import said_or
 from reqstudio.modes.rewrite import DocumentStructure
+from reqstudio.modes.rewrite.events import (
+    SectionReset,
+    SectionToken,
+    StageFailed,
+    StageFinished,
+    StageProgress,
+    StageStarted,
+)
 from reqstudio.modes.rewrite.models import PatchFailure, ReviewerFailure, ReviewIssue, SectionPatch
+from reqstudio.web.live import LiveRun, Look, Views
 from reqstudio.web.rendering import cell
 from reqstudio.web.rewrite.tables import issues_table, outline_table, reviewer_name, section_diff
-from reqstudio.web.session import finish_step, open_top_level_step, top_level_message
+from reqstudio.web.session import finish_step, open_top_level_step
 from reqstudio.web.texts import Catalog, counted, lang
 
 tr = Catalog("rewrite")
 
+STAGE_LOOKS = {
+    "outline_generation": ("step_outline", "list-tree"),
+    "content_filling": ("step_filling", "pen-line"),
+}
 
-class ChainlitProgress:
-    """The engine's progress handler for the browser: Steps, the streaming draft, diffs."""
+
+def rewrite_live(max_rounds: int = 0) -> LiveRun:
+    """A run's live view: its `views` (a `RewriteViews`) keep what it wrote."""
+    views = RewriteViews()
+    views.max_rounds = max_rounds
+    return LiveRun(views)
+
+
+class RewriteViews(Views):
+    """The run's stages as Steps, the streaming draft (the run's result message), diffs."""
 
     def __init__(self) -> None:
-        self.step: cl.Step | None = None
         self.document: DocumentStructure | None = None
-        self.draft = top_level_message()
         self.written: dict[str, str] = {}  # section id -> text streamed so far
         self.current: str | None = None
         self.max_rounds = 0
         self.last_issues = 0
         self.step_round = 0  # the review round whose step is open
         self.failures = ""  # the open round's reviewers that could not review, as notes
+
+    @property
+    def step(self) -> cl.Step | None:
+        return self.live.step
+
+    @property
+    def draft(self) -> cl.Message:
+        return self.live.result
+
+    def look(self, event: BaseEvent) -> Look | None:
+        if isinstance(event, StageStarted) and event.step in STAGE_LOOKS:
+            key, icon = STAGE_LOOKS[event.step]
+            return Look(tr(key), "llm", icon)
+        return None
+
+    def streams(self, event: BaseEvent) -> bool:
+        return isinstance(event, SectionToken)
+
+    async def show(self, event: BaseEvent) -> None:
+        if isinstance(event, StageStarted):
+            await self.on_stage_start(event.step, **event.values)
+        elif isinstance(event, StageFinished):
+            await self.on_stage_end(event.step, **event.values)
+        elif isinstance(event, StageFailed):
+            await self.on_stage_error(
+                event.step, reason=event.reason, failure=event.failure, section_id=event.section_id
+            )
+        elif isinstance(event, StageProgress):
+            await self.on_stage_progress(event.step, event.message, **event.values)
+        elif isinstance(event, SectionToken):
+            self.written[event.section_id] = self.written.get(event.section_id, "") + event.text
+        elif isinstance(event, SectionReset):
+            await self.on_section_reset(event.section_id)
 
     async def close_step(
         self, output: str | None = None, error: bool = False, outcome: str | None = None
@@ -40,8 +93,7 @@ class ChainlitProgress:
         A review round with a failed patch ended failed."""
         if self.step is not None:
             outcome = outcome or ("failed" if error or self.step.is_error else "done")
-            await finish_step(self.step, outcome, output=output)
-            self.step = None
+            await self.live.close_step(outcome, output=output)
 
     def draft_markdown(self) -> str:
         """The document as far as it was written (also what a stop keeps)."""
@@ -54,15 +106,10 @@ class ChainlitProgress:
                 parts.append(f"{'#' * section.level} {section.title}\n\n{body}\n")
         return "\n".join(parts)
 
-    # --- ProgressCallbackHandler --------------------------------------------------------
-
     async def on_stage_start(self, stage_name: str, **kwargs: Any) -> None:
-        if stage_name == "outline_generation":
-            self.step = await open_top_level_step(tr("step_outline"), "llm", icon="list-tree")
-        elif stage_name == "content_filling":
-            self.step = await open_top_level_step(tr("step_filling"), "llm", icon="pen-line")
+        if stage_name == "content_filling":  # its step is open (`look`)
             self.document = kwargs.get("document") or self.document
-            self.draft = top_level_message()
+            self.live.new_result()
             if kwargs.get("resumed_at") and self.document is not None:
                 # a resumed run: the sections written before the stop come from the checkpoint
                 done = [s for s in self.document.sections if s.content.strip()]
@@ -180,15 +227,11 @@ class ChainlitProgress:
         elif "sections" not in kwargs and self.step_round != round_number:  # a round starts
             self.step_round = round_number
             await self.close_step()
-            self.step = await open_top_level_step(
-                tr("step_review", round=round_number), "llm", icon="search-check"
+            await self.live.open_step(
+                Look(tr("step_review", round=round_number), "llm", "search-check")
             )
             self.step.output = tr("reviewing")
             await self.step.update()
-
-    async def on_section_token(self, section_id: str, text: str) -> None:
-        self.written[section_id] = self.written.get(section_id, "") + text
-        await self.draft.stream_token(text)
 
     async def drop_unfinished(self, section_id: str | None) -> None:
         """A section that failed for good: its last try's text (cut, filtered) and its heading

@@ -17,6 +17,7 @@ from reqstudio.errors import (
     is_database_failure,
     remedy_for,
 )
+from reqstudio.events import BaseEvent
 from reqstudio.export import DOCX_MEDIA_TYPE
 from reqstudio.failures import FailureCode
 from reqstudio.modes.srs import events
@@ -29,17 +30,12 @@ from reqstudio.run_lease import RunBusy, run_lease
 from reqstudio.usage import UsageTracker
 from reqstudio.web.baselines import baseline_actions
 from reqstudio.web.endings import ending_mark
+from reqstudio.web.live import LiveRun, Look, Views
 from reqstudio.web.rendering import word_copy
 from reqstudio.web.reqif_files import REQIF_MEDIA_TYPE, reqif_copy
 from reqstudio.web.requirements_check import RequirementsCheck, check_requirements, show_check
 from reqstudio.web.resume_advice import remember_ending, resume_advice
-from reqstudio.web.session import (
-    finish_step,
-    open_top_level_step,
-    persist_thread_state,
-    runtime,
-    top_level_message,
-)
+from reqstudio.web.session import persist_thread_state, runtime
 from reqstudio.web.settings_panel import thread_factory
 from reqstudio.web.srs.pause import ask_for_decision, decision_text
 from reqstudio.web.srs.tables import node_output, requirement_table
@@ -70,81 +66,84 @@ AGENT_ICONS = {
 }
 
 
-async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None:
-    tracker = UsageTracker()
-    open_step: cl.Step | None = None
-    rounds_shown = 0  # the summary counts rounds as the steps are titled
-    offer_removed = False
-    steps_finished = 0  # in this sitting; a resumed run's earlier ones are in the checkpoint
-    document = top_level_message()  # re-created when DocGenerate starts, to sit last
+class SrsViews(Views):
+    """The SRS run in the browser: a step per agent and round (the running step shows the
+    model's answer as it streams), the document streamed into the last message, and what a
+    failure keeps."""
 
-    async def remove_offer_once() -> None:
-        nonlocal offer_removed
-        if resume and not offer_removed:  # once, as the resumed run starts or pauses again
+    def __init__(self, run_key: str, *, resume: bool):
+        self.run_key = run_key
+        self.resume = resume
+        self.rounds_shown = 0  # the summary counts rounds as the steps are titled
+        self.offer_removed = False
+        self.steps_finished = 0  # in this sitting; a resumed run's earlier ones are saved
+
+    async def remove_offer_once(self) -> None:
+        if self.resume and not self.offer_removed:  # once, as the resumed run starts or pauses
             await remove_taken_offer()
-            offer_removed = True
+            self.offer_removed = True
 
-    def ending(key: SrsEnding, **values: object) -> str:
+    def ending(self, key: SrsEnding, **values: object) -> str:
         """The failed / stopped line: "completed steps are saved" only when some are; its mark
         is the ending's outcome's (`reqstudio.modes.srs.outcome`), as the CLI's exit code is."""
-        text = tr(key if resume or steps_finished else f"{key}_nothing_saved", **values)
+        saved = self.resume or self.steps_finished
+        text = tr(key if saved else f"{key}_nothing_saved", **values)
         return f"{closing_mark(key)} {text}"
 
-    async def show(event: object) -> None:
-        nonlocal open_step, rounds_shown, document, steps_finished
+    def look(self, event: BaseEvent) -> Look | None:
+        if not isinstance(event, events.NodeStarted):
+            return None
+        looping = event.agent in ("ReqExplore", "ReqClarify")
+        key = "step_name" if looping else "step_name_single"
+        name = tr(key, agent=event.agent, round=event.round)
+        return Look(name, "llm", AGENT_ICONS.get(event.agent))
+
+    def into_step(self, event: BaseEvent) -> bool:
+        return isinstance(event, events.NodeToken | events.NodeRestarted)
+
+    def streams(self, event: BaseEvent) -> bool:
+        return isinstance(event, events.DocumentToken | events.DocumentReset)
+
+    def output(self, event: BaseEvent) -> str | None:
+        return node_output(event) if isinstance(event, events.NodeFinished) else None
+
+    async def show(self, event: BaseEvent) -> None:
+        live = self.live
         if isinstance(event, events.Notice):
             text = event.text(lang())
             await cl.Message(content=f"ℹ️ {text}").send()
         elif isinstance(event, events.DecisionApplied):
             await cl.Message(content=decision_text(event)).send()
         elif isinstance(event, events.NodeStarted):
-            looping = event.agent in ("ReqExplore", "ReqClarify")
-            if looping:
-                rounds_shown = max(rounds_shown, event.round)
-            open_step = await open_top_level_step(
-                tr(
-                    "step_name" if looping else "step_name_single",
-                    agent=event.agent,
-                    round=event.round,
-                ),
-                "llm",
-                icon=AGENT_ICONS.get(event.agent),
-            )
+            if event.agent in ("ReqExplore", "ReqClarify"):
+                self.rounds_shown = max(self.rounds_shown, event.round)
             if event.agent == "DocGenerate":
-                document = top_level_message()
-            await remove_offer_once()
+                live.new_result()  # the document sits below the steps
+            await self.remove_offer_once()
         elif isinstance(event, events.NodeFinished):
-            steps_finished += 1
-            if open_step is not None:
-                await finish_step(open_step, output=node_output(event))
-                open_step = None
-        elif isinstance(event, events.NodeToken) and open_step is not None:
-            await open_step.stream_token(event.text)  # the running step shows the answer
-        elif isinstance(event, events.NodeRestarted) and open_step is not None and open_step.output:
-            open_step.output = ""
-            await open_step.update()
-        elif isinstance(event, events.DocumentToken):
-            await document.stream_token(event.text)
-        elif isinstance(event, events.DocumentReset):
-            document.content = ""
-            await document.update()
+            self.steps_finished += 1
         elif isinstance(event, events.DocumentContinued):
             log.info("DocGenerate hit the length limit; continued (%d)", event.count)
         elif isinstance(event, events.RunFinished):
-            await finish_run(document, event.result, rounds_shown)
+            await finish_run(live.result, event.result, self.rounds_shown)
         elif isinstance(event, events.RunFailed):
             reason = failure_text(event)
-            await finish_step(open_step, "failed", note=reason)
-            open_step = None
+            await live.close_step("failed", note=reason)
             if event.code == FailureCode.SRS_NOT_AN_SRS:
-                document.content = ""  # what the model wrote is no SRS: not shown as one
+                live.result.content = ""  # what the model wrote is no SRS: not shown as one
             # what to change before resuming (the thread offers Resume when reopened)
             advice = resume_advice(event.remedy)  # type: ignore[arg-type]
-            note = sentences(ending("failed", reason=reason), advice.text)
+            note = sentences(self.ending("failed", reason=reason), advice.text)
             if event.error_type == DATABASE_UNAVAILABLE:  # says itself what is saved
                 note = f"{closing_mark('failed')} {reason}"
-            await show_partial(document, event.partial, note)
-            await remember_ending(run_key, event.remedy, advice.offer)
+            await show_partial(live.result, event.partial, note)
+            await remember_ending(self.run_key, event.remedy, advice.offer)
+
+
+async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None:
+    tracker = UsageTracker()
+    views = SrsViews(run_key, resume=resume)
+    live = LiveRun(views)
 
     decision: HumanDecision | None = None
     paused: events.Paused | None = None
@@ -157,8 +156,8 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                     run_lease(runtime().settings, f"srs:{run_key}"),
                     open_checkpointer(runtime().settings) as saver,
                 ):
-                    waiting = None
-                    async with WaitLines(where=lambda: open_step):
+                    live.begin()
+                    async with WaitLines(where=lambda: live.step):
                         async for event in run_srs(
                             request,
                             thread_factory(),
@@ -169,10 +168,8 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                             log_dir=interaction_log_dir(),
                             decision=decision,
                         ):
-                            if isinstance(event, events.Paused):
-                                waiting = event
-                            else:
-                                await show(event)
+                            await live.show(event)
+                    waiting = live.paused
             except DecisionError as error:  # nothing applied: the same pause, asked again
                 if paused is None:
                     raise
@@ -181,25 +178,26 @@ async def render_run(request: SrsRequest, run_key: str, *, resume: bool) -> None
                 if waiting is None:
                     return
                 paused = waiting
-                await remove_offer_once()
+                await views.remove_offer_once()
             # The lease is let go while the user decides: the run waits in the checkpoint.
             decision = await ask_for_decision(paused, refused)
             if decision is None:
                 return
-            resume = True
+            resume = views.resume = True
     except RunBusy as busy:  # another tab or instance runs it: not started twice
         await cl.Message(content=f"⏳ {busy.message(lang())}").send()
     except asyncio.CancelledError:
-        await finish_step(open_step, "stopped", note=ending("stopped"))
-        document.content = (document.content + "\n\n" + ending("stopped")).strip()
-        await document.send()
+        stopped = views.ending("stopped")
+        await live.close_step("stopped", note=stopped)
+        live.result.content = (live.result.content + "\n\n" + stopped).strip()
+        await live.result.send()
         raise
     except Exception as exc:  # keep the app running; completed steps stay in the checkpoint
         log.exception("SRS run failed")
-        await finish_step(open_step, "failed", note=describe_failure(exc, lang()))
+        await live.close_step("failed", note=describe_failure(exc, lang()))
         remedy = remedy_for(exc)
         advice = resume_advice(remedy)
-        text = sentences(ending("failed", reason=describe_failure(exc, lang())), advice.text)
+        text = sentences(views.ending("failed", reason=describe_failure(exc, lang())), advice.text)
         if is_database_failure(exc):  # before any step ran: nothing changed
             text = f"{closing_mark('failed')} {describe_not_run(exc, lang())}"
         await cl.Message(content=text).send()
