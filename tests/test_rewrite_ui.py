@@ -159,9 +159,7 @@ async def test_a_review_a_reviewer_failed_in_is_never_no_issues_found(factory, l
     )
     live = progress_ui.rewrite_live()
     progress = live.views
-    result = await RewriteChain(factory, reviewer=panel_reviewer(factory)).arun(
-        REQUEST, live.show
-    )
+    result = await RewriteChain(factory, reviewer=panel_reviewer(factory)).arun(REQUEST, live.show)
     await rewrite_ui.finish(progress, result, 1.0)
     review_step = steps[-1]
     assert "No issues found" not in review_step.output

@@ -19,11 +19,11 @@ from chainlit.emitter import BaseChainlitEmitter
 from chainlit.session import HTTPSession
 
 from reqstudio.modes.team import TeamConfig, TeamRun
-from reqstudio.modes.team.events import RunFinished
 from reqstudio.modes.team.protocol import ROOT_ID, USER_ID
 from reqstudio.modes.team.society import AgentSociety
 from reqstudio.web import team_picture
-from reqstudio.web.team import TeamRunView
+from reqstudio.web.live import LiveRun
+from reqstudio.web.team import TeamViews
 from reqstudio.web.team_picture import LivePicture, arrow_width, society_figure, society_graph
 from tests.test_team_run import answer, role, spawn, turn
 from tests.test_team_run import send as say
@@ -275,13 +275,11 @@ async def test_a_run_shows_the_picture_live_and_ends_with_one_stored_picture_and
         answer("SRS 初稿：FR-1 发布商品。"),
     )  # fmt: skip
     run = TeamRun(factory, TeamConfig())
-    view = TeamRunView(run)
+    view = TeamViews(run)
     view.picture.interval = 0.0  # every change drawn: the test counts them
+    live = LiveRun(view)
     async for event in run.events("写 SRS 初稿"):
-        if isinstance(event, RunFinished):
-            await view.finish(event)
-        else:
-            await view.show(event)
+        await live.show(event)
     await view.final_picture()  # as on_team_message's `finally` does: nothing more
     await settle()
 
