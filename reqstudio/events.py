@@ -238,3 +238,20 @@ class RunEntry(Protocol):
         thread_id: str | None = None,
         resume: bool = False,
     ) -> AsyncIterator[BaseEvent]: ...
+
+
+class StreamEnding:
+    """How a stream of events ended, as its renderer (the command line's, the browser's)
+    keeps it for the command or flow to act on: the `failed`, `finished` or `paused` event."""
+
+    failed: Any = None  # the `failed` event, when the run failed
+    finished: Any = None  # the `finished` event, when it finished
+    paused: Any = None  # the `paused` event, when it waits for the user
+
+    def keep_ending(self, event: BaseEvent) -> None:
+        if event.type in ("failed", "finished", "paused"):
+            setattr(self, event.type, event)
+
+    def forget_ending(self) -> None:
+        """A resumed run's stream is a new one: the last one's ending goes."""
+        self.failed = self.finished = self.paused = None

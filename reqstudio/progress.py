@@ -25,9 +25,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TextIO
 
-from reqstudio.events import BaseEvent
+from reqstudio.events import BaseEvent, StreamEnding
 
 
 class Inline(str):
@@ -55,15 +55,12 @@ class Words:
 
 
 @dataclass
-class Progress:
+class Progress(StreamEnding):
     words: Words
     live: bool = False
     quiet: bool = False
     log: TextIO = field(default_factory=lambda: sys.stderr)
     out: TextIO = field(default_factory=lambda: sys.stdout)
-    failed: Any = None  # the `failed` event, when the run failed
-    finished: Any = None  # the `finished` event, when it finished
-    paused: Any = None  # the `paused` event, when it waits for the user
     streamed: list[str] = field(default_factory=list)  # the streamed result's current try
 
     @property
@@ -78,12 +75,7 @@ class Progress:
                 self.write_out(event.text)  # type: ignore[attr-defined]
         elif getattr(event, "outcome", None) == "reset" and self.words.streams(event):
             self.streamed.clear()
-        elif event.type == "failed":
-            self.failed = event
-        elif event.type == "finished":
-            self.finished = event
-        elif event.type == "paused":
-            self.paused = event
+        self.keep_ending(event)
         answer = self.words.answer(event)
         if answer is not None:
             self.write_out(answer)
@@ -111,5 +103,5 @@ class Progress:
 
     def begin(self) -> None:
         """Forget the last stream's ending (a resumed run's stream is a new one)."""
-        self.failed = self.finished = self.paused = None
+        self.forget_ending()
         self.streamed.clear()

@@ -25,7 +25,7 @@ from typing import Any
 
 import chainlit as cl
 
-from reqstudio.events import BaseEvent
+from reqstudio.events import BaseEvent, StreamEnding
 from reqstudio.web.session import finish_step, open_top_level_step, top_level_message
 
 
@@ -64,15 +64,12 @@ class Views:
         """Whatever else the event shows."""
 
 
-class LiveRun:
+class LiveRun(StreamEnding):
     def __init__(self, views: Views):
         self.views = views
         views.live = self
         self.step: cl.Step | None = None  # the open step
         self.result: cl.Message = top_level_message()  # the streamed result
-        self.failed: Any = None  # the `failed` event, when the run failed
-        self.finished: Any = None  # the `finished` event, when it finished
-        self.paused: Any = None  # the `paused` event, when it waits for the user
 
     def new_result(self) -> cl.Message:
         """A new result message, to sit below what the run has shown so far."""
@@ -115,14 +112,9 @@ class LiveRun:
             output = views.output(event)
             if output is not None:
                 await self.close_step(output=output)
-        elif event.type == "failed":
-            self.failed = event
-        elif event.type == "finished":
-            self.finished = event
-        elif event.type == "paused":
-            self.paused = event
+        self.keep_ending(event)
         await views.show(event)
 
     def begin(self) -> None:
         """Forget the last stream's ending (a resumed run's stream is a new one)."""
-        self.failed = self.finished = self.paused = None
+        self.forget_ending()

@@ -11,14 +11,7 @@ import chainlit as cl
 from reqstudio.events import BaseEvent
 from reqstudio.failures import said_or
 from reqstudio.modes.rewrite import DocumentStructure
-from reqstudio.modes.rewrite.events import (
-    SectionReset,
-    SectionToken,
-    StageFailed,
-    StageFinished,
-    StageProgress,
-    StageStarted,
-)
+from reqstudio.modes.rewrite import events as stages
 from reqstudio.modes.rewrite.models import PatchFailure, ReviewerFailure, ReviewIssue, SectionPatch
 from reqstudio.web.live import LiveRun, Look, Views
 from reqstudio.web.rendering import cell
@@ -62,28 +55,28 @@ class RewriteViews(Views):
         return self.live.result
 
     def look(self, event: BaseEvent) -> Look | None:
-        if isinstance(event, StageStarted) and event.step in STAGE_LOOKS:
+        if isinstance(event, stages.StageStarted) and event.step in STAGE_LOOKS:
             key, icon = STAGE_LOOKS[event.step]
             return Look(tr(key), "llm", icon)
         return None
 
     def streams(self, event: BaseEvent) -> bool:
-        return isinstance(event, SectionToken)
+        return isinstance(event, stages.SectionToken)
 
     async def show(self, event: BaseEvent) -> None:
-        if isinstance(event, StageStarted):
+        if isinstance(event, stages.StageStarted):
             await self.on_stage_start(event.step, **event.values)
-        elif isinstance(event, StageFinished):
+        elif isinstance(event, stages.StageFinished):
             await self.on_stage_end(event.step, **event.values)
-        elif isinstance(event, StageFailed):
+        elif isinstance(event, stages.StageFailed):
             await self.on_stage_error(
                 event.step, reason=event.reason, failure=event.failure, section_id=event.section_id
             )
-        elif isinstance(event, StageProgress):
+        elif isinstance(event, stages.StageProgress):
             await self.on_stage_progress(event.step, event.message, **event.values)
-        elif isinstance(event, SectionToken):
+        elif isinstance(event, stages.SectionToken):
             self.written[event.section_id] = self.written.get(event.section_id, "") + event.text
-        elif isinstance(event, SectionReset):
+        elif isinstance(event, stages.SectionReset):
             await self.on_section_reset(event.section_id)
 
     async def close_step(
