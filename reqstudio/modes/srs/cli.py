@@ -390,8 +390,13 @@ async def _generate_rounds(
 ) -> int:
     """The run, and with --interactive each resume after a pause with the user's decision."""
     progress, language = delivery.progress, delivery.language
-    from reqstudio.modes.srs.decisions import DecisionError
     from reqstudio.modes.srs.engine import run_srs
+
+    refusals: tuple[type[Exception], ...] = ()  # only a pause's decision can be refused
+    if request.pause_after_round:
+        from reqstudio.modes.srs.decisions import DecisionError
+
+        refusals = (DecisionError,)
 
     resume = False
     decision = None
@@ -399,7 +404,14 @@ async def _generate_rounds(
         progress.begin()
         try:
             async for event in run_srs(
-                request, factory, tracker=tracker, resume=resume, decision=decision, **run_options
+                request,
+                factory,
+                tracker=tracker,
+                resume=resume,
+                decision=decision,
+                # LangGraph is imported while the first request is in flight, not before it
+                early_first_call=True,
+                **run_options,
             ):
                 if warm_up.ident is None and isinstance(event, NodeToken | NodeFinished):
                     # The first answer is streaming (or done): its request has left. Started
@@ -422,7 +434,7 @@ async def _generate_rounds(
                     return srs_exit_code("failed")
                 elif isinstance(event, RunFinished):
                     return _finish(event.result, delivery, request.user_input)
-        except DecisionError as refused:  # nothing was applied: the same pause, asked again
+        except refusals as refused:  # nothing was applied: the same pause, asked again
             progress.say(f"reqstudio: {refused.message(language)}")
             decision = await read_decision(language)
             continue
