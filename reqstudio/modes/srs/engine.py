@@ -22,7 +22,6 @@ from reqstudio.errors import DATABASE_UNAVAILABLE, failure_of, is_database_failu
 from reqstudio.failures import Failure, FailureCode
 from reqstudio.llm import ModelFactory, context_overflow
 from reqstudio.modes.srs import events
-from reqstudio.modes.srs.document_check import NotADocument
 from reqstudio.modes.srs.events import (
     DecisionApplied,
     Notice,
@@ -253,6 +252,7 @@ def _node_finished(
 
 
 def _failure_of(error: BaseException) -> Failure:
+    from reqstudio.modes.srs.document_check import NotADocument
     from reqstudio.modes.srs.nodes import EmptyDocument, EmptyRequirementList
 
     if isinstance(error, EmptyRequirementList):
