@@ -2,12 +2,13 @@
 
 For the user, the first request leaves sooner: a fresh run starts ReqParse's call at once
 (`FirstCall.start`), and imports LangGraph and builds its graph while that request is in
-flight; the graph's ReqParse node then takes the call's answer (`FirstCall.relay`) instead
+flight (once its request has surely left: its answer began, a try failed or the call
+ended); the graph's ReqParse node then takes the call's answer (`FirstCall.relay`) instead
 of asking again. It is the node's own call (`ask_parse`): the same prompt, retry policy,
-validation and events, in the same order. What the call writes before the graph runs is
-read from `FirstCall.before_sent` by whoever started it; what it writes after goes to the
-node's stream; its retries reach the run's wait observers as they happen, as a node's do.
-Nothing here imports LangGraph.
+validation and events, in the same order. What the call writes until its request has left
+is read from `FirstCall.before_sent` by whoever started it; the rest goes to the node's
+stream; its retries reach the run's wait observers as they happen, as a node's do. Nothing
+here imports LangGraph.
 """
 
 from __future__ import annotations
