@@ -7,16 +7,23 @@ hook is registered before anything else, so it runs after every other atexit han
 logging flush, the embedded model's stop, temporary files), and after the interpreter has
 joined its non-daemon threads; it flushes stdout and stderr, then ends the process with the
 command's exit code. An exception that escapes `main` takes the normal way out.
+
+Before `main`, young collections are set to come every 10 000 net allocations instead of
+CPython's 700 (as `reqstudio serve` sets them, `reqstudio.runtime.tune_garbage_collector`):
+importing LangChain and the model client made about 400 collections at 700, 0.24 s of CPU
+before `srs generate` sent its first request; at 10 000, about 30, 0.10 s.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import os
 import sys
 
 _exit_code: list[int] = []
+YOUNG_COLLECTION_EVERY = 10_000  # net allocations between young collections (CPython: 700)
 
 
 def _end_now() -> None:
@@ -35,6 +42,7 @@ def _end_now() -> None:
 def run() -> None:
     """`reqstudio ARGS` as a command: main's exit code, without the interpreter's teardown."""
     atexit.register(_end_now)  # first registered, so last to run
+    gc.set_threshold(YOUNG_COLLECTION_EVERY, *gc.get_threshold()[1:])
     from reqstudio.cli import main
 
     code = main()

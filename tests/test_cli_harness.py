@@ -138,3 +138,15 @@ def test_an_error_escaping_the_command_takes_the_normal_way_out(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
     assert done.returncode == 1 and b"RuntimeError: boom" in done.stderr
+
+
+def test_the_command_runs_with_young_collections_every_10000_allocations():
+    # importing LangChain and the model client at CPython's 700 cost 0.24 s of collections
+    script = (
+        "import gc, reqstudio.cli\n"
+        "from reqstudio.entry import run\n"
+        "reqstudio.cli.main = lambda: print(gc.get_threshold()[0]) or 0\n"
+        "run()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == b"10000", done.stderr

@@ -119,8 +119,26 @@ def test_a_commands_run_imports_no_other_mode(name: str):
     code, modules, stderr = run_listing_modules(*argv)
     assert code == 2 and stderr.startswith("reqstudio: "), stderr
     own = MODE_PACKAGES[argv[0]]
-    assert own + ".cli" in modules and "langgraph" in modules  # the run's imports happened
+    # the run's imports happened (SRS's graph, and LangGraph with it, once its first request
+    # has left: see the next test)
+    assert own + ".cli" in modules and "langchain_core" in modules
+    assert name == "srs generate" or "langgraph" in modules
     others = {m for m in modules if m.startswith("reqstudio.modes.") and not m.startswith(own)}
+    assert others <= SHARED_FROM_OTHER_MODES
+    assert not {"chainlit"} & {m.split(".")[0] for m in modules}
+
+
+def test_the_srs_runs_graph_imports_no_other_mode():
+    # `srs generate` imports its graph while the first request is in flight, after the checks
+    done = subprocess.run(
+        [sys.executable, "-c", "import json, sys, reqstudio.modes.srs.graph; "
+         "print(json.dumps(sorted(sys.modules)))"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    modules = json.loads(done.stdout)
+    assert "langgraph" in modules
+    others = {m for m in modules if m.startswith("reqstudio.modes.") and "modes.srs" not in m}
     assert others <= SHARED_FROM_OTHER_MODES
     assert not {"chainlit"} & {m.split(".")[0] for m in modules}
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from reqstudio.llm import Endpoint, ModelFactory
-from reqstudio.modes.srs import nodes
+from reqstudio.modes.srs import asking
 from reqstudio.modes.srs.engine import SrsRequest, run_srs
 from reqstudio.modes.srs.events import (
     DocumentReset,
@@ -416,7 +416,7 @@ async def test_embedded_model_is_asked_in_its_own_dialect(llm_server, settings):
         response_format = body["response_format"]
         assert response_format["type"] == "json_object"
         items = response_format["schema"]["properties"][list_field]
-        assert items["maxItems"] == nodes.EMBEDDED_MAX_ITEMS and items["minItems"] == 1
+        assert items["maxItems"] == asking.EMBEDDED_MAX_ITEMS and items["minItems"] == 1
     assert clarify["response_format"]["schema"]["$defs"]["Score"]["properties"]["score"] == {
         "maximum": 2,
         "minimum": -2,
@@ -424,8 +424,8 @@ async def test_embedded_model_is_asked_in_its_own_dialect(llm_server, settings):
         "type": "integer",
     }
     assert "response_format" not in doc
-    assert doc["grammar"] == nodes.EMBEDDED_DOCUMENT_GRAMMAR
-    assert doc["max_tokens"] == nodes.EMBEDDED_DOCUMENT_TOKENS
+    assert doc["grammar"] == asking.EMBEDDED_DOCUMENT_GRAMMAR
+    assert doc["max_tokens"] == asking.EMBEDDED_DOCUMENT_TOKENS
 
 
 # --- ReqClarify reads scores as the seed does (int(), skip what it cannot read) ------------

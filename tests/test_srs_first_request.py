@@ -1,8 +1,9 @@
 """`reqstudio srs generate` sends its first model request before the work it needs only later.
 
 The checker's warm-up (its imports and word lists) and the reference's sections are needed once
-the first answer is in. Started before the first request left, they held the interpreter while
-that request was being built and sent; they start once the first answer streams."""
+the second answer is in. Started before a request left, they held the interpreter while that
+request was being built and sent; during the first answer LangGraph is imported and the graph
+built (`reqstudio.modes.srs.first_call`); they start once the second answer streams."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tests import test_srs_support as srs
 REFERENCE = "# Reference SRS\n\n## 1 Scope\n\nThe shop shall sell books.\n"
 
 
-async def test_the_warm_up_starts_after_the_first_request_has_left(
+async def test_the_warm_up_starts_after_the_second_request_has_left(
     llm_server, factory, tmp_path, monkeypatch
 ):
     from reqstudio.modes.srs.cli import _generate
@@ -30,8 +31,8 @@ async def test_the_warm_up_starts_after_the_first_request_has_left(
 
     monkeypatch.setattr(threading, "Thread", NotedThread)
     llm_server.script(
-        srs.parse_reply(("FR-01", "Place an order."), delay=0.1, chunk_chars=4, chunk_delay=0.02),
-        srs.doc_reply(),
+        srs.parse_reply(("FR-01", "Place an order.")),
+        srs.doc_reply(delay=0.1, chunk_chars=4, chunk_delay=0.02),
     )
     request = SrsRequest(
         user_input="A shop.", reference_srs=REFERENCE, ablation="no-explore-clarify"
@@ -45,7 +46,7 @@ async def test_the_warm_up_starts_after_the_first_request_has_left(
         fallback_dir=tmp_path / "data",
     )
     assert code == 0
-    first_request = llm_server.timeline[0]["received"]
+    second_request = llm_server.timeline[1]["received"]
     assert len(warm_up_started) == 1
-    assert warm_up_started[0] > first_request
-    assert warm_up_started[0] < llm_server.timeline[0]["answered"]  # while the answer streams
+    assert warm_up_started[0] > second_request
+    assert warm_up_started[0] < llm_server.timeline[1]["answered"]  # while the answer streams

@@ -246,9 +246,10 @@ def _describe_node(event: NodeFinished) -> str:
 
 
 def _warm_up(reference: str, checker: bool) -> None:
-    """What the run needs after its first answer, done while that answer is awaited: the
+    """What the run needs after its second answer, done while that answer is awaited: the
     checker (imports and word lists, ~0.15 s) when a log will carry its summary, and the
-    reference parsed into the sections ReqExplore's new items are traced to."""
+    reference parsed into the sections ReqExplore's new items are traced to (from its second
+    round on)."""
     if checker:
         from reqstudio.check.engine import check_document
 
@@ -332,8 +333,9 @@ async def _generate(
     from reqstudio.usage import UsageTracker
 
     # Work the run needs later (the checker for the log's summary, the reference's sections)
-    # is done while the first model answers (once its request has left), not before it nor
-    # between later answers.
+    # is done while the second model call answers (once its request has left), not before it
+    # nor between answers: the first answer's wait is LangGraph's import and the graph's
+    # building (`reqstudio.modes.srs.first_call`).
     warm_up = threading.Thread(
         target=_warm_up,
         args=(request.reference_srs, log_path is not None),
@@ -390,22 +392,37 @@ async def _generate_rounds(
 ) -> int:
     """The run, and with --interactive each resume after a pause with the user's decision."""
     progress, language = delivery.progress, delivery.language
-    from reqstudio.modes.srs.decisions import DecisionError
     from reqstudio.modes.srs.engine import run_srs
+
+    refusals: tuple[type[Exception], ...] = ()  # only a pause's decision can be refused
+    if request.pause_after_round:
+        from reqstudio.modes.srs.decisions import DecisionError
+
+        refusals = (DecisionError,)
 
     resume = False
     decision = None
+    first_answered = False
     while True:
         progress.begin()
         try:
             async for event in run_srs(
-                request, factory, tracker=tracker, resume=resume, decision=decision, **run_options
+                request,
+                factory,
+                tracker=tracker,
+                resume=resume,
+                decision=decision,
+                # LangGraph is imported while the first request is in flight, not before it
+                early_first_call=True,
+                **run_options,
             ):
-                if warm_up.ident is None and isinstance(event, NodeToken | NodeFinished):
-                    # The first answer is streaming (or done): its request has left. Started
-                    # earlier, the warm-up's imports held the interpreter while the request
-                    # was being built and sent.
+                answer = isinstance(event, NodeToken | DocumentToken | NodeFinished)
+                if warm_up.ident is None and first_answered and answer:
+                    # The second answer is streaming (or done): its request has left. Started
+                    # earlier, the warm-up's imports held the interpreter while a request was
+                    # being built and sent, or while LangGraph was imported during the first.
                     warm_up.start()
+                first_answered = first_answered or isinstance(event, NodeFinished)
                 progress.show(event)
                 if isinstance(event, DecisionApplied):
                     # said even with --quiet: it answers the user's own decision
@@ -422,7 +439,7 @@ async def _generate_rounds(
                     return srs_exit_code("failed")
                 elif isinstance(event, RunFinished):
                     return _finish(event.result, delivery, request.user_input)
-        except DecisionError as refused:  # nothing was applied: the same pause, asked again
+        except refusals as refused:  # nothing was applied: the same pause, asked again
             progress.say(f"reqstudio: {refused.message(language)}")
             decision = await read_decision(language)
             continue

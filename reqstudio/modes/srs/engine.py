@@ -2,6 +2,8 @@
 
 The engine knows nothing of the UI. With a checkpointer, every completed node is saved under
 `thread_id` before the next starts, so a run stopped or failed midway can resume from there.
+LangGraph and the graph's modules are imported where they are used: a fresh run can send its
+first request before them (`reqstudio.modes.srs.first_call`).
 """
 
 from __future__ import annotations
@@ -12,18 +14,14 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from reqstudio.errors import DATABASE_UNAVAILABLE, failure_of, is_database_failure, remedy_for
 from reqstudio.failures import Failure, FailureCode
 from reqstudio.llm import ModelFactory, context_overflow
 from reqstudio.modes.srs import events
-from reqstudio.modes.srs.decisions import HumanDecision, apply_decision, paused_requirements
-from reqstudio.modes.srs.document_check import NotADocument
 from reqstudio.modes.srs.events import (
     DecisionApplied,
     Notice,
@@ -31,14 +29,8 @@ from reqstudio.modes.srs.events import (
     SrsEvent,
     SrsResult,
 )
-from reqstudio.modes.srs.graph import build_graph, recursion_limit, route_after_clarify
+from reqstudio.modes.srs.first_call import FirstCall
 from reqstudio.modes.srs.interactions import InteractionLog
-from reqstudio.modes.srs.nodes import (
-    EmptyDocument,
-    EmptyRequirementList,
-    effective_requirements,
-    unfrozen_items,
-)
 from reqstudio.modes.srs.state import (
     Ablation,
     AgentName,
@@ -50,6 +42,11 @@ from reqstudio.modes.srs.state import (
 from reqstudio.modes.srs.trace import trace_rows
 from reqstudio.prompts import render_prompt
 from reqstudio.usage import UsageTracker
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from reqstudio.modes.srs.decisions import HumanDecision
 
 __all__ = [
     "SrsEvent",
@@ -77,6 +74,8 @@ class SrsRequest(BaseModel):
 
 
 def _thread_config(thread_id: str, max_iterations: int = 20) -> dict[str, Any]:
+    from reqstudio.modes.srs.graph import recursion_limit
+
     return {
         "configurable": {"thread_id": thread_id},
         "recursion_limit": recursion_limit(max_iterations),
@@ -85,6 +84,8 @@ def _thread_config(thread_id: str, max_iterations: int = 20) -> dict[str, Any]:
 
 async def _saved_run(checkpointer: BaseCheckpointSaver, thread_id: str) -> tuple[Any, Ablation]:
     """The latest snapshot of the thread, read through the graph its run was built with."""
+    from reqstudio.modes.srs.graph import build_graph
+
     config = _thread_config(thread_id)
     snapshot = await build_graph("none", checkpointer).aget_state(config)
     ablation = (snapshot.values or {}).get("ablation_mode") or "none"
@@ -111,6 +112,9 @@ async def paused_run(checkpointer: BaseCheckpointSaver, thread_id: str) -> Pause
 
 
 def _paused(state: dict[str, Any], thread_id: str | None) -> Paused:
+    from reqstudio.modes.srs.decisions import paused_requirements
+    from reqstudio.modes.srs.graph import route_after_clarify
+
     return Paused(
         round=int(state.get("iteration", 1)) - 1,
         requirements=paused_requirements(state),
@@ -178,6 +182,8 @@ def _result(
     thread_id: str | None,
     continuations: int = 0,
 ) -> SrsResult:
+    from reqstudio.modes.srs.nodes import effective_requirements
+
     requirements = effective_requirements(state.get("req_list", []), state.get("removed_ids", []))
     return SrsResult(
         srs_markdown=state.get("srs_output", ""),
@@ -206,6 +212,8 @@ def _node_finished(
     update: dict[str, Any],
     log: InteractionLog,
 ) -> tuple[events.NodeFinished, dict[str, Any]]:
+    from reqstudio.modes.srs.nodes import effective_requirements, unfrozen_items
+
     state = {**before, **update}
     new_logs = log.entries[before.get("log_count", 0) : state.get("log_count", 0)]
     spent = new_logs[-1] if new_logs else {}
@@ -244,6 +252,9 @@ def _node_finished(
 
 
 def _failure_of(error: BaseException) -> Failure:
+    from reqstudio.modes.srs.document_check import NotADocument
+    from reqstudio.modes.srs.nodes import EmptyDocument, EmptyRequirementList
+
     if isinstance(error, EmptyRequirementList):
         return Failure(FailureCode.SRS_NO_REQUIREMENTS)
     if isinstance(error, NotADocument):
@@ -278,6 +289,7 @@ async def run_srs(
     resume: bool = False,
     log_dir: Path | None = None,
     decision: HumanDecision | None = None,
+    early_first_call: bool = False,
 ) -> AsyncIterator[SrsEvent]:
     """Generate an SRS for `request`, yielding events; the last is RunFinished or RunFailed.
 
@@ -293,6 +305,10 @@ async def run_srs(
     `resume=True` with the user's `decision` goes on from there (without a decision it pauses
     again at once). A decision naming an id not in the list raises `DecisionError` before
     anything is applied or any event is yielded.
+
+    `early_first_call`: a fresh run without a checkpointer sends ReqParse's request before
+    LangGraph is imported and the graph built, which then happens while that request is in
+    flight (`reqstudio.modes.srs.first_call`); the events and the ending are the same.
     """
     tracker = tracker if tracker is not None else UsageTracker()
     started = time.perf_counter()
@@ -309,6 +325,10 @@ async def run_srs(
         max_iterations = int(state.get("max_iterations", request.max_iterations))
         graph_input = None
         if decision is not None and any(task.interrupts for task in snapshot.tasks):
+            from langgraph.types import Command
+
+            from reqstudio.modes.srs.decisions import apply_decision
+
             apply_decision(state, decision)  # refused as a whole before anything changes
             graph_input = Command(resume=decision.model_dump(mode="json"))
     else:
@@ -339,10 +359,24 @@ async def run_srs(
         interactions.load(int(state.get("log_count", 0)))
     else:
         interactions.load(0)  # a reused thread id starts a fresh log
+    running: tuple[AgentName, int] | None = None
+    first_call = None
+    if early_first_call and not resume and checkpointer is None:
+        first_call = FirstCall.start(factory, tracker, request.user_input)
+        try:  # what ReqParse writes until its request has left, as its node would
+            async for event in first_call.before_sent():
+                if isinstance(event, events.NodeStarted):
+                    running = (event.agent, event.round)
+                yield event
+        except BaseException:
+            first_call.close()
+            raise
+    from reqstudio.modes.srs.graph import build_graph
+    from reqstudio.modes.srs.nodes import effective_requirements
+
     graph = build_graph(ablation_used, checkpointer)
     config = _thread_config(thread_id or "unsaved", max_iterations)
-    context = SrsContext(factory=factory, tracker=tracker, log=interactions)
-    running: tuple[AgentName, int] | None = None
+    context = SrsContext(factory=factory, tracker=tracker, log=interactions, first_call=first_call)
     saved_node: str | None = (state.get("last_node") or None) if resume else None
     continuations = 0
     paused = False
@@ -423,6 +457,9 @@ async def run_srs(
             ),
         )
         return
+    finally:
+        if first_call is not None:
+            first_call.close()
     if paused:  # waits in the checkpoint for the user's decision
         yield _paused(state, thread_id)
         return

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
-from pydantic import BaseModel
 
 from reqstudio.calls import complete_text, watched_tries
-from reqstudio.llm import ModelFactory
+from reqstudio.modes.srs.asking import NodeClock, ask_for, chat_model
 from reqstudio.modes.srs.document_check import NotADocument, document_reason
 from reqstudio.modes.srs.events import (
     DocumentContinued,
@@ -28,8 +26,8 @@ from reqstudio.modes.srs.events import (
     DocumentToken,
     NodeStarted,
 )
+from reqstudio.modes.srs.first_call import ask_parse
 from reqstudio.modes.srs.state import (
-    ONE_LINE_PATTERN,
     AgentName,
     GraphState,
     Requirement,
@@ -38,13 +36,9 @@ from reqstudio.modes.srs.state import (
     ScoreList,
     SrsContext,
 )
-from reqstudio.modes.srs.streaming import node_stream
 from reqstudio.modes.srs.trace import explore_origins, parse_origins
 from reqstudio.modes.srs.trail import say
 from reqstudio.prompts import render_prompt
-from reqstudio.settings import ModelRole
-from reqstudio.structured import StructuredResult, ask_structured
-from reqstudio.usage import UsageTracker
 
 log = logging.getLogger("reqstudio.srs")
 
@@ -180,27 +174,6 @@ def message_log(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     return [{"role": roles.get(m.type, m.type), "content": str(m.content)} for m in messages]
 
 
-@dataclass
-class NodeClock:
-    """Wall time and model usage of one node's LLM interaction."""
-
-    usage: UsageTracker
-    started: float
-
-    @classmethod
-    def start(cls) -> NodeClock:
-        return cls(UsageTracker(), time.perf_counter())
-
-    def as_log(self) -> dict[str, Any]:
-        return {
-            "seconds": round(time.perf_counter() - self.started, 3),
-            "model_seconds": round(self.usage.model_seconds, 3),
-            "llm_calls": self.usage.calls,
-            "input_tokens": self.usage.input_tokens,
-            "output_tokens": self.usage.output_tokens,
-        }
-
-
 def interaction_log(
     *,
     iteration: int,
@@ -230,64 +203,6 @@ def announce(runtime: Runtime[SrsContext], agent: AgentName, round_number: int) 
 
 # --- asking the model -----------------------------------------------------------------------
 
-T = TypeVar("T", bound=BaseModel)
-
-# The embedded 135M model decodes against the schema; tighter bounds keep its answers inside
-# its context window (unbounded, it can repeat items until the context is full).
-EMBEDDED_MAX_ITEMS = 12
-EMBEDDED_ONE_LINE_PATTERN = r'^[^"\\\n]{1,160}$'
-EMBEDDED_DOCUMENT_TOKENS = 1024
-
-
-def _bounded_for_embedded(node: Any) -> Any:
-    if isinstance(node, dict):
-        bounded = {key: _bounded_for_embedded(value) for key, value in node.items()}
-        if "maxItems" in bounded:
-            bounded["maxItems"] = min(bounded["maxItems"], EMBEDDED_MAX_ITEMS)
-        if bounded.get("pattern") == ONE_LINE_PATTERN:
-            bounded["pattern"] = EMBEDDED_ONE_LINE_PATTERN
-        return bounded
-    if isinstance(node, list):
-        return [_bounded_for_embedded(value) for value in node]
-    return node
-
-
-# For the embedded model, DocGenerate decodes against a grammar too: a Markdown document that
-# opens with its title and holds no code fence (left free, the 135M model echoes the JSON list).
-EMBEDDED_DOCUMENT_GRAMMAR = r"""root ::= "# " [^\n`]+ "\n" [^`]*"""
-
-
-def chat_model(factory: ModelFactory, role: ModelRole, callbacks: Sequence[Any]):
-    """The role's model; on the embedded model with its output bounded to fit its context."""
-    model = factory.for_role(role, callbacks=callbacks)
-    if factory.endpoint.embedded and role == "DocGenerate":
-        # llama-cpp-python reads `max_tokens` (ChatOpenAI would send max_completion_tokens).
-        extra = {"grammar": EMBEDDED_DOCUMENT_GRAMMAR, "max_tokens": EMBEDDED_DOCUMENT_TOKENS}
-        return model.bind(extra_body=extra)
-    return model
-
-
-async def ask_for(
-    factory: ModelFactory,
-    role: ModelRole,
-    messages: Sequence[BaseMessage],
-    schema: type[T],
-    callbacks: Sequence[Any],
-) -> StructuredResult[T]:
-    """The shared structured path (schema output where supported, repair, bounded re-ask)."""
-    bounded = (
-        _bounded_for_embedded(schema.model_json_schema()) if factory.endpoint.embedded else None
-    )
-    return await ask_structured(
-        chat_model(factory, role, [*callbacks, *node_stream()]),  # the running step shows it
-        messages,
-        schema,
-        response_format=factory.response_format(schema, json_schema=bounded),
-        policy=factory.policy(role),
-        label=role,
-    )
-
-
 # --- the agents -----------------------------------------------------------------------
 
 
@@ -300,14 +215,14 @@ def record(runtime: Runtime[SrsContext], entry: dict[str, Any]) -> dict[str, Any
 async def req_parse(state: GraphState, runtime: Runtime[SrsContext]) -> dict[str, Any]:
     """Natural-language requirements -> an atomic FR/NFR/CON list."""
     iteration = state["iteration"] + 1  # seed: ReqParse is iteration 1 ("递增")
-    announce(runtime, "ReqParse", 0)
-    say(runtime, "parse_start")
     ctx = runtime.context
-    clock = NodeClock.start()
-    messages = [HumanMessage(render_prompt("srs/req_parse.md", user_input=state["user_input"]))]
-    answer = await ask_for(
-        ctx.factory, "ReqParse", messages, RequirementList, [ctx.tracker, clock.usage]
-    )
+    if ctx.first_call is not None:  # started before the graph was built: its answer
+        asked = await ctx.first_call.relay(runtime.stream_writer)
+    else:
+        asked = await ask_parse(
+            runtime.stream_writer, ctx.factory, ctx.tracker, state["user_input"]
+        )
+    messages, answer, clock = asked.messages, asked.answer, asked.clock
     req_list = normalize_requirements(answer.value.requirements)
     if not req_list:
         raise EmptyRequirementList(

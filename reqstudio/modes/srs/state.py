@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
@@ -208,6 +209,12 @@ class ScoreList(BaseModel):
     _usable = field_validator("scores", mode="before")(_some_usable(SCORE_ITEM, _usable_score))
 
 
+class StartedCall(Protocol):
+    """A node's model call started before the graph (`reqstudio.modes.srs.first_call`)."""
+
+    async def relay(self, write: Callable[[Any], None]) -> Any: ...
+
+
 @dataclass
 class SrsContext:
     """Run-scoped things the nodes need and the checkpoint must not hold."""
@@ -215,3 +222,5 @@ class SrsContext:
     factory: ModelFactory
     tracker: UsageTracker
     log: InteractionLog
+    # ReqParse's call when the run started it before building the graph (ReqParse takes it)
+    first_call: StartedCall | None = None

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langgraph.config import get_stream_writer
 
 from reqstudio.events import BaseEvent
 from reqstudio.modes.srs.events import NodeRestarted, NodeToken
@@ -40,6 +39,9 @@ class NodeStream(BaseCallbackHandler):
 
 def node_stream() -> list[NodeStream]:
     """The relay for a call made inside a graph node (none outside one: nothing to show it)."""
+    # imported here: a call started before the graph (`first_call`) needs no LangGraph
+    from langgraph.config import get_stream_writer
+
     with contextlib.suppress(RuntimeError):
         return [NodeStream(get_stream_writer())]
     return []

@@ -10,16 +10,25 @@ stderr in the user's language (`--quiet` silences it) and the browser ignores (i
 from __future__ import annotations
 
 import logging
-from typing import Any
-
-from langgraph.runtime import Runtime
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from reqstudio.modes.srs.events import Trail
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from reqstudio.events import BaseEvent
 
 log = logging.getLogger("reqstudio.srs")
 
 
 def say(runtime: Runtime[Any], key: str, **params: Any) -> None:
+    say_to(runtime.stream_writer, key, **params)
+
+
+def say_to(write: Callable[[BaseEvent], None], key: str, **params: Any) -> None:
+    """`say` for a step's call that writes its events itself (`first_call`)."""
     trail = Trail(key=key, values=params)
     log.info(trail.text("zh"))
-    runtime.stream_writer(trail)
+    write(trail)
