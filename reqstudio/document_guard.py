@@ -189,12 +189,6 @@ def _key(tokens: Sequence[re.Match[str]]) -> str:
     return " ".join(t.group().lower() for t in tokens)
 
 
-def _run_length(tokens: Sequence[re.Match[str]], start: int) -> int:
-    """How many tokens from `start` make one run: RUN_CJK when they are all CJK."""
-    window = tokens[start : start + RUN_TOKENS]
-    return RUN_CJK if all(_CJK.fullmatch(t.group()) for t in window) else RUN_TOKENS
-
-
 @dataclass(frozen=True)
 class _Fixed:
     runs: frozenset[str]
@@ -269,6 +263,22 @@ def _mark(covered: bytearray, start: int, end: int, value: int) -> None:
             covered[i] = value
 
 
+_UNCOUNTED = re.compile(r"[^A-Za-z0-9\u3400-\u9fff]")  # every character but `_COUNTED`'s
+_ONE_PER_CHARACTER = re.compile(r"[^\x00]")
+
+
+def _as_bits(mask: str | bytes | bytearray, value: int | None = None) -> int:
+    """A mask as an integer with one bit set per marked character: for a string, each
+    character other than NUL; for bytes, each byte that is not 0 (or is `value`)."""
+    if isinstance(mask, str):
+        mask = _ONE_PER_CHARACTER.sub("\x01", mask).encode("latin-1")
+    elif value is not None:
+        mask = bytes(mask).translate(bytes(1 if b == value else 0 for b in range(256)))
+    else:
+        mask = bytes(mask).translate(bytes([0] + [1] * 255))
+    return int.from_bytes(mask, "little")
+
+
 def _line_keys(text: str) -> set[str]:
     return {key for line in text.splitlines() if (key := _key(_tokens(line)))}
 
@@ -308,19 +318,26 @@ def measure_echo(answer: str, templates: Iterable[str], material: str = "") -> E
             _mark(covered, start + found.start(), start + found.end(), _ECHO)
             examples.append(found.group())
         tokens = _tokens(line)
-        cjk = sum(1 for t in tokens if _CJK.fullmatch(t.group()))
-        whole = len(tokens) >= PIECE_TOKENS if cjk < len(tokens) else cjk >= PIECE_CJK
-        if whole and f" {_key(tokens)} " in fixed.joined:
+        # each token's lower-case text and whether it is CJK, once per line: the windows
+        # below read them many times
+        words = [t.group().lower() for t in tokens]
+        is_cjk = [bool(_CJK.fullmatch(word)) for word in words]
+        cjk = sum(is_cjk)
+        count = len(tokens)
+        whole = count >= PIECE_TOKENS if cjk < count else cjk >= PIECE_CJK
+        if whole and f" {' '.join(words)} " in fixed.joined:
             _mark(covered, start + tokens[0].start(), start + tokens[-1].end(), _ECHO)
             examples.append(line.strip())
             continue
         position = 0
-        while position < len(tokens):
-            size = _run_length(tokens, position)
-            window = tokens[position : position + size]
-            if len(window) == size and _key(window) in fixed.runs:
+        while position < count:
+            size = RUN_CJK if all(is_cjk[position : position + RUN_TOKENS]) else RUN_TOKENS
+            if (
+                position + size <= count
+                and " ".join(words[position : position + size]) in fixed.runs
+            ):
                 stop = position + size  # extend the run as far as it goes on matching
-                while stop < len(tokens) and _key(tokens[stop - size + 1 : stop + 1]) in fixed.runs:
+                while stop < count and " ".join(words[stop - size + 1 : stop + 1]) in fixed.runs:
                     stop += 1
                 first, last = tokens[position], tokens[stop - 1]
                 _mark(covered, start + first.start(), start + last.end(), _ECHO)
@@ -328,13 +345,17 @@ def measure_echo(answer: str, templates: Iterable[str], material: str = "") -> E
                 position = stop
             else:
                 position += 1
-    counted = [i for i, ch in enumerate(answer) if _COUNTED.match(ch) and not heading[i]]
+    # The shares are counted on masks, one byte per character of the answer (1: the
+    # character is so), read as integers: an AND and a bit count per mask, not a loop.
+    letters = _as_bits(_UNCOUNTED.sub("\x00", answer))
+    counted = letters ^ (letters & _as_bits(heading))
     if not counted:  # headings alone: judged on them
-        counted = [i for i, ch in enumerate(answer) if _COUNTED.match(ch)]
-    if not counted:
+        counted = letters
+    total = counted.bit_count()
+    if not total:
         return EchoMeasure(0.0, 0.0)
-    echoed = sum(1 for i in counted if covered[i] == _ECHO) / len(counted)
-    structured = sum(1 for i in counted if covered[i] == _STRUCTURE) / len(counted)
+    echoed = (counted & _as_bits(covered, _ECHO)).bit_count() / total
+    structured = (counted & _as_bits(covered, _STRUCTURE)).bit_count() / total
     shown = tuple(dict.fromkeys(e.strip()[:60] for e in examples if e.strip()))[:3]
     return EchoMeasure(round(echoed, 3), round(structured, 3), shown)
 
