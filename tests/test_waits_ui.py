@@ -46,6 +46,8 @@ LANGUAGES = ("zh-CN", "en-US")
 CHAT_END = "A good requirement is testable."
 SRS_END = "The E-Store sells online."
 REWRITE_END = rewrite.BODIES[-1].strip()
+# the review's closing line: why it stopped (reqstudio/locales, review's quality_sufficient)
+REVIEW_END = {"zh-CN": "没有高优先级问题", "en-US": "no high-priority issue left"}
 AGENT_END = "No tools are needed for this."
 TEAM_END = "需求：读者可以借书。"
 
@@ -139,14 +141,15 @@ def hanging_first(replies: list[Reply]) -> list[Reply]:
 
 async def stored_steps(app: AppProcess, tab: Tab, done: str) -> list[dict[str, Any]]:
     """The thread's steps as the history stores them (what a reopened thread shows), once they
-    hold `done`, the run's last words."""
+    hold `done`, the run's last words; the test fails if they never do."""
     async with httpx.AsyncClient(base_url=app.url, headers={"Cookie": tab.cookie}) as http:
         for _ in range(100):  # the last writes land a moment after the run ends
             reply = await http.get(f"/project/thread/{tab.thread_id}")
             if reply.status_code == 200 and done in outputs(reply.json()["steps"]):
-                break
+                return reply.json()["steps"]
             await asyncio.sleep(0.2)
-    return reply.json()["steps"] if reply.status_code == 200 else []
+    stored = outputs(reply.json()["steps"]) if reply.status_code == 200 else reply.text
+    pytest.fail(f"the stored thread never held {done!r}:\n{stored[-2000:]}")
 
 
 async def run_in_both_languages(
@@ -155,11 +158,11 @@ async def run_in_both_languages(
     mode: str,
     script: Any,
     send: Any,
-    done: str,
+    done: str | dict[str, str],
 ) -> list[tuple[WatchedTab, list[dict[str, Any]]]]:
     """Open a tab per language in `mode`, script each tab's replies (`script(token, language)`),
     send its message (`send(tab, token)`), wait for the run's end; each tab and its stored
-    thread (holding `done`: the run went on to its end)."""
+    thread (holding `done`, or its language's `done[language]`: the run went on to its end)."""
     tabs = []
     for language in LANGUAGES:
         token = f"WAIT-{mode}-{language}"
@@ -173,7 +176,10 @@ async def run_in_both_languages(
             *(tab.until(lambda tab=tab: bool(tab.first_waiting_line()), 60) for tab, _ in tabs)
         )
         await asyncio.gather(*(tab.until(tab.run_ended, 90) for tab, _ in tabs))
-        return [(tab, await stored_steps(app, tab, done)) for tab, _ in tabs]
+        ends = {
+            tab.language: done if isinstance(done, str) else done[tab.language] for tab, _ in tabs
+        }
+        return [(tab, await stored_steps(app, tab, ends[tab.language])) for tab, _ in tabs]
     finally:
         for tab, _ in tabs:
             await tab.close()
@@ -253,9 +259,7 @@ async def test_review_shows_the_wait_and_the_retry_in_the_reviewers_step(app, se
         document.write_text(review.DOCUMENT.replace("Pet Clinic", token), encoding="utf-8")
         await tab.send("review this", attach=document)
 
-    for tab, steps in await run_in_both_languages(
-        app, server, "Review", script, send, "quality_sufficient"
-    ):
+    for tab, steps in await run_in_both_languages(app, server, "Review", script, send, REVIEW_END):
         # the red team's call hung: its lines are in the red team's own step, under the round's
         check_waits(tab, steps, "tool")
         hosts = {s["id"]: s for s in steps}
