@@ -31,8 +31,10 @@ resume=False) -> AsyncIterator[Event]` (`RunEntry`): each mode's `entry.py` has 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from typing import Annotated, Any, ClassVar, Literal, Protocol
 
@@ -238,6 +240,49 @@ class RunEntry(Protocol):
         thread_id: str | None = None,
         resume: bool = False,
     ) -> AsyncIterator[BaseEvent]: ...
+
+
+Send = Callable[[BaseEvent], Awaitable[None]]
+
+
+async def sent_events(
+    work: Callable[[Send], Awaitable[BaseEvent]], failed: Callable[[Exception], BaseEvent]
+) -> AsyncIterator[BaseEvent]:
+    """The events an engine that reports through a callback sends, as a stream: `work(send)`
+    runs in a task of its own; each event it sends is yielded in order, and `send` returns
+    only once the consumer has taken it and asked for the next (what the engine does after a
+    retry's reset comes after the consumer showed the reset, as with a direct callback). Then
+    the event `work` returns (its `finished`), or `failed(error)` for what it raised. Closing
+    the stream early (the consumer stopped, or was cancelled) cancels `work`; what it sends
+    while it ends (a stage's failure on its cancellation) no longer waits for anyone."""
+    queue: asyncio.Queue[BaseEvent | None] = asyncio.Queue()
+    closing = False
+
+    async def send(event: BaseEvent) -> None:
+        await queue.put(event)
+        if not closing:
+            await queue.join()
+
+    async def run() -> None:
+        try:
+            last = await work(send)
+        except Exception as error:
+            last = failed(error)
+        await queue.put(last)
+        await queue.put(None)
+
+    task = asyncio.create_task(run())
+    try:
+        while (event := await queue.get()) is not None:
+            yield event
+            queue.task_done()
+        await task
+    finally:
+        closing = True
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 class StreamEnding:

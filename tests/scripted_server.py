@@ -205,6 +205,7 @@ class ScriptedLLMServer:
         self._open_every_gate()
         if self._server is not None:
             self._server.should_exit = True
+            self._server.force_exit = True  # a reply still held back (`delay`) is not waited for
         if self._thread is not None:
             self._thread.join(timeout=10)
 

@@ -176,3 +176,17 @@ def test_every_modes_browser_flow_shows_its_run_through_the_one_renderer():
     for path in WEB.rglob("*.py"):
         source = path.read_text(encoding="utf-8")
         assert not re.search(r"class \w*(RunView|Progress|Printer)\b", source), path
+
+
+def test_no_browser_flow_makes_the_events_it_shows():
+    """The events a flow shows are its engine's: a flow that turned engine callbacks into
+    events itself (as Chat's did, beside the same conversion in its entry) could show what the
+    engine never said. Token and reset events are made by the engines only."""
+    for path in WEB.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None) or ""
+                assert not re.fullmatch(r"[A-Z]\w*(Token|Restarted|Reset)", name), (
+                    f"{path.relative_to(WEB)}:{node.lineno} makes {name}"
+                )

@@ -533,7 +533,7 @@ def test_ctrl_c_ends_the_open_stage_and_the_run_resumes(llm_server, inputs, tmp_
             break
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
-    assert process.returncode == 130
+    assert process.returncode == 130, "\n".join(seen) + "\n" + err
     assert out == ""
     stderr = "\n".join(seen) + "\n" + err
     assert "ERROR: Stage failed: content_filling: cancelled" in stderr

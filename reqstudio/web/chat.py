@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from contextlib import aclosing
 
 import chainlit as cl
 
 from reqstudio.errors import describe_failure
 from reqstudio.events import BaseEvent
 from reqstudio.llm import embedded_max_tokens
-from reqstudio.modes.chat import ChatEngine, ChatMemory
-from reqstudio.modes.chat.entry import AnswerRestarted, AnswerToken
+from reqstudio.modes.chat import ChatMemory
+from reqstudio.modes.chat.entry import AnswerRestarted, AnswerToken, ChatRequest, run
 from reqstudio.modes.chat.outcome import ChatEnding, chat_outcome, failed_ending
 from reqstudio.usage import UsageTracker
 from reqstudio.web.edits import (
@@ -85,7 +86,6 @@ async def on_chat_message(message: cl.Message) -> None:
     if memory.rewind_to(message.id) or was_answered(message.id):
         await drop_discarded_steps(message.id)
     tracker = UsageTracker()
-    engine = ChatEngine(thread_factory(), callbacks=[tracker])
     # Its button is added once the answer is over: an update on a retry (Chainlit sends a
     # message's actions with every update) showed it twice under the answer.
     views = ChatViews()
@@ -94,23 +94,20 @@ async def on_chat_message(message: cl.Message) -> None:
     started = time.perf_counter()
     notice = ""
     cancelled = False
-
-    async def show(token: str) -> None:
-        await live.show(AnswerToken(text=token))
-
-    async def start_again(attempt: int, error: BaseException, wait: float) -> None:
-        await live.show(AnswerRestarted(attempt=attempt))
-
+    request = ChatRequest(text=text, history=memory.dump())
     waits = WaitLines(reply=reply)
     try:
-        async with waits:
-            await engine.reply(memory, text, on_token=show, on_retry=start_again)
+        answering = run(request, thread_factory(), callbacks=[tracker])
+        async with waits, aclosing(answering):  # a stop ends the model's call too
+            async for event in answering:
+                await live.show(event)
     except asyncio.CancelledError:
         log.info("chat answer stopped after %d characters", len(views.answer))
         cancelled = True
         notice = t("stopped")
-    except Exception as exc:  # provider failures are reported in the chat, the app goes on
+    if live.failed is not None:  # provider failures are reported in the chat, the app goes on
         # The marks are the ending's outcome's (`reqstudio.modes.chat.outcome`), as the CLI's exit code.
+        exc = live.failed.error
         ending = failed_ending(exc, runtime().endpoint.embedded)
         if ending == "truncated":
             # The embedded model's answers are bounded on purpose (it loops when left free):
@@ -120,7 +117,8 @@ async def on_chat_message(message: cl.Message) -> None:
             log.warning("chat answer failed: %s", type(exc).__name__)
             notice = t("failed_kept", reason=describe_failure(exc, lang()))
         notice = f"{closing_mark(ending)} {notice}"
-    answer = views.answer
+    # the answer delivered whole; else what the last try streamed (kept, said unfinished)
+    answer = live.finished.result if live.finished is not None else views.answer
     footer = stats_line(tracker, time.perf_counter() - started)
     body = answer if not notice else f"{answer}\n\n{notice}".strip()
     reply.content = f"{waits.prefix()}{body}\n\n*{footer}*"

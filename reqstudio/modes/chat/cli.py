@@ -57,36 +57,20 @@ class ChatWords(Words):
 
 
 async def _answer(runtime: AppRuntime, message: str) -> int:
-    from reqstudio.calls import IncompleteAnswerError
     from reqstudio.errors import describe_failure
-    from reqstudio.modes.chat.engine import ChatEngine, ChatMemory
-    from reqstudio.modes.chat.entry import (
-        AnswerFailed,
-        AnswerFinished,
-        AnswerRestarted,
-        AnswerToken,
-    )
+    from reqstudio.modes.chat.entry import ChatRequest, run
     from reqstudio.modes.chat.outcome import failed_ending
     from reqstudio.usage import UsageTracker, token_count_text
 
     tracker = UsageTracker()
-    engine = ChatEngine(runtime.factory(), callbacks=[tracker])
     # a pipe or a file gets the finished answer only
     progress = Progress(ChatWords(live=sys.stdout.isatty()), live=sys.stdout.isatty())
-
-    # The chat's events are shown as the engine reports them, in its own order: a retry's
+    # The events come as the engine reports them, each shown before it goes on: a retry's
     # "replaces" line comes before the harness's line for the retry.
-    def show(token: str) -> None:
-        progress.show(AnswerToken(text=token))
-
-    def retrying(attempt: int, error: BaseException, wait: float) -> None:
-        progress.show(AnswerRestarted(attempt=attempt))
-
-    try:
-        answer = await engine.reply(ChatMemory(), message, on_token=show, on_retry=retrying)
-    except Exception as exc:
-        partial = exc.partial if isinstance(exc, IncompleteAnswerError) else progress.text
-        progress.show(AnswerFailed(code=type(exc).__name__, error=exc, partial=partial))
+    async for event in run(ChatRequest(text=message), runtime.factory(), callbacks=[tracker]):
+        progress.show(event)
+    if progress.failed is not None:
+        exc, partial = progress.failed.error, progress.failed.partial
         # The bundled model's bound ends its answer without a pass (4); anything else fails (1).
         code = chat_exit_code(failed_ending(exc, runtime.endpoint.embedded))
         if progress.live and progress.text:
@@ -106,7 +90,7 @@ async def _answer(runtime: AppRuntime, message: str) -> int:
         }
         keep_and_say(runtime.settings.data_dir, "chat", record, what="the partial answer")
         return code
-    progress.show(AnswerFinished(result=answer))
+    answer = progress.finished.result
     progress.write_out("\n" if progress.live else answer + "\n")
     progress.say(f"[{token_count_text(tracker)} tokens, {tracker.calls} call(s)]")
     return chat_exit_code("answered")

@@ -6,13 +6,14 @@ the answer so far."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
+from langchain_core.callbacks import BaseCallbackHandler
 from pydantic import BaseModel, Field
 
 from reqstudio import events as core
+from reqstudio.calls import IncompleteAnswerError
 from reqstudio.llm import ModelFactory
 from reqstudio.modes.chat.engine import ChatEngine, ChatMemory
 
@@ -46,48 +47,42 @@ class AnswerFailed(core.Failed):
 
 
 async def _events(
-    request: ChatRequest, models: ModelFactory, thread_id: str | None
+    request: ChatRequest,
+    models: ModelFactory,
+    thread_id: str | None,
+    callbacks: Sequence[BaseCallbackHandler] = (),
 ) -> AsyncIterator[core.BaseEvent]:
-    engine = ChatEngine(models)
-    queue: asyncio.Queue[core.BaseEvent | None] = asyncio.Queue()
-    shown: list[str] = []
+    engine = ChatEngine(models, callbacks=callbacks)
+    shown: list[str] = []  # what the current try streamed
 
-    async def on_token(text: str) -> None:
-        shown.append(text)
-        await queue.put(AnswerToken(text=text))
+    async def answer(send: core.Send) -> AnswerFinished:
+        async def on_token(text: str) -> None:
+            shown.append(text)
+            await send(AnswerToken(text=text))
 
-    async def on_retry(attempt: int, error: BaseException, wait: float) -> None:
-        shown.clear()
-        await queue.put(AnswerRestarted(attempt=attempt))
+        async def on_retry(attempt: int, error: BaseException, wait: float) -> None:
+            shown.clear()
+            await send(AnswerRestarted(attempt=attempt))
 
-    async def answer() -> None:
-        try:
-            text = await engine.reply(
-                ChatMemory.load(request.history), request.text, on_token=on_token,
-                on_retry=on_retry,
-            )  # fmt: skip
-            await queue.put(AnswerFinished(result=text))
-        except Exception as error:
-            await queue.put(
-                AnswerFailed(code=type(error).__name__, error=error, partial="".join(shown))
-            )
-        finally:
-            await queue.put(None)
+        text = await engine.reply(
+            ChatMemory.load(request.history), request.text, on_token=on_token, on_retry=on_retry
+        )
+        return AnswerFinished(result=text)
+
+    def failed(error: Exception) -> AnswerFailed:
+        # an answer cut short keeps what its last try delivered, else what it streamed
+        partial = error.partial if isinstance(error, IncompleteAnswerError) else "".join(shown)
+        return AnswerFailed(code=type(error).__name__, error=error, partial=partial)
 
     yield core.Started(name="started", thread_id=thread_id)
-    task = asyncio.create_task(answer())
-    try:
-        while (event := await queue.get()) is not None:
-            yield event
-    finally:
-        if not task.done():
-            task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+    async for event in core.sent_events(answer, failed):
+        yield event
 
 
 run = core.unsaved_entry(
     _events,
     "a chat turn cannot be resumed",
     """One turn of `ChatEngine.reply`. Chat keeps its memory in the chat session, not in a
-    checkpointer: `checkpointer` and `resume` are not used.""",
+    checkpointer: `checkpointer` and `resume` are not used. Option: `callbacks`, LangChain
+    callback handlers for the model (a `UsageTracker`).""",
 )

@@ -8,7 +8,6 @@ run's checkpoints are deleted: its result carries everything."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
@@ -20,7 +19,7 @@ from typing import Any, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from reqstudio.events import BaseEvent
+from reqstudio.events import BaseEvent, Send, sent_events
 from reqstudio.failures import Failure, FailureCode, render
 from reqstudio.llm import ModelFactory
 from reqstudio.modes.rewrite.callbacks import ProgressCallbackHandler, deliver
@@ -283,30 +282,16 @@ class RewriteChain:
         """The run as the one event stream: the stages' events as they happen, then
         `RunFinished` with the result or `RunFailed` with the error (which carries the partial
         document and the run id to resume). Closing the stream early stops the run."""
-        queue: asyncio.Queue[BaseEvent | None] = asyncio.Queue()
 
-        async def work() -> None:
-            try:
-                result = await self.arun(
-                    request, queue.put, tracker=tracker, checkpointer=checkpointer,
-                    run_id=run_id, resume=resume,
-                )  # fmt: skip
-                await queue.put(RunFinished(result=result))
-            except Exception as error:
-                await queue.put(_failed(error))
-            finally:
-                await queue.put(None)
+        async def work(send: Send) -> RunFinished:
+            result = await self.arun(
+                request, send, tracker=tracker, checkpointer=checkpointer, run_id=run_id,
+                resume=resume,
+            )  # fmt: skip
+            return RunFinished(result=result)
 
-        task = asyncio.create_task(work())
-        try:
-            while (event := await queue.get()) is not None:
-                yield event
-            await task
-        finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        async for event in sent_events(work, _failed):
+            yield event
 
     def invoke(
         self,
