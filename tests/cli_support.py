@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -85,3 +86,16 @@ def run_with_embedded_model(
     env.update(REQSTUDIO_DATA_DIR=str(tmp_path / "data"), PYTHONIOENCODING="utf-8", **extra)
     installed = [str(Path(sys.executable).with_name("reqstudio"))]
     return run_reqstudio("", tmp_path, *args, timeout=timeout, env=env, command=installed)
+
+
+def ctrl_c(process: subprocess.Popen) -> None:
+    """Ctrl-C to a command the test started, as a terminal sends it. The command must have
+    been started able to get it: a process started with SIGINT ignored or blocked (inherited
+    from the test process, see `tests/conftest.py`) would run on, and the test would measure
+    something else than Ctrl-C."""
+    status = Path(f"/proc/{process.pid}/status").read_text()
+    masks = dict(line.split(":\t") for line in status.splitlines() if line.startswith("Sig"))
+    bit = 1 << (signal.SIGINT - 1)
+    assert not int(masks["SigIgn"], 16) & bit, "the command was started with SIGINT ignored"
+    assert not int(masks["SigBlk"], 16) & bit, "the command was started with SIGINT blocked"
+    process.send_signal(signal.SIGINT)

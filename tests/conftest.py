@@ -3,6 +3,8 @@ model factory pointed at it. No test reaches the internet or a paid provider."""
 
 from __future__ import annotations
 
+import signal
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,6 +18,32 @@ from tests.scripted_server import ScriptedLLMServer
 ROOT = Path(__file__).resolve().parent.parent
 TEST_OUTPUT = ROOT / "test-output"
 DATA = Path(__file__).resolve().parent / "data"
+
+
+_LAST_TEST: list[str] = [""]
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_as_from_a_terminal(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test starts with Ctrl-C as a terminal gives it: SIGINT handled (Python's default
+    handler) and not blocked. The commands and apps the tests start inherit both, and their
+    Ctrl-C tests send it. A run started in the background by a shell without job control
+    ignores SIGINT in every process below it, and a test or library run in this process can
+    leave it changed; either way the tests' commands ran on after Ctrl-C (seen in a full
+    run: a rewrite meant to stop ran to its end). Restored here, and said as a warning
+    naming the test before it."""
+    handler = signal.getsignal(signal.SIGINT)
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    if handler is not signal.default_int_handler or blocked:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+        warnings.warn(
+            f"SIGINT was {'blocked' if blocked else handler!r} after "
+            f"{_LAST_TEST[0] or 'the start of the run'}: restored to the default handler",
+            stacklevel=1,
+        )
+    _LAST_TEST[0] = request.node.nodeid
+    yield
 
 
 @pytest.fixture(scope="session")

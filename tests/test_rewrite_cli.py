@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_support import QUICK, REQSTUDIO, cli_env, run_reqstudio
+from tests.cli_support import QUICK, REQSTUDIO, cli_env, ctrl_c, run_reqstudio
 from tests.rewrite_support import (
     BODIES,
     CLARIFICATIONS,
@@ -512,8 +512,6 @@ def test_a_provider_whose_every_answer_has_the_same_fault_never_exits_0(
 
 
 def test_ctrl_c_ends_the_open_stage_and_the_run_resumes(llm_server, inputs, tmp_path, run):
-    import signal
-
     llm_server.script(
         outline_reply(),
         Reply(content=BODIES[0], match=FILL),
@@ -531,7 +529,7 @@ def test_ctrl_c_ends_the_open_stage_and_the_run_resumes(llm_server, inputs, tmp_
         seen.append(line.rstrip("\n"))
         if "Writing section 2/3" in line:
             break
-    process.send_signal(signal.SIGINT)
+    ctrl_c(process)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, "\n".join(seen) + "\n" + err
     assert out == ""

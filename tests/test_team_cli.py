@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 
-from tests.cli_support import REQSTUDIO, ROOT, cli_env, run_reqstudio
+from tests.cli_support import REQSTUDIO, ROOT, cli_env, ctrl_c, run_reqstudio
 from tests.scripted_server import Reply, ScriptedLLMServer
 from tests.test_team_run import answer, role, send, spawn, turn
 
@@ -147,7 +146,7 @@ def test_ctrl_c_stops_the_team_writes_the_log_and_exits_130(llm_server, tmp_path
             if line.startswith("[spawn] root"):
                 break
         assert seen and seen[-1].startswith("[spawn] root"), seen
-        process.send_signal(signal.SIGINT)
+        ctrl_c(process)
         stdout, rest = process.communicate(timeout=60)
     finally:
         watchdog.cancel()
