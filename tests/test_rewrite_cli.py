@@ -531,9 +531,9 @@ def test_ctrl_c_ends_the_open_stage_and_the_run_resumes(llm_server, inputs, tmp_
             break
     ctrl_c(process)
     out, err = process.communicate(timeout=60)
-    assert process.returncode == 130, "\n".join(seen) + "\n" + err
-    assert out == ""
     stderr = "\n".join(seen) + "\n" + err
+    assert process.returncode == 130, stderr
+    assert out == ""
     assert "ERROR: Stage failed: content_filling: cancelled" in stderr
     run_id = next(s for s in seen if s.startswith("INFO: Run id: ")).split()[3]
     assert f"reqstudio rewrite --resume {run_id}" in stderr
